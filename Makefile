@@ -1,0 +1,84 @@
+# zkelectd - ZooKeeper leader-election sidecar.
+# `make` builds build/zkelectd and build/zkelectctl; `make check` runs every test.
+
+VERSION   = 0.1.0
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+SBINDIR   = $(PREFIX)/sbin
+BINDIR    = $(PREFIX)/bin
+MANDIR    = $(PREFIX)/share/man
+SYSCONFDIR ?= /etc
+UNITDIR  ?= $(PREFIX)/lib/systemd/system
+
+BUILD    ?= build
+CC       ?= cc
+CFLAGS   ?= -O2 -g
+WARNINGS  = -std=c11 -Wall -Wextra -Wshadow -Wmissing-prototypes \
+            -Wstrict-prototypes -Wpointer-arith -Wformat=2 -Werror
+PKGS      = libevent inih libsystemd
+ALL_CPPFLAGS = -D_GNU_SOURCE -DZKELECTD_VERSION='"$(VERSION)"' -Isrc \
+            $(shell pkg-config --cflags $(PKGS)) $(CPPFLAGS)
+ALL_CFLAGS = $(WARNINGS) $(CFLAGS) $(SANFLAGS)
+LIBS      = $(shell pkg-config --libs $(PKGS)) -lzookeeper_mt -lpthread
+ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
+
+# `make SAN=1 BUILD=build-san` builds with AddressSanitizer and UBSan.
+ifeq ($(SAN),1)
+SANFLAGS  = -fsanitize=address,undefined -fno-omit-frame-pointer \
+            -fno-sanitize-recover=undefined
+endif
+
+COMMON    = log xmalloc util
+DAEMON    = config zk election hook ctl status notify
+LIBSRC    = $(COMMON) $(DAEMON)
+LIBOBJ    = $(LIBSRC:%=$(BUILD)/%.o)
+UNIT      = $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
+
+all: $(BUILD)/zkelectd $(BUILD)/zkelectctl
+
+$(BUILD)/%.o: src/%.c src/*.h | $(BUILD)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD):
+	mkdir -p $(BUILD)
+
+$(BUILD)/libzkelect.a: $(LIBOBJ)
+	rm -f $@
+	ar rcs $@ $(LIBOBJ)
+
+$(BUILD)/zkelectd: $(BUILD)/zkelectd.o $(BUILD)/command.o $(BUILD)/libzkelect.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/zkelectctl: $(BUILD)/zkelectctl.o $(COMMON:%=$(BUILD)/%.o)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^
+
+$(BUILD)/unit/%: tests/unit/%.c $(BUILD)/libzkelect.a src/*.h
+	@mkdir -p $(BUILD)/unit
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libzkelect.a \
+	    $(ALL_LDFLAGS) $(LIBS) -lcmocka
+
+unit: $(UNIT:%=$(BUILD)/unit/%)
+
+check: all unit
+	@scripts/check.sh
+
+install: all
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) \
+	    $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
+	    $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(SYSCONFDIR)/zkelectd \
+	    $(DESTDIR)$(UNITDIR)
+	install -m 0755 $(BUILD)/zkelectd $(DESTDIR)$(SBINDIR)/zkelectd
+	install -m 0755 $(BUILD)/zkelectctl $(DESTDIR)$(BINDIR)/zkelectctl
+	install -m 0644 man/zkelectctl.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 man/zkelectd.conf.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 man/zkelectd.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 conf/zkelectd.conf.example \
+	    $(DESTDIR)$(SYSCONFDIR)/zkelectd/zkelectd.conf.example
+	sed 's|@SBINDIR@|$(SBINDIR)|g' systemd/zkelectd@.service.in \
+	    > $(DESTDIR)$(UNITDIR)/zkelectd@.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/zkelectd@.service
+
+clean:
+	rm -rf build build-san
+
+.PHONY: all unit check install clean

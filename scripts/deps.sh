@@ -1,0 +1,31 @@
+#!/bin/sh
+# Install every Debian package that building, testing and the demo need.
+# Idempotent: when everything is present it changes nothing.
+set -eu
+
+PKGS="build-essential pkg-config libzookeeper-mt-dev zookeeper libevent-dev
+libinih-dev libsystemd-dev libcmocka-dev python3 python3-pytest python3-kazoo
+default-jre-headless valgrind socat procps util-linux"
+
+missing=""
+for p in $PKGS; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing="$missing $p"
+	fi
+done
+
+if [ -z "$missing" ]; then
+	echo "deps: all packages present"
+	exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps: missing:$missing; run this script as root" >&2
+	exit 1
+fi
+
+echo "deps: installing:$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update
+# shellcheck disable=SC2086
+apt-get install -y --no-install-recommends $missing

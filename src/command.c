@@ -1,0 +1,419 @@
+/*
+ * The control socket's commands. Most answer at once from the daemon's
+ * state; members asks ZooKeeper, and resign and pause answer once the
+ * election has done what they asked.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zookeeper/zookeeper.h>
+
+#include "ctl.h"
+#include "log.h"
+#include "util.h"
+#include "xmalloc.h"
+#include "zkelectd.h"
+
+struct members_query {
+	struct members_query *next;
+	uint64_t client;
+	uint64_t list_tag;
+	uint64_t first_tag;
+	int n;
+	int pending;
+	char **names;
+	int64_t *seqs;
+	char **datas;
+};
+
+struct command_buf {
+	char *p;
+	size_t len;
+	size_t cap;
+};
+
+static void
+command_printf(struct command_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+command_printf(struct command_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		fatal("vasprintf");
+	if (b->len + (size_t)n + 1 > b->cap) {
+		b->cap = (b->len + (size_t)n + 1) * 2;
+		b->p = xreallocarray(b->p, b->cap, 1);
+	}
+	memcpy(b->p + b->len, s, (size_t)n + 1);
+	b->len += (size_t)n;
+	free(s);
+}
+
+char *
+command_watch_line(struct daemon *d)
+{
+	struct election_view v;
+	char *line;
+
+	election_view(d->el, &v);
+	(void)xasprintf(&line, "role=%s leader=%s epoch=%lld",
+	    election_role_name(v.role), v.leader_id,
+	    (long long)v.leader_epoch);
+	return line;
+}
+
+void
+command_wake(struct daemon *d, struct waiter **list, const char *text)
+{
+	struct waiter *w, *next;
+
+	for (w = *list; w != NULL; w = next) {
+		next = w->next;
+		(void)ctl_reply(d->ctl, w->client, text);
+		free(w);
+	}
+	*list = NULL;
+}
+
+static void
+command_wait(struct waiter **list, uint64_t client)
+{
+	struct waiter *w;
+
+	w = xcalloc(1, sizeof(*w));
+	w->client = client;
+	w->next = *list;
+	*list = w;
+}
+
+/* members */
+
+static void
+command_query_free(struct members_query *q)
+{
+	int i;
+
+	for (i = 0; i < q->n; i++) {
+		free(q->names[i]);
+		free(q->datas[i]);
+	}
+	free(q->names);
+	free(q->seqs);
+	free(q->datas);
+	free(q);
+}
+
+static void
+command_query_unlink(struct daemon *d, struct members_query *q)
+{
+	struct members_query **pp;
+
+	for (pp = &d->queries; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == q) {
+			*pp = q->next;
+			break;
+		}
+}
+
+void
+command_fail_queries(struct daemon *d, const char *why)
+{
+	struct members_query *q, *next;
+
+	for (q = d->queries; q != NULL; q = next) {
+		next = q->next;
+		(void)ctl_reply(d->ctl, q->client, why);
+		command_query_free(q);
+	}
+	d->queries = NULL;
+}
+
+static void
+command_members_answer(struct daemon *d, struct members_query *q)
+{
+	struct command_buf b = { NULL, 0, 0 };
+	char id[256], data[1024];
+	int i;
+
+	command_printf(&b, "%s", "");
+	for (i = 0; i < q->n; i++) {
+		if (q->datas[i] == NULL)
+			continue;	/* gone while we asked */
+		election_kv(q->datas[i], "id", id, sizeof(id));
+		election_kv(q->datas[i], "data", data, sizeof(data));
+		command_printf(&b, "%lld\t%s\t%s\n", (long long)q->seqs[i],
+		    id, data);
+	}
+	(void)ctl_reply(d->ctl, q->client, b.p);
+	free(b.p);
+	command_query_unlink(d, q);
+	command_query_free(q);
+}
+
+static void
+command_members_listed(struct daemon *d, struct members_query *q,
+    const struct zk_event *ev)
+{
+	struct el_candidate *c;
+	char *path;
+	int i, n;
+
+	if (ev->rc != ZOK && ev->rc != ZNONODE) {
+		(void)ctl_reply(d->ctl, q->client, "error zookeeper-unavailable");
+		command_query_unlink(d, q);
+		command_query_free(q);
+		return;
+	}
+	c = xcalloc((size_t)ev->nchildren + 1, sizeof(*c));
+	n = election_order(ev->children, ev->nchildren, c);
+	q->n = n;
+	q->names = xcalloc((size_t)n + 1, sizeof(char *));
+	q->datas = xcalloc((size_t)n + 1, sizeof(char *));
+	q->seqs = xcalloc((size_t)n + 1, sizeof(int64_t));
+	q->first_tag = d->next_tag + 1;
+	d->next_tag += (uint64_t)n;
+	for (i = 0; i < n; i++) {
+		q->names[i] = xstrdup(c[i].name);
+		q->seqs[i] = c[i].seq;
+	}
+	free(c);
+	q->pending = n;
+	for (i = 0; i < n; i++) {
+		(void)xasprintf(&path, "%s/candidates/%s", d->epath,
+		    q->names[i]);
+		if (zk_get(d->zk, path, 0, q->first_tag + (uint64_t)i) != ZOK)
+			q->pending--;
+		free(path);
+	}
+	if (q->pending == 0)
+		command_members_answer(d, q);
+}
+
+int
+command_reply(struct daemon *d, const struct zk_event *ev)
+{
+	struct members_query *q;
+	int i;
+
+	for (q = d->queries; q != NULL; q = q->next) {
+		if (ev->tag == q->list_tag) {
+			command_members_listed(d, q, ev);
+			return 1;
+		}
+		if (q->n > 0 && ev->tag >= q->first_tag &&
+		    ev->tag < q->first_tag + (uint64_t)q->n) {
+			i = (int)(ev->tag - q->first_tag);
+			if (ev->rc == ZOK && ev->data != NULL)
+				q->datas[i] = xstrdup(ev->data);
+			if (--q->pending == 0)
+				command_members_answer(d, q);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void
+command_members(struct daemon *d, uint64_t client)
+{
+	struct members_query *q;
+	char *path;
+	int rc;
+
+	if (!zk_is_open(d->zk)) {
+		(void)ctl_reply(d->ctl, client, "error zookeeper-unavailable");
+		return;
+	}
+	q = xcalloc(1, sizeof(*q));
+	q->client = client;
+	q->list_tag = daemon_tag(d);
+	(void)xasprintf(&path, "%s/candidates", d->epath);
+	rc = zk_children(d->zk, path, q->list_tag);
+	free(path);
+	if (rc != ZOK) {
+		(void)ctl_reply(d->ctl, client, "error zookeeper-unavailable");
+		free(q);
+		return;
+	}
+	q->next = d->queries;
+	d->queries = q;
+}
+
+/* metrics */
+
+static void
+command_metric(struct command_buf *b, const char *name, const char *type,
+    const char *help)
+{
+	command_printf(b, "# HELP zkelectd_%s %s\n# TYPE zkelectd_%s %s\n",
+	    name, help, name, type);
+}
+
+static char *
+command_metrics(struct daemon *d)
+{
+	static const enum role roles[] = { ROLE_UNKNOWN, ROLE_FOLLOWER,
+	    ROLE_PROMOTING, ROLE_LEADER, ROLE_DEMOTING, ROLE_OBSERVER,
+	    ROLE_STOPPED };
+	struct command_buf b = { NULL, 0, 0 };
+	struct election_view v;
+	const struct metrics *m = &d->m;
+	size_t i;
+	int k;
+
+	election_view(d->el, &v);
+	command_metric(&b, "role", "gauge",
+	    "1 for the role this daemon is in, 0 for the others.");
+	for (i = 0; i < sizeof(roles) / sizeof(roles[0]); i++)
+		command_printf(&b, "zkelectd_role{role=\"%s\"} %d\n",
+		    election_role_name(roles[i]), v.role == roles[i]);
+	command_metric(&b, "is_leader", "gauge",
+	    "1 while this daemon is the acknowledged leader.");
+	command_printf(&b, "zkelectd_is_leader %d\n", v.role == ROLE_LEADER);
+	command_metric(&b, "epoch", "gauge",
+	    "Epoch (fencing token) of the current leader, 0 when none.");
+	command_printf(&b, "zkelectd_epoch %lld\n", (long long)v.leader_epoch);
+	command_metric(&b, "candidates", "gauge",
+	    "Candidates in the queue at the last listing.");
+	command_printf(&b, "zkelectd_candidates %d\n", v.candidates);
+	command_metric(&b, "zookeeper_connected", "gauge",
+	    "1 while the ZooKeeper session is connected.");
+	command_printf(&b, "zkelectd_zookeeper_connected %d\n",
+	    v.zk == EL_ZK_CONNECTED);
+	command_metric(&b, "leader_changes_total", "counter",
+	    "Times this daemon saw a new leader.");
+	command_printf(&b, "zkelectd_leader_changes_total %" PRIu64 "\n",
+	    m->leader_changes);
+	command_metric(&b, "elections_won_total", "counter",
+	    "Times this daemon became the leader.");
+	command_printf(&b, "zkelectd_elections_won_total %" PRIu64 "\n",
+	    m->elections_won);
+	command_metric(&b, "hook_runs_total", "counter",
+	    "Hook runs by hook.");
+	for (k = 0; k < 4; k++)
+		command_printf(&b, "zkelectd_hook_runs_total{hook=\"%s\"} %"
+		    PRIu64 "\n", hook_kind_name((enum hook_kind)k),
+		    m->hook_runs[k]);
+	command_metric(&b, "hook_failures_total", "counter",
+	    "Failed hook runs (non-zero exit, signal or timeout) by hook.");
+	for (k = 0; k < 4; k++)
+		command_printf(&b, "zkelectd_hook_failures_total{hook=\"%s\"} %"
+		    PRIu64 "\n", hook_kind_name((enum hook_kind)k),
+		    m->hook_failures[k]);
+	command_metric(&b, "hook_duration_seconds", "summary",
+	    "Time spent in hooks by hook.");
+	for (k = 0; k < 4; k++)
+		command_printf(&b,
+		    "zkelectd_hook_duration_seconds_sum{hook=\"%s\"} %.3f\n"
+		    "zkelectd_hook_duration_seconds_count{hook=\"%s\"} %"
+		    PRIu64 "\n", hook_kind_name((enum hook_kind)k),
+		    m->hook_seconds[k], hook_kind_name((enum hook_kind)k),
+		    m->hook_runs[k]);
+	command_metric(&b, "session_expirations_total", "counter",
+	    "ZooKeeper sessions lost to expiry.");
+	command_printf(&b, "zkelectd_session_expirations_total %" PRIu64 "\n",
+	    m->session_expirations);
+	command_metric(&b, "connection_losses_total", "counter",
+	    "ZooKeeper connections lost.");
+	command_printf(&b, "zkelectd_connection_losses_total %" PRIu64 "\n",
+	    m->connection_losses);
+	command_metric(&b, "socket_requests_total", "counter",
+	    "Commands received on the control socket.");
+	command_printf(&b, "zkelectd_socket_requests_total %" PRIu64 "\n",
+	    m->socket_requests);
+	return b.p;
+}
+
+/* Dispatch. */
+
+static int
+command_allowed(uid_t uid)
+{
+	return uid == 0 || uid == geteuid();
+}
+
+void
+command_handle(struct ctl *ctl, uint64_t client, uid_t uid, const char *line,
+    void *arg)
+{
+	struct daemon *d = arg;
+	struct election_view v;
+	struct status st;
+	char *text;
+
+	(void)ctl;
+	d->m.socket_requests++;
+	/* A leader whose lease is gone must not answer as leader. */
+	daemon_step(d);
+	if (strcmp(line, "ping") == 0)
+		(void)ctl_reply(d->ctl, client, "pong");
+	else if (strcmp(line, "version") == 0)
+		(void)ctl_reply(d->ctl, client, ZKELECTD_VERSION);
+	else if (strcmp(line, "role") == 0)
+		(void)ctl_reply(d->ctl, client,
+		    election_role_name(election_role(d->el)));
+	else if (strcmp(line, "status") == 0 ||
+	    strcmp(line, "status json") == 0) {
+		daemon_status(d, &st, &v);
+		text = status_render(&st, line[6] != '\0');
+		(void)ctl_reply(d->ctl, client, text);
+		free(text);
+	} else if (strcmp(line, "leader") == 0) {
+		election_view(d->el, &v);
+		(void)xasprintf(&text, "id=%s\ndata=%s\nepoch=%lld\n",
+		    v.leader_id, v.leader_data, (long long)v.leader_epoch);
+		(void)ctl_reply(d->ctl, client, text);
+		free(text);
+	} else if (strcmp(line, "members") == 0)
+		command_members(d, client);
+	else if (strcmp(line, "metrics") == 0) {
+		text = command_metrics(d);
+		(void)ctl_reply(d->ctl, client, text);
+		free(text);
+	} else if (strcmp(line, "watch") == 0) {
+		text = command_watch_line(d);
+		if (ctl_watch(d->ctl, client) == 0)
+			(void)ctl_send(d->ctl, client, text);
+		free(text);
+	} else if (strcmp(line, "resign") == 0 || strcmp(line, "pause") == 0 ||
+	    strcmp(line, "resume") == 0) {
+		if (!command_allowed(uid)) {
+			log_info("control: %s refused to uid %ld", line,
+			    (long)uid);
+			(void)ctl_reply(d->ctl, client,
+			    "error permission-denied");
+			return;
+		}
+		if (line[1] == 'e' && line[2] == 's' && line[3] == 'i') {
+			if (election_resign(d->el) == -1) {
+				(void)ctl_reply(d->ctl, client,
+				    "error not-leader");
+				return;
+			}
+			log_notice("control: resign requested");
+			command_wait(&d->resign_waiters, client);
+		} else if (line[0] == 'p') {
+			log_notice("control: pause requested");
+			election_pause(d->el, 1);
+			command_wait(&d->pause_waiters, client);
+		} else {
+			log_notice("control: resume requested");
+			election_pause(d->el, 0);
+			(void)ctl_reply(d->ctl, client, "ok");
+		}
+		daemon_step(d);
+	} else
+		(void)ctl_reply(d->ctl, client, "error unknown-command");
+}

@@ -1,0 +1,63 @@
+/* The configuration: INI file plus -o overrides, validated as a whole. */
+#ifndef ZKELECTD_CONFIG_H
+#define ZKELECTD_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CONFIG_DEFAULT_PATH "/etc/zkelectd/zkelectd.conf"
+#define CONFIG_RUNDIR "/run/zkelectd"
+
+enum config_mode {
+	CONFIG_MODE_CANDIDATE,
+	CONFIG_MODE_OBSERVER,
+};
+
+struct config {
+	char *path;		/* file it was read from */
+
+	char *hosts;		/* zookeeper.hosts */
+	int64_t session_timeout_ms;
+	char *root;		/* no trailing slash, "/zkelectd" by default */
+	char *auth;		/* "user:password" part of digest:..., or NULL */
+
+	char *service;
+	char *id;		/* defaults to the hostname */
+	char *data;		/* "" by default */
+	enum config_mode mode;
+	int64_t disconnect_grace_ms;
+
+	char *hook_promote;	/* NULL when unset */
+	char *hook_demote;
+	char *hook_fence;
+	char *hook_check;
+	int64_t hook_timeout_ms;
+	int64_t demote_timeout_ms;	/* session_timeout/4 unless set */
+	int64_t check_interval_ms;
+	int64_t check_fall;
+	int64_t check_rise;
+	int64_t retry_backoff_ms;
+	int demote_on_start;
+
+	char *socket_path;	/* /run/zkelectd/<service>.sock by default */
+	int socket_mode;	/* 0660 */
+	char *socket_group;	/* NULL when unset */
+	char *status_file;	/* /run/zkelectd/<service>.status by default */
+	int log_level;		/* syslog priority, LOG_INFO by default */
+	int64_t max_clients;	/* control.max_clients, 256 */
+};
+
+/*
+ * Reads path, applies the "section.key=value" overrides in order, fills the
+ * defaults and validates. On success returns 0 and *cfg owns its strings.
+ * On failure returns -1, *cfg is left empty and err holds one line such as
+ * "/etc/zkelectd/zkelectd.conf:7: zookeeper.session_timeout: bad duration".
+ */
+int config_load(struct config *cfg, const char *path, char *const *overrides,
+    size_t noverrides, char *err, size_t errlen);
+void config_free(struct config *cfg);
+
+/* The election path <root>/<service>, newly allocated. */
+char *config_election_path(const struct config *cfg);
+
+#endif

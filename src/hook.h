@@ -1,0 +1,56 @@
+/*
+ * Running hook commands: /bin/sh -c in their own process group, stdin from
+ * /dev/null, output into the daemon's log, killed at their timeout.
+ */
+#ifndef ZKELECTD_HOOK_H
+#define ZKELECTD_HOOK_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct event_base;
+struct hook_runner;
+
+enum hook_kind {
+	HOOK_PROMOTE,
+	HOOK_DEMOTE,
+	HOOK_FENCE,
+	HOOK_CHECK,
+};
+
+struct hook_result {
+	enum hook_kind kind;
+	int ok;			/* exited with status 0 */
+	int exit_code;		/* -1 when killed by a signal */
+	int signo;		/* the signal that ended it, or 0 */
+	int timed_out;
+	int64_t duration_ms;
+	pid_t pid;
+};
+
+typedef void (*hook_done_fn)(const struct hook_result *res, void *arg);
+
+struct hook_runner *hook_runner_new(struct event_base *base);
+/* Kills every hook still running (SIGKILL to each group) and frees. */
+void hook_runner_free(struct hook_runner *hr);
+
+/*
+ * Starts cmd under /bin/sh -c with the daemon's environment plus env (a
+ * NULL-terminated list of "NAME=value"). done is called once, from the
+ * event loop, when the shell has been reaped. On timeout the group gets
+ * SIGTERM, then SIGKILL 5 s later, and the run counts as failed.
+ * Returns the child's pid, or -1 (logged) when it could not be started;
+ * done is then not called.
+ */
+pid_t hook_run(struct hook_runner *hr, enum hook_kind kind, const char *cmd,
+    char *const env[], int64_t timeout_ms, hook_done_fn done, void *arg);
+
+/* Reaps every exited child; call on SIGCHLD. */
+void hook_runner_reap(struct hook_runner *hr);
+
+/* Number of hooks running. */
+int hook_runner_active(const struct hook_runner *hr);
+
+const char *hook_kind_name(enum hook_kind kind);
+
+#endif

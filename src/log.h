@@ -1,0 +1,27 @@
+/* Logging to stderr, with syslog priority prefixes under the journal. */
+#ifndef ZKELECTD_LOG_H
+#define ZKELECTD_LOG_H
+
+#include <stdarg.h>
+#include <syslog.h>
+
+#define LOG_PRINTF(a, b) __attribute__((format(printf, a, b)))
+
+void log_init(const char *progname, int level);
+void log_setlevel(int level);
+int log_getlevel(void);
+/* Parses "debug", "info", "notice", "warning", "err"; -1 when unknown. */
+int log_level_parse(const char *name);
+const char *log_level_name(int level);
+
+void log_msg(int prio, const char *fmt, ...) LOG_PRINTF(2, 3);
+void log_vmsg(int prio, const char *fmt, va_list ap) LOG_PRINTF(2, 0);
+void log_warn(const char *fmt, ...) LOG_PRINTF(1, 2);
+void log_warnx(const char *fmt, ...) LOG_PRINTF(1, 2);
+void log_notice(const char *fmt, ...) LOG_PRINTF(1, 2);
+void log_info(const char *fmt, ...) LOG_PRINTF(1, 2);
+void log_debug(const char *fmt, ...) LOG_PRINTF(1, 2);
+__attribute__((noreturn)) void fatal(const char *fmt, ...) LOG_PRINTF(1, 2);
+__attribute__((noreturn)) void fatalx(const char *fmt, ...) LOG_PRINTF(1, 2);
+
+#endif

@@ -1,0 +1,219 @@
+/*
+ * The status file and the "status" answer share one rendering. Values are
+ * written bare when they are shell-safe and single-quoted otherwise, so the
+ * file can be sourced; they never contain a newline.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "status.h"
+#include "util.h"
+#include "xmalloc.h"
+
+struct status_buf {
+	char *p;
+	size_t len;
+	size_t cap;
+};
+
+static void
+status_put(struct status_buf *b, const char *s, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		b->cap = (b->len + n + 1) * 2;
+		b->p = xreallocarray(b->p, b->cap, 1);
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static void
+status_puts(struct status_buf *b, const char *s)
+{
+	status_put(b, s, strlen(s));
+}
+
+static int
+status_safe(const char *v)
+{
+	for (; *v != '\0'; v++)
+		if (strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		    "0123456789._:/@%+,=-", *v) == NULL)
+			return 0;
+	return 1;
+}
+
+/* Control characters never reach the file: a newline would split a line. */
+static char
+status_char(char c)
+{
+	return ((unsigned char)c < 0x20 || c == 0x7f) ? '?' : c;
+}
+
+static void
+status_shell(struct status_buf *b, const char *key, const char *v)
+{
+	char c;
+
+	status_puts(b, key);
+	status_puts(b, "=");
+	if (status_safe(v))
+		status_puts(b, v);
+	else {
+		status_puts(b, "'");
+		for (; *v != '\0'; v++) {
+			if (*v == '\'')
+				status_puts(b, "'\\''");
+			else {
+				c = status_char(*v);
+				status_put(b, &c, 1);
+			}
+		}
+		status_puts(b, "'");
+	}
+	status_puts(b, "\n");
+}
+
+static void
+status_json_str(struct status_buf *b, const char *key, const char *v,
+    int comma)
+{
+	char esc[8];
+
+	if (comma)
+		status_puts(b, ",");
+	status_puts(b, "\"");
+	status_puts(b, key);
+	status_puts(b, "\":\"");
+	for (; *v != '\0'; v++) {
+		if (*v == '"' || *v == '\\') {
+			esc[0] = '\\';
+			esc[1] = *v;
+			status_put(b, esc, 2);
+		} else if ((unsigned char)*v < 0x20) {
+			(void)snprintf(esc, sizeof(esc), "\\u%04x",
+			    (unsigned)(unsigned char)*v);
+			status_puts(b, esc);
+		} else
+			status_put(b, v, 1);
+	}
+	status_puts(b, "\"");
+}
+
+static void
+status_json_num(struct status_buf *b, const char *key, int64_t v)
+{
+	char num[32];
+
+	(void)snprintf(num, sizeof(num), "%" PRId64, v);
+	status_puts(b, ",\"");
+	status_puts(b, key);
+	status_puts(b, "\":");
+	status_puts(b, num);
+}
+
+char *
+status_render(const struct status *st, int json)
+{
+	struct status_buf b = { NULL, 0, 0 };
+	char since[32], updated[32], epoch[32], cands[32], session[32],
+	    pid[32], myepoch[32];
+
+	rfc3339(st->since, since, sizeof(since));
+	rfc3339(st->updated, updated, sizeof(updated));
+	(void)snprintf(epoch, sizeof(epoch), "%" PRId64, st->epoch);
+	(void)snprintf(myepoch, sizeof(myepoch), "%" PRId64, st->my_epoch);
+	(void)snprintf(cands, sizeof(cands), "%d", st->candidates);
+	(void)snprintf(session, sizeof(session), "%016" PRIx64,
+	    (uint64_t)st->session);
+	(void)snprintf(pid, sizeof(pid), "%ld", (long)st->pid);
+	status_puts(&b, "");
+	if (json) {
+		status_puts(&b, "{");
+		status_json_str(&b, "service", st->service, 0);
+		status_json_str(&b, "id", st->id, 1);
+		status_json_str(&b, "role", st->role, 1);
+		status_json_str(&b, "leader", st->leader, 1);
+		status_json_str(&b, "leader_data", st->leader_data, 1);
+		status_json_num(&b, "epoch", st->epoch);
+		status_json_num(&b, "candidates", st->candidates);
+		status_json_str(&b, "zk_state", st->zk_state, 1);
+		status_json_str(&b, "session", session, 1);
+		status_json_num(&b, "pid", st->pid);
+		status_json_str(&b, "since", since, 1);
+		status_json_str(&b, "updated", updated, 1);
+		status_json_str(&b, "mode", st->mode, 1);
+		status_json_str(&b, "data", st->data, 1);
+		status_json_num(&b, "my_epoch", st->my_epoch);
+		status_json_str(&b, "last_error", st->last_error, 1);
+		status_puts(&b, "}\n");
+		return b.p;
+	}
+	status_shell(&b, "service", st->service);
+	status_shell(&b, "id", st->id);
+	status_shell(&b, "role", st->role);
+	status_shell(&b, "leader", st->leader);
+	status_shell(&b, "leader_data", st->leader_data);
+	status_shell(&b, "epoch", epoch);
+	status_shell(&b, "candidates", cands);
+	status_shell(&b, "zk_state", st->zk_state);
+	status_shell(&b, "session", session);
+	status_shell(&b, "pid", pid);
+	status_shell(&b, "since", since);
+	status_shell(&b, "updated", updated);
+	status_shell(&b, "mode", st->mode);
+	status_shell(&b, "data", st->data);
+	status_shell(&b, "my_epoch", myepoch);
+	status_shell(&b, "last_error", st->last_error);
+	return b.p;
+}
+
+int
+status_write(const char *path, const char *text)
+{
+	char *tmp;
+	size_t len = strlen(text), off = 0;
+	ssize_t n;
+	int fd, saved;
+
+	(void)xasprintf(&tmp, "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd == -1)
+		goto fail;
+	while (off < len) {
+		n = write(fd, text + off, len - off);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			goto fail_fd;
+		}
+		off += (size_t)n;
+	}
+	if (fsync(fd) == -1)
+		goto fail_fd;
+	if (close(fd) == -1) {
+		fd = -1;
+		goto fail_fd;
+	}
+	if (rename(tmp, path) == -1)
+		goto fail;
+	free(tmp);
+	return 0;
+fail_fd:
+	saved = errno;
+	if (fd != -1)
+		(void)close(fd);
+	(void)unlink(tmp);
+	errno = saved;
+fail:
+	saved = errno;
+	free(tmp);
+	errno = saved;
+	return -1;
+}

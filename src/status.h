@@ -1,0 +1,33 @@
+/* The status file: key=value lines, rewritten atomically on every change. */
+#ifndef ZKELECTD_STATUS_H
+#define ZKELECTD_STATUS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+struct status {
+	const char *service;
+	const char *id;
+	const char *role;
+	const char *leader;
+	const char *leader_data;
+	int64_t epoch;
+	int candidates;
+	const char *zk_state;
+	int64_t session;
+	pid_t pid;
+	time_t since;
+	time_t updated;
+	const char *mode;
+	const char *data;
+	int64_t my_epoch;
+	const char *last_error;
+};
+
+/* Renders the lines ("key=value\n"...) or one JSON object; caller frees. */
+char *status_render(const struct status *st, int json);
+/* Writes text to path through a temporary file, fsync and rename. */
+int status_write(const char *path, const char *text);
+
+#endif

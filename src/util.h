@@ -1,0 +1,25 @@
+/* Checked number parsing and clocks, shared by the daemon and the client. */
+#ifndef ZKELECTD_UTIL_H
+#define ZKELECTD_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+/*
+ * Parses a decimal integer in [min, max] with no trailing junk.
+ * Returns 0, or -1 with *why set to a short reason ("not a number",
+ * "out of range").
+ */
+int parse_int64(const char *s, int64_t min, int64_t max, int64_t *out,
+    const char **why);
+/* Duration: a number with ms, s or m suffix; a bare number is ms. */
+int parse_duration_ms(const char *s, int64_t min, int64_t max, int64_t *out,
+    const char **why);
+
+/* Milliseconds on CLOCK_BOOTTIME (keeps counting through suspend). */
+int64_t now_ms(void);
+/* RFC 3339 UTC rendering of a wall-clock time, e.g. 2026-11-22T01:02:03Z. */
+void rfc3339(time_t t, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,498 @@
+/*
+ * libzookeeper_mt behind a queue. ZooKeeper's I/O and completion threads
+ * only copy results into struct zk_event and write to an eventfd; the
+ * event loop drains the queue and calls the daemon. Nothing else here is
+ * touched by those threads.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <zookeeper/zookeeper.h>
+
+#include "log.h"
+#include "util.h"
+#include "xmalloc.h"
+#include "zk.h"
+
+/* What the threads may touch: the queue, under its lock. */
+struct zk_queue {
+	pthread_mutex_t lock;
+	struct zk_event *head;
+	struct zk_event *tail;
+	int efd;
+};
+
+/* Context of one handle, for the watcher. */
+struct zk_hctx {
+	struct zk_queue *q;
+	unsigned gen;
+};
+
+/* Context of one request. */
+struct zk_req {
+	struct zk_queue *q;
+	unsigned gen;
+	uint64_t tag;
+	int64_t sent_ms;
+	zoo_op_result_t *results;
+	int nresults;
+};
+
+struct zk {
+	struct zk_queue q;
+	struct event *ev;
+	zhandle_t *zh;
+	struct zk_hctx *hctx;
+	unsigned gen;
+	char *auth;
+	struct ACL acl_buf[2];
+	struct ACL_vector acl;
+	zk_event_fn fn;
+	void *arg;
+};
+
+static void
+zk_push(struct zk_queue *q, struct zk_event *ev)
+{
+	uint64_t one = 1;
+
+	if (pthread_mutex_lock(&q->lock) != 0)
+		abort();
+	if (q->tail != NULL)
+		q->tail->next = ev;
+	else
+		q->head = ev;
+	q->tail = ev;
+	if (pthread_mutex_unlock(&q->lock) != 0)
+		abort();
+	/* EAGAIN means the counter is already non-zero: the loop wakes. */
+	if (write(q->efd, &one, sizeof(one)) == -1 && errno != EAGAIN)
+		abort();
+}
+
+static void
+zk_event_free(struct zk_event *ev)
+{
+	int i;
+
+	for (i = 0; i < ev->nchildren; i++)
+		free(ev->children[i]);
+	free(ev->children);
+	free(ev->path);
+	free(ev->data);
+	free(ev);
+}
+
+static void
+zk_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
+{
+	struct zk_hctx *h = ctx;
+	struct zk_event *ev;
+	const clientid_t *cid;
+
+	ev = xcalloc(1, sizeof(*ev));
+	ev->gen = h->gen;
+	if (type == ZOO_SESSION_EVENT) {
+		ev->type = ZK_EV_SESSION;
+		ev->state = state;
+		if (state == ZOO_CONNECTED_STATE ||
+		    state == ZOO_READONLY_STATE) {
+			cid = zoo_client_id(zh);
+			ev->sid = cid != NULL ? cid->client_id : 0;
+			ev->timeout_ms = zoo_recv_timeout(zh);
+		}
+	} else {
+		ev->type = ZK_EV_WATCH;
+		ev->wtype = type;
+		ev->path = xstrdup(path != NULL ? path : "");
+	}
+	zk_push(h->q, ev);
+}
+
+static struct zk_event *
+zk_reply_new(struct zk_req *r, int rc)
+{
+	struct zk_event *ev;
+
+	ev = xcalloc(1, sizeof(*ev));
+	ev->type = ZK_EV_REPLY;
+	ev->gen = r->gen;
+	ev->tag = r->tag;
+	ev->rc = rc;
+	ev->sent_ms = r->sent_ms;
+	return ev;
+}
+
+static void
+zk_stat_copy(struct zk_event *ev, const struct Stat *st)
+{
+	if (st == NULL)
+		return;
+	ev->has_stat = 1;
+	ev->czxid = st->czxid;
+	ev->owner = st->ephemeralOwner;
+	ev->version = st->version;
+}
+
+static void
+zk_done(struct zk_req *r, struct zk_event *ev)
+{
+	zk_push(r->q, ev);
+	free(r->results);
+	free(r);
+}
+
+static void
+zk_data_cb(int rc, const char *value, int len, const struct Stat *st,
+    const void *data)
+{
+	struct zk_req *r = (struct zk_req *)data;
+	struct zk_event *ev = zk_reply_new(r, rc);
+
+	if (rc == ZOK) {
+		if (len < 0)
+			len = 0;
+		ev->data = xmalloc((size_t)len + 1);
+		if (len > 0)
+			memcpy(ev->data, value, (size_t)len);
+		ev->data[len] = '\0';
+		zk_stat_copy(ev, st);
+	}
+	zk_done(r, ev);
+}
+
+static void
+zk_stat_cb(int rc, const struct Stat *st, const void *data)
+{
+	struct zk_req *r = (struct zk_req *)data;
+	struct zk_event *ev = zk_reply_new(r, rc);
+
+	if (rc == ZOK)
+		zk_stat_copy(ev, st);
+	zk_done(r, ev);
+}
+
+static void
+zk_children_cb(int rc, const struct String_vector *sv, const void *data)
+{
+	struct zk_req *r = (struct zk_req *)data;
+	struct zk_event *ev = zk_reply_new(r, rc);
+	int i;
+
+	if (rc == ZOK && sv != NULL && sv->count > 0) {
+		ev->children = xcalloc((size_t)sv->count, sizeof(char *));
+		for (i = 0; i < sv->count; i++)
+			ev->children[i] = xstrdup(sv->data[i]);
+		ev->nchildren = sv->count;
+	}
+	zk_done(r, ev);
+}
+
+static void
+zk_create_cb(int rc, const char *value, const struct Stat *st,
+    const void *data)
+{
+	struct zk_req *r = (struct zk_req *)data;
+	struct zk_event *ev = zk_reply_new(r, rc);
+
+	if (rc == ZOK) {
+		ev->path = xstrdup(value != NULL ? value : "");
+		zk_stat_copy(ev, st);
+	}
+	zk_done(r, ev);
+}
+
+static void
+zk_void_cb(int rc, const void *data)
+{
+	struct zk_req *r = (struct zk_req *)data;
+
+	zk_done(r, zk_reply_new(r, rc));
+}
+
+static void
+zk_drain(evutil_socket_t fd, short what, void *arg)
+{
+	struct zk *zk = arg;
+	struct zk_event *ev, *next;
+	uint64_t n;
+
+	(void)what;
+	if (read(fd, &n, sizeof(n)) == -1 && errno != EAGAIN)
+		log_warn("zk: eventfd read");
+	if (pthread_mutex_lock(&zk->q.lock) != 0)
+		abort();
+	ev = zk->q.head;
+	zk->q.head = zk->q.tail = NULL;
+	if (pthread_mutex_unlock(&zk->q.lock) != 0)
+		abort();
+	for (; ev != NULL; ev = next) {
+		next = ev->next;
+		if (ev->gen == zk->gen && zk->zh != NULL)
+			zk->fn(ev, zk->arg);
+		else
+			log_debug("zk: dropped an event of handle %u", ev->gen);
+		zk_event_free(ev);
+	}
+}
+
+static void
+zk_log(const char *msg)
+{
+	int prio = LOG_DEBUG;
+
+	if (strstr(msg, "ZOO_ERROR") != NULL)
+		prio = LOG_WARNING;
+	else if (strstr(msg, "ZOO_WARN") != NULL)
+		prio = LOG_INFO;
+	log_msg(prio, "zookeeper: %s", msg);
+}
+
+void
+zk_set_loglevel(int level)
+{
+	zoo_set_debug_level(level >= LOG_DEBUG ? ZOO_LOG_LEVEL_INFO :
+	    ZOO_LOG_LEVEL_WARN);
+}
+
+struct zk *
+zk_new(struct event_base *base, zk_event_fn fn, void *arg)
+{
+	struct zk *zk;
+
+	zk = xcalloc(1, sizeof(*zk));
+	if (pthread_mutex_init(&zk->q.lock, NULL) != 0)
+		fatalx("zk: mutex init");
+	if ((zk->q.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1)
+		fatal("zk: eventfd");
+	zk->ev = event_new(base, zk->q.efd, EV_READ | EV_PERSIST, zk_drain,
+	    zk);
+	if (zk->ev == NULL || event_add(zk->ev, NULL) == -1)
+		fatalx("zk: event_add");
+	zk->fn = fn;
+	zk->arg = arg;
+	return zk;
+}
+
+void
+zk_free(struct zk *zk)
+{
+	struct zk_event *ev, *next;
+
+	if (zk == NULL)
+		return;
+	zk_close(zk);
+	for (ev = zk->q.head; ev != NULL; ev = next) {
+		next = ev->next;
+		zk_event_free(ev);
+	}
+	event_free(zk->ev);
+	(void)close(zk->q.efd);
+	(void)pthread_mutex_destroy(&zk->q.lock);
+	free(zk->auth);
+	free(zk);
+}
+
+int
+zk_open(struct zk *zk, const char *hosts, int timeout_ms, const char *auth)
+{
+	struct zk_hctx *h;
+	zhandle_t *zh;
+	int rc;
+
+	if (zk->zh != NULL)
+		zk_close(zk);
+	h = xcalloc(1, sizeof(*h));
+	h->q = &zk->q;
+	h->gen = ++zk->gen;
+	zh = zookeeper_init2(hosts, zk_watcher, timeout_ms, NULL, h, 0,
+	    zk_log);
+	if (zh == NULL) {
+		free(h);
+		return -1;
+	}
+	zk->zh = zh;
+	zk->hctx = h;
+	free(zk->auth);
+	zk->auth = NULL;
+	if (auth != NULL) {
+		zk->auth = xstrdup(auth);
+		rc = zoo_add_auth(zh, "digest", zk->auth,
+		    (int)strlen(zk->auth), NULL, NULL);
+		if (rc != ZOK)
+			log_warnx("zk: add digest auth: %s", zerror(rc));
+		/* Creator may do all, the world may read. */
+		zk->acl_buf[0].perms = ZOO_PERM_ALL;
+		zk->acl_buf[0].id.scheme = (char *)"auth";
+		zk->acl_buf[0].id.id = (char *)"";
+		zk->acl_buf[1].perms = ZOO_PERM_READ;
+		zk->acl_buf[1].id.scheme = (char *)"world";
+		zk->acl_buf[1].id.id = (char *)"anyone";
+		zk->acl.count = 2;
+		zk->acl.data = zk->acl_buf;
+	} else
+		zk->acl = ZOO_OPEN_ACL_UNSAFE;
+	return 0;
+}
+
+void
+zk_close(struct zk *zk)
+{
+	int rc;
+
+	if (zk->zh == NULL)
+		return;
+	/* Completions run from zookeeper_close carry the old generation. */
+	zk->gen++;
+	rc = zookeeper_close(zk->zh);
+	if (rc != ZOK)
+		log_debug("zk: close: %s", zerror(rc));
+	zk->zh = NULL;
+	free(zk->hctx);
+	zk->hctx = NULL;
+}
+
+int
+zk_is_open(const struct zk *zk)
+{
+	return zk->zh != NULL;
+}
+
+static struct zk_req *
+zk_req_new(struct zk *zk, uint64_t tag)
+{
+	struct zk_req *r;
+
+	r = xcalloc(1, sizeof(*r));
+	r->q = &zk->q;
+	r->gen = zk->gen;
+	r->tag = tag;
+	r->sent_ms = now_ms();
+	return r;
+}
+
+static int
+zk_submitted(struct zk_req *r, int rc)
+{
+	if (rc != ZOK) {
+		free(r->results);
+		free(r);
+	}
+	return rc;
+}
+
+int
+zk_get(struct zk *zk, const char *path, int watch, uint64_t tag)
+{
+	struct zk_req *r;
+
+	if (zk->zh == NULL)
+		return ZINVALIDSTATE;
+	r = zk_req_new(zk, tag);
+	return zk_submitted(r, zoo_aget(zk->zh, path, watch, zk_data_cb, r));
+}
+
+int
+zk_exists(struct zk *zk, const char *path, int watch, uint64_t tag)
+{
+	struct zk_req *r;
+
+	if (zk->zh == NULL)
+		return ZINVALIDSTATE;
+	r = zk_req_new(zk, tag);
+	return zk_submitted(r, zoo_aexists(zk->zh, path, watch, zk_stat_cb,
+	    r));
+}
+
+int
+zk_children(struct zk *zk, const char *path, uint64_t tag)
+{
+	struct zk_req *r;
+
+	if (zk->zh == NULL)
+		return ZINVALIDSTATE;
+	r = zk_req_new(zk, tag);
+	return zk_submitted(r, zoo_aget_children(zk->zh, path, 0,
+	    zk_children_cb, r));
+}
+
+int
+zk_create(struct zk *zk, const char *path, const char *data, int flags,
+    uint64_t tag)
+{
+	struct zk_req *r;
+
+	if (zk->zh == NULL)
+		return ZINVALIDSTATE;
+	r = zk_req_new(zk, tag);
+	return zk_submitted(r, zoo_acreate2(zk->zh, path, data,
+	    data != NULL ? (int)strlen(data) : -1, &zk->acl, flags,
+	    zk_create_cb, r));
+}
+
+int
+zk_multi(struct zk *zk, const struct zk_mop *ops, int n, uint64_t tag)
+{
+	zoo_op_t zops[8];
+	struct zk_req *r;
+	int i;
+
+	if (zk->zh == NULL)
+		return ZINVALIDSTATE;
+	if (n <= 0 || n > 8)
+		return ZBADARGUMENTS;
+	r = zk_req_new(zk, tag);
+	r->results = xcalloc((size_t)n, sizeof(*r->results));
+	r->nresults = n;
+	for (i = 0; i < n; i++) {
+		switch (ops[i].kind) {
+		case ZK_MOP_CREATE:
+		case ZK_MOP_CREATE_EPHEMERAL:
+			zoo_create_op_init(&zops[i], ops[i].path, ops[i].data,
+			    (int)strlen(ops[i].data), &zk->acl,
+			    ops[i].kind == ZK_MOP_CREATE ? 0 : ZOO_EPHEMERAL,
+			    NULL, 0);
+			break;
+		case ZK_MOP_SET:
+			zoo_set_op_init(&zops[i], ops[i].path, ops[i].data,
+			    (int)strlen(ops[i].data), -1, NULL);
+			break;
+		case ZK_MOP_DELETE:
+			zoo_delete_op_init(&zops[i], ops[i].path, -1);
+			break;
+		case ZK_MOP_CHECK:
+			zoo_check_op_init(&zops[i], ops[i].path, -1);
+			break;
+		}
+	}
+	return zk_submitted(r, zoo_amulti(zk->zh, n, zops, r->results,
+	    zk_void_cb, r));
+}
+
+const char *
+zk_strerror(int rc)
+{
+	return zerror(rc);
+}
+
+const char *
+zk_state_name(int state)
+{
+	if (state == ZOO_CONNECTED_STATE)
+		return "connected";
+	if (state == ZOO_CONNECTING_STATE || state == ZOO_ASSOCIATING_STATE)
+		return "connecting";
+	if (state == ZOO_READONLY_STATE)
+		return "readonly";
+	if (state == ZOO_EXPIRED_SESSION_STATE)
+		return "expired";
+	if (state == ZOO_AUTH_FAILED_STATE)
+		return "auth-failed";
+	return "closed";
+}

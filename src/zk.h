@@ -1,0 +1,86 @@
+/*
+ * A thin wrapper around libzookeeper_mt that keeps ZooKeeper's threads away
+ * from the daemon's state: every watcher and completion callback copies
+ * what it got into a queue and wakes the event loop through an eventfd;
+ * the loop hands the events to the daemon. Each handle has a generation,
+ * and events of an older handle are dropped. This file decides nothing.
+ */
+#ifndef ZKELECTD_ZK_H
+#define ZKELECTD_ZK_H
+
+#include <stdint.h>
+
+struct event_base;
+struct zk;
+
+enum zk_ev_type {
+	ZK_EV_SESSION,		/* state: ZOO_CONNECTED_STATE, ... */
+	ZK_EV_WATCH,		/* wtype: ZOO_DELETED_EVENT, ...; path */
+	ZK_EV_REPLY,		/* tag, rc, and what the request returns */
+};
+
+struct zk_event {
+	struct zk_event *next;
+	unsigned gen;
+	enum zk_ev_type type;
+	int state;
+	int wtype;
+	int64_t sid;		/* SESSION: the session id when connected */
+	int timeout_ms;		/* SESSION: the negotiated timeout */
+	uint64_t tag;
+	int rc;
+	char *path;		/* WATCH path, or the path a create made */
+	char *data;		/* get: NUL terminated copy */
+	int has_stat;
+	int64_t czxid;
+	int64_t owner;
+	int32_t version;
+	char **children;
+	int nchildren;
+	int64_t sent_ms;	/* REPLY: when the request was sent */
+};
+
+/* One operation of a multi. */
+enum zk_mop_kind {
+	ZK_MOP_CREATE,
+	ZK_MOP_CREATE_EPHEMERAL,
+	ZK_MOP_SET,
+	ZK_MOP_DELETE,
+	ZK_MOP_CHECK,
+};
+
+struct zk_mop {
+	enum zk_mop_kind kind;
+	const char *path;
+	const char *data;
+};
+
+typedef void (*zk_event_fn)(const struct zk_event *ev, void *arg);
+
+struct zk *zk_new(struct event_base *base, zk_event_fn fn, void *arg);
+void zk_free(struct zk *zk);
+
+/* Opens a new handle (and session); the old one must be closed. auth is
+ * "user:password" for digest, or NULL. Returns -1 with errno set. */
+int zk_open(struct zk *zk, const char *hosts, int timeout_ms,
+    const char *auth);
+/* Closes the current handle, if any; its pending events are dropped. */
+void zk_close(struct zk *zk);
+int zk_is_open(const struct zk *zk);
+void zk_set_loglevel(int level);
+
+/*
+ * Asynchronous requests; the reply comes back as a ZK_EV_REPLY with tag.
+ * They return ZOK or the ZooKeeper error of the submission (no reply then).
+ */
+int zk_get(struct zk *zk, const char *path, int watch, uint64_t tag);
+int zk_exists(struct zk *zk, const char *path, int watch, uint64_t tag);
+int zk_children(struct zk *zk, const char *path, uint64_t tag);
+int zk_create(struct zk *zk, const char *path, const char *data, int flags,
+    uint64_t tag);
+int zk_multi(struct zk *zk, const struct zk_mop *ops, int n, uint64_t tag);
+
+const char *zk_strerror(int rc);
+const char *zk_state_name(int state);
+
+#endif

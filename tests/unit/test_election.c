@@ -1,0 +1,620 @@
+/*
+ * The election state machine driven by scripted events, without a server:
+ * each test plays ZooKeeper's and the hooks' part and checks every action
+ * the machine asks for.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <zookeeper/zookeeper.h>
+
+#include "election.h"
+
+#define SID 0x1234abcdLL
+#define E "/zkelectd/svc"
+#define CAND E "/candidates"
+#define OURS "candidate-000000001234abcd_0000000003"
+#define OTHER1 "candidate-00000000000000aa_0000000001"
+#define OTHER2 "candidate-00000000000000bb_0000000002"
+
+static struct election *
+el_new(int demote_on_start, int fence)
+{
+	struct election_params p;
+
+	memset(&p, 0, sizeof(p));
+	p.path = E;
+	p.id = "node1";
+	p.data = "10.0.0.1:5432";
+	p.demote_on_start = demote_on_start;
+	p.fence = fence;
+	p.retry_backoff_ms = 5000;
+	return election_new(&p);
+}
+
+static struct el_action
+next(struct election *el)
+{
+	struct el_action a;
+
+	election_next(el, &a);
+	return a;
+}
+
+static void
+expect_op(struct election *el, enum el_op op, const char *path)
+{
+	struct el_action a = next(el);
+
+	assert_int_equal(a.type, EL_ACT_ZK);
+	assert_int_equal(a.op, op);
+	if (path != NULL)
+		assert_string_equal(a.path, path);
+}
+
+static void
+expect_hook(struct election *el, enum hook_kind kind, const char *reason)
+{
+	struct el_action a = next(el);
+
+	assert_int_equal(a.type, EL_ACT_HOOK);
+	assert_int_equal(a.hook, kind);
+	assert_string_equal(a.reason, reason);
+}
+
+static void
+expect_none(struct election *el)
+{
+	struct el_action a = next(el);
+
+	assert_int_equal(a.type, EL_ACT_NONE);
+}
+
+static void
+reply(struct election *el, enum el_op op, int rc)
+{
+	struct el_result r;
+
+	memset(&r, 0, sizeof(r));
+	r.rc = rc;
+	r.data = "";
+	election_op_done(el, op, &r);
+}
+
+static void
+reply_get(struct election *el, enum el_op op, const char *data,
+    int64_t owner, int64_t czxid)
+{
+	struct el_result r;
+
+	memset(&r, 0, sizeof(r));
+	r.rc = ZOK;
+	r.data = data;
+	r.owner = owner;
+	r.czxid = czxid;
+	election_op_done(el, op, &r);
+}
+
+static void
+reply_list(struct election *el, char *const *names, int n)
+{
+	struct el_result r;
+
+	memset(&r, 0, sizeof(r));
+	r.rc = ZOK;
+	r.children = names;
+	r.nchildren = n;
+	election_op_done(el, EL_OP_LIST, &r);
+}
+
+static void
+reply_create(struct election *el, const char *path)
+{
+	struct el_result r;
+
+	memset(&r, 0, sizeof(r));
+	r.rc = ZOK;
+	r.path = path;
+	election_op_done(el, EL_OP_CREATE, &r);
+}
+
+/* Connect, find no leader, create the parents and our node. */
+static void
+join(struct election *el, int64_t sid, const char *node)
+{
+	struct el_action a;
+	char want[128];
+
+	election_session(el, EL_ZK_CONNECTED, sid);
+	expect_op(el, EL_OP_LEADER, E "/leader");
+	reply(el, EL_OP_LEADER, ZNONODE);
+	expect_op(el, EL_OP_LEADER_EXISTS, E "/leader");
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	a = next(el);
+	while (a.type == EL_ACT_ZK && a.op == EL_OP_PARENT) {
+		reply(el, EL_OP_PARENT, ZNODEEXISTS);
+		a = next(el);
+	}
+	assert_int_equal(a.type, EL_ACT_ZK);
+	assert_int_equal(a.op, EL_OP_CREATE);
+	(void)snprintf(want, sizeof(want), CAND "/candidate-%016llx_",
+	    (unsigned long long)sid);
+	assert_string_equal(a.path, want);
+	assert_string_equal(a.data, "id=node1\ndata=10.0.0.1:5432\n");
+	reply_create(el, node);
+	expect_op(el, EL_OP_WATCH_OWN, node);
+	reply_get(el, EL_OP_WATCH_OWN, "", sid, 100);
+}
+
+static void
+become_leader(struct election *el)
+{
+	char *kids[] = { OURS };
+	struct el_action a;
+
+	join(el, SID, CAND "/" OURS);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, kids, 1);
+	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	assert_int_equal(election_role(el), ROLE_PROMOTING);
+	election_hook_done(el, HOOK_PROMOTE, 1);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_ZK);
+	assert_int_equal(a.op, EL_OP_ACK);
+	assert_int_equal(a.nsub, 3);
+	assert_int_equal(a.sub[0].kind, ZK_MOP_CHECK);
+	assert_string_equal(a.sub[0].path, CAND "/" OURS);
+	assert_int_equal(a.sub[1].kind, ZK_MOP_CREATE_EPHEMERAL);
+	assert_string_equal(a.sub[1].path, E "/leader");
+	assert_string_equal(a.sub[1].data,
+	    "id=node1\ndata=10.0.0.1:5432\nepoch=100\n");
+	assert_int_equal(a.sub[2].kind, ZK_MOP_CREATE);
+	assert_string_equal(a.sub[2].path, E "/breadcrumb");
+	assert_int_equal(election_role(el), ROLE_PROMOTING);
+	reply(el, EL_OP_ACK, ZOK);
+	assert_int_equal(election_role(el), ROLE_LEADER);
+}
+
+static void
+test_elected(void **state)
+{
+	struct election *el = el_new(1, 0);
+	struct election_view v;
+
+	(void)state;
+	assert_int_equal(election_role(el), ROLE_UNKNOWN);
+	expect_hook(el, HOOK_DEMOTE, "startup");
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	expect_none(el);	/* not connected yet */
+	become_leader(el);
+	election_view(el, &v);
+	assert_string_equal(v.leader_id, "node1");
+	assert_int_equal(v.leader_epoch, 100);
+	assert_int_equal(v.epoch, 100);
+	assert_int_equal(v.candidates, 1);
+	expect_none(el);
+	election_free(el);
+}
+
+static void
+test_follower_watches_predecessor_only(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *three[] = { OURS, OTHER2, OTHER1, "junk", "lock-1" };
+	char *two[] = { OURS, OTHER1 };
+
+	(void)state;
+	join(el, SID, CAND "/" OURS);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, three, 5);
+	/* Ordered by sequence: OTHER1(1), OTHER2(2), OURS(3). */
+	expect_op(el, EL_OP_WATCH_PRED, CAND "/" OTHER2);
+	reply_get(el, EL_OP_WATCH_PRED, "id=b\n", 0xbb, 50);
+	expect_none(el);
+	assert_int_equal(election_role(el), ROLE_FOLLOWER);
+	/* The predecessor goes, but someone is still ahead. */
+	election_watch(el, 1, CAND "/" OTHER2);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, two, 2);
+	expect_op(el, EL_OP_WATCH_PRED, CAND "/" OTHER1);
+	reply_get(el, EL_OP_WATCH_PRED, "id=a\n", 0xaa, 40);
+	expect_none(el);
+	assert_int_equal(election_role(el), ROLE_FOLLOWER);
+	/* A watch on some other node changes nothing. */
+	election_watch(el, 1, CAND "/" OTHER2);
+	expect_none(el);
+	election_free(el);
+}
+
+static void
+test_predecessor_vanished_before_watch(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *two[] = { OURS, OTHER1 };
+	char *one[] = { OURS };
+
+	(void)state;
+	join(el, SID, CAND "/" OURS);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, two, 2);
+	expect_op(el, EL_OP_WATCH_PRED, CAND "/" OTHER1);
+	reply(el, EL_OP_WATCH_PRED, ZNONODE);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, one, 1);
+	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	election_free(el);
+}
+
+static void
+test_lost_create_reply_adopts(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *kids[] = { OTHER1, OURS };
+	struct el_action a;
+
+	(void)state;
+	election_session(el, EL_ZK_CONNECTED, SID);
+	expect_op(el, EL_OP_LEADER, NULL);
+	reply(el, EL_OP_LEADER, ZNONODE);
+	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	for (a = next(el); a.op == EL_OP_PARENT; a = next(el))
+		reply(el, EL_OP_PARENT, ZOK);
+	assert_int_equal(a.op, EL_OP_CREATE);
+	reply(el, EL_OP_CREATE, ZCONNECTIONLOSS);
+	election_session(el, EL_ZK_CONNECTING, 0);
+	expect_none(el);
+	assert_int_equal(election_role(el), ROLE_UNKNOWN);
+	election_session(el, EL_ZK_CONNECTED, SID);
+	expect_op(el, EL_OP_LEADER, NULL);
+	reply(el, EL_OP_LEADER, ZNONODE);
+	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	/* It lists and adopts the node that carries its session id. */
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, kids, 2);
+	expect_op(el, EL_OP_WATCH_OWN, CAND "/" OURS);
+	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, kids, 2);
+	expect_op(el, EL_OP_WATCH_PRED, CAND "/" OTHER1);
+	election_free(el);
+}
+
+static void
+test_lost_create_reply_not_created(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *kids[] = { OTHER1 };
+	struct el_action a;
+
+	(void)state;
+	election_session(el, EL_ZK_CONNECTED, SID);
+	expect_op(el, EL_OP_LEADER, NULL);
+	reply(el, EL_OP_LEADER, ZNONODE);
+	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	for (a = next(el); a.op == EL_OP_PARENT; a = next(el))
+		reply(el, EL_OP_PARENT, ZOK);
+	reply(el, EL_OP_CREATE, ZOPERATIONTIMEOUT);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, kids, 1);
+	expect_op(el, EL_OP_CREATE, NULL);
+	election_free(el);
+}
+
+static void
+test_session_expiry_while_leader(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct el_action a;
+
+	(void)state;
+	become_leader(el);
+	election_session(el, EL_ZK_EXPIRED, 0);
+	expect_hook(el, HOOK_DEMOTE, "session-expired");
+	assert_int_equal(election_role(el), ROLE_DEMOTING);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_RESTART);
+	election_restarted(el);
+	expect_none(el);
+	election_session(el, EL_ZK_CONNECTED, SID + 1);
+	/* The demote is still running: nothing promotes meanwhile. */
+	expect_op(el, EL_OP_LEADER, NULL);
+	reply(el, EL_OP_LEADER, ZNONODE);
+	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_CREATE);
+	assert_non_null(strstr(a.path, "candidate-000000001234abce_"));
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	election_free(el);
+}
+
+static void
+test_disconnect_demotes_at_once(void **state)
+{
+	struct election *el = el_new(0, 0);
+
+	(void)state;
+	become_leader(el);
+	election_session(el, EL_ZK_CONNECTING, 0);
+	expect_hook(el, HOOK_DEMOTE, "disconnected");
+	expect_none(el);
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	assert_int_equal(election_role(el), ROLE_UNKNOWN);
+	election_free(el);
+}
+
+static void
+test_promote_failure(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *kids[] = { OURS };
+	struct el_action a;
+
+	(void)state;
+	join(el, SID, CAND "/" OURS);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, kids, 1);
+	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	election_hook_done(el, HOOK_PROMOTE, 0);
+	expect_hook(el, HOOK_DEMOTE, "promote-failed");
+	expect_none(el);
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_ZK);
+	assert_int_equal(a.op, EL_OP_RELEASE);
+	assert_int_equal(a.nsub, 1);
+	assert_int_equal(a.sub[0].kind, ZK_MOP_DELETE);
+	assert_string_equal(a.sub[0].path, CAND "/" OURS);
+	reply(el, EL_OP_RELEASE, ZOK);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_TIMER);
+	assert_int_equal(a.timer, EL_TIMER_BACKOFF);
+	assert_int_equal(a.ms, 5000);
+	expect_none(el);
+	election_timer(el, EL_TIMER_BACKOFF);
+	expect_op(el, EL_OP_CREATE, NULL);
+	election_free(el);
+}
+
+static void
+test_stop_is_an_ordered_handoff(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct el_action a;
+
+	(void)state;
+	become_leader(el);
+	election_stop(el);
+	expect_hook(el, HOOK_DEMOTE, "shutdown");
+	expect_none(el);	/* nothing is deleted before demote ends */
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_RELEASE);
+	assert_int_equal(a.nsub, 3);
+	assert_string_equal(a.sub[0].path, E "/leader");
+	assert_string_equal(a.sub[1].path, E "/breadcrumb");
+	assert_string_equal(a.sub[2].path, CAND "/" OURS);
+	reply(el, EL_OP_RELEASE, ZOK);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_STOPPED);
+	assert_int_equal(election_role(el), ROLE_STOPPED);
+	election_free(el);
+}
+
+static void
+test_demote_waits_for_promote(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *kids[] = { OURS };
+
+	(void)state;
+	join(el, SID, CAND "/" OURS);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, kids, 1);
+	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	election_session(el, EL_ZK_CONNECTING, 0);
+	expect_none(el);	/* never two hooks at once */
+	election_hook_done(el, HOOK_PROMOTE, 1);
+	expect_hook(el, HOOK_DEMOTE, "disconnected");
+	election_free(el);
+}
+
+static void
+test_waits_for_old_ack(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *kids[] = { OURS };
+
+	(void)state;
+	election_session(el, EL_ZK_CONNECTED, SID);
+	expect_op(el, EL_OP_LEADER, NULL);
+	reply_get(el, EL_OP_LEADER, "id=old\ndata=x\nepoch=7\n", 0x99, 7);
+	assert_int_equal(election_role(el), ROLE_UNKNOWN);
+	{
+		struct el_action a;
+		for (a = next(el); a.op == EL_OP_PARENT; a = next(el))
+			reply(el, EL_OP_PARENT, ZOK);
+		assert_int_equal(a.op, EL_OP_CREATE);
+	}
+	reply_create(el, CAND "/" OURS);
+	expect_op(el, EL_OP_WATCH_OWN, NULL);
+	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
+	expect_op(el, EL_OP_LIST, NULL);
+	reply_list(el, kids, 1);
+	/* First in the queue, but the old leader still holds E/leader. */
+	expect_none(el);
+	assert_int_equal(election_role(el), ROLE_FOLLOWER);
+	election_watch(el, 1, E "/leader");
+	expect_op(el, EL_OP_LEADER, NULL);
+	reply(el, EL_OP_LEADER, ZNONODE);
+	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	reply_get(el, EL_OP_BREADCRUMB, "id=old\ndata=x\nepoch=7\n", 0, 7);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	election_free(el);
+}
+
+static void
+test_fence_after_unclean_leader(void **state)
+{
+	struct election *el = el_new(0, 1);
+	char *kids[] = { OURS };
+	struct election_view v;
+
+	(void)state;
+	join(el, SID, CAND "/" OURS);
+	expect_op(el, EL_OP_LIST, NULL);
+	reply_list(el, kids, 1);
+	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	reply_get(el, EL_OP_BREADCRUMB, "id=old\ndata=h:1\nepoch=7\n", 0, 7);
+	expect_hook(el, HOOK_FENCE, "elected");
+	election_view(el, &v);
+	assert_string_equal(v.crumb_id, "old");
+	assert_int_equal(v.crumb_epoch, 7);
+	election_hook_done(el, HOOK_FENCE, 1);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	election_free(el);
+}
+
+static void
+test_own_node_deleted_while_leader(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct el_action a;
+
+	(void)state;
+	become_leader(el);
+	election_watch(el, 1, CAND "/" OURS);
+	expect_hook(el, HOOK_DEMOTE, "node-deleted");
+	expect_none(el);
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_RELEASE);
+	assert_int_equal(a.nsub, 2);
+	assert_string_equal(a.sub[0].path, E "/leader");
+	assert_string_equal(a.sub[1].path, E "/breadcrumb");
+	reply(el, EL_OP_RELEASE, ZOK);
+	expect_op(el, EL_OP_CREATE, NULL);
+	election_free(el);
+}
+
+static void
+test_resign_rejoins_at_back(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct el_action a;
+
+	(void)state;
+	become_leader(el);
+	assert_int_equal(election_resign(el), 0);
+	assert_int_equal(election_resign(el), -1);
+	expect_hook(el, HOOK_DEMOTE, "resign");
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_RELEASE);
+	reply(el, EL_OP_RELEASE, ZOK);
+	expect_op(el, EL_OP_CREATE, NULL);
+	reply_create(el, CAND "/candidate-000000001234abcd_0000000009");
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_RESIGNED);
+	election_free(el);
+}
+
+static void
+test_names(void **state)
+{
+	static const struct {
+		const char *name;
+		int ok;
+		int64_t sid;
+		int64_t seq;
+	} cases[] = {
+		{ "candidate-000000001234abcd_0000000003", 1, 0x1234abcd, 3 },
+		{ "candidate-ffffffffffffffff_2147483647", 1, -1, 2147483647 },
+		{ "candidate-0000000000000001_-2147483648", 1, 1, 2147483648LL },
+		{ "candidate-0000000000000001_-2147483647", 1, 1, 2147483649LL },
+		{ "candidate-0000000000000001_-0000000001", 1, 1, 4294967295LL },
+		{ "candidate-0000000000000001_", 0, 0, 0 },
+		{ "candidate-000000000000001_0000000001", 0, 0, 0 },
+		{ "candidate-000000000000000G_0000000001", 0, 0, 0 },
+		{ "candidate-0000000000000001_00000x0001", 0, 0, 0 },
+		{ "candidate-0000000000000001_0000000001x", 0, 0, 0 },
+		{ "lock-0000000001", 0, 0, 0 },
+		{ "", 0, 0, 0 },
+	};
+	struct el_candidate c;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc = election_parse_name(cases[i].name, &c);
+
+		assert_int_equal(rc == 0, cases[i].ok);
+		if (cases[i].ok) {
+			assert_int_equal(c.sid, cases[i].sid);
+			assert_int_equal(c.seq, cases[i].seq);
+		}
+	}
+}
+
+static void
+test_order_numeric_and_wrap(void **state)
+{
+	char *names[] = {
+		"candidate-0000000000000003_-2147483648",
+		"candidate-0000000000000001_2147483647",
+		"junk",
+		"candidate-0000000000000002_0000000010",
+		"candidate-0000000000000004_0000000009",
+	};
+	struct el_candidate c[5];
+	int n;
+
+	(void)state;
+	n = election_order(names, 5, c);
+	assert_int_equal(n, 4);
+	assert_int_equal(c[0].sid, 4);
+	assert_int_equal(c[1].sid, 2);
+	assert_int_equal(c[2].sid, 1);
+	assert_int_equal(c[3].sid, 3);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_elected),
+		cmocka_unit_test(test_follower_watches_predecessor_only),
+		cmocka_unit_test(test_predecessor_vanished_before_watch),
+		cmocka_unit_test(test_lost_create_reply_adopts),
+		cmocka_unit_test(test_lost_create_reply_not_created),
+		cmocka_unit_test(test_session_expiry_while_leader),
+		cmocka_unit_test(test_disconnect_demotes_at_once),
+		cmocka_unit_test(test_promote_failure),
+		cmocka_unit_test(test_stop_is_an_ordered_handoff),
+		cmocka_unit_test(test_demote_waits_for_promote),
+		cmocka_unit_test(test_waits_for_old_ack),
+		cmocka_unit_test(test_fence_after_unclean_leader),
+		cmocka_unit_test(test_own_node_deleted_while_leader),
+		cmocka_unit_test(test_resign_rejoins_at_back),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_order_numeric_and_wrap),
+	};
+
+	return cmocka_run_group_tests_name("election", tests, NULL, NULL);
+}
