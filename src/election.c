@@ -697,6 +697,9 @@ el_list_done(struct election *el, const struct el_result *res)
 	el->listed = 1;
 	el->listed_once = 1;
 	el->first = me == 0;
+	/* The breadcrumb is read afresh before every promotion. */
+	if (!el->promoted)
+		el->crumb_fresh = 0;
 	el->pred_watched = 0;
 	free(el->pred_path);
 	el->pred_path = NULL;
@@ -934,6 +937,18 @@ election_timer(struct election *el, enum el_timer t)
 		el->retry_wait = 0;
 		break;
 	}
+}
+
+void
+election_candidates(struct election *el, char *const *names, int n)
+{
+	struct el_candidate c;
+	int i, k = 0;
+
+	for (i = 0; i < n; i++)
+		if (election_parse_name(names[i], &c) == 0)
+			k++;
+	el->ncandidates = k;
 }
 
 void

@@ -128,6 +128,8 @@ void election_watch(struct election *el, int deleted, const char *path);
 void election_hook_done(struct election *el, enum hook_kind kind, int ok);
 void election_timer(struct election *el, enum el_timer t);
 void election_set_data(struct election *el, const char *data);
+/* A fresh listing made for other reasons: only the count is taken. */
+void election_candidates(struct election *el, char *const *names, int n);
 /* The daemon's lease ran out: a leader must demote now. */
 void election_lease_expired(struct election *el);
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "log.h"
 
@@ -81,8 +82,20 @@ log_vmsg(int prio, const char *fmt, va_list ap)
 	(void)vsnprintf(buf, sizeof(buf), fmt, ap);
 	if (logger.journal)
 		(void)fprintf(stderr, "<%d>%s\n", prio, buf);
-	else
-		(void)fprintf(stderr, "%s: %s\n", logger.progname, buf);
+	else {
+		struct timespec ts;
+		struct tm tm;
+		char when[32] = "";
+
+		/* The journal has its own clock; a terminal or file does not. */
+		if (clock_gettime(CLOCK_REALTIME, &ts) == 0 &&
+		    gmtime_r(&ts.tv_sec, &tm) != NULL)
+			(void)snprintf(when, sizeof(when),
+			    "%02d:%02d:%02d.%03ld ", tm.tm_hour, tm.tm_min,
+			    tm.tm_sec, ts.tv_nsec / 1000000);
+		(void)fprintf(stderr, "%s%s: %s\n", when, logger.progname,
+		    buf);
+	}
 	errno = saved;
 }
 

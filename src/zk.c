@@ -246,12 +246,15 @@ static void
 zk_log(const char *msg)
 {
 	int prio = LOG_DEBUG;
+	size_t len = strlen(msg);
 
+	while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == '\r'))
+		len--;
 	if (strstr(msg, "ZOO_ERROR") != NULL)
 		prio = LOG_WARNING;
 	else if (strstr(msg, "ZOO_WARN") != NULL)
 		prio = LOG_INFO;
-	log_msg(prio, "zookeeper: %s", msg);
+	log_msg(prio, "zookeeper: %.*s", (int)len, msg);
 }
 
 void

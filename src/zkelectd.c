@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -78,6 +79,19 @@ daemon_set_error(struct daemon *d, const char *fmt, ...)
 	va_end(ap);
 	free(d->last_error);
 	d->last_error = xstrdup(buf);
+}
+
+static void
+daemon_arm(struct event *ev, int64_t ms)
+{
+	struct timeval tv;
+
+	if (ms < 0)
+		ms = 0;
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)((ms % 1000) * 1000);
+	if (event_add(ev, &tv) == -1)
+		fatalx("event_add");
 }
 
 /* Hooks. */
@@ -365,6 +379,13 @@ daemon_zk_event(const struct zk_event *ev, void *arg)
 			if (ev->sent_ms > d->lease_sent_ms)
 				d->lease_sent_ms = ev->sent_ms;
 		}
+		if (ev->tag == d->keepalive_tag && ev->tag != 0) {
+			d->keepalive_tag = 0;
+			if (ev->rc == ZOK)
+				election_candidates(d->el, ev->children,
+				    ev->nchildren);
+			break;
+		}
 		if (ev->tag != d->el_tag) {
 			(void)command_reply(d, ev);
 			break;
@@ -397,9 +418,16 @@ daemon_keepalive(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	/* A cheap request whose acknowledgement extends our lease. */
-	if (zk_is_open(d->zk) && d->zk_state == ZOO_CONNECTED_STATE)
-		(void)zk_exists(d->zk, d->epath, 0, daemon_tag(d));
+	/*
+	 * A cheap request whose acknowledgement extends the lease, and keeps
+	 * the candidate count in the status fresh without a children watch.
+	 */
+	if (zk_is_open(d->zk) && d->zk_state == ZOO_CONNECTED_STATE) {
+		d->keepalive_tag = daemon_tag(d);
+		if (zk_children(d->zk, d->cpath, d->keepalive_tag) != ZOK)
+			d->keepalive_tag = 0;
+	}
+	daemon_arm(d->ev_keepalive, d->session_timeout_ms / 3);
 	daemon_step(d);
 }
 
@@ -420,18 +448,6 @@ daemon_lease_ok(const struct daemon *d)
 	return now_ms() < d->lease_sent_ms + d->session_timeout_ms;
 }
 
-static void
-daemon_arm(struct event *ev, int64_t ms)
-{
-	struct timeval tv;
-
-	if (ms < 0)
-		ms = 0;
-	tv.tv_sec = (time_t)(ms / 1000);
-	tv.tv_usec = (suseconds_t)((ms % 1000) * 1000);
-	if (event_add(ev, &tv) == -1)
-		fatalx("event_add");
-}
 
 static void
 daemon_health(evutil_socket_t fd, short what, void *arg)
@@ -568,11 +584,6 @@ daemon_report(struct daemon *d)
 		free(d->last_leader);
 		d->last_leader = xstrdup(v.leader_id);
 	}
-	if (v.role == ROLE_LEADER) {
-		if (!evtimer_pending(d->ev_keepalive, NULL))
-			daemon_arm(d->ev_keepalive, d->session_timeout_ms / 3);
-	} else if (evtimer_pending(d->ev_keepalive, NULL))
-		(void)evtimer_del(d->ev_keepalive);
 
 	daemon_status(d, &st, &v);
 	st.updated = 0;
@@ -766,10 +777,14 @@ main(int argc, char *argv[])
 	zk_set_loglevel(d.cfg.log_level);
 	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
 		fatal("signal");
+	/* Children a hook leaves behind are ours to reap, not init's. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == -1)
+		log_warn("prctl PR_SET_CHILD_SUBREAPER");
 	if ((d.base = event_base_new()) == NULL)
 		fatalx("event_base_new");
 
 	d.epath = config_election_path(&d.cfg);
+	(void)xasprintf(&d.cpath, "%s/candidates", d.epath);
 	d.last_leader = xstrdup("");
 	d.last_role = ROLE_UNKNOWN;
 	d.since = time(NULL);
@@ -823,6 +838,7 @@ main(int argc, char *argv[])
 		fatalx("evtimer_new");
 	if (d.cfg.hook_check != NULL)
 		daemon_arm(d.ev_health, d.cfg.check_interval_ms);
+	daemon_arm(d.ev_keepalive, d.session_timeout_ms / 3);
 
 	log_notice("starting: service %s, id %s, %s, election path %s",
 	    d.cfg.service, d.cfg.id, d.cfg.mode == CONFIG_MODE_OBSERVER ?
@@ -859,6 +875,7 @@ main(int argc, char *argv[])
 	event_free(d.ev_health);
 	event_base_free(d.base);
 	free(d.epath);
+	free(d.cpath);
 	free(d.last_error);
 	free(d.last_report);
 	free(d.last_watch);

@@ -48,6 +48,7 @@ struct daemon {
 	char **overrides;
 	size_t noverrides;
 	char *epath;		/* E */
+	char *cpath;		/* E/candidates */
 
 	struct zk *zk;
 	struct election *el;
@@ -66,6 +67,7 @@ struct daemon {
 	int64_t session_timeout_ms;	/* negotiated */
 	int64_t lease_sent_ms;	/* send time of the last acknowledged request */
 	uint64_t next_tag;
+	uint64_t keepalive_tag;
 	uint64_t el_tag;	/* tag of the election's request in flight */
 	enum el_op el_op;
 

@@ -1,0 +1,596 @@
+/*
+ * hook.c against real children: a real event_base, a SIGCHLD event that
+ * reaps, and shell commands whose effects are checked.
+ */
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <event2/event.h>
+
+#include "hook.h"
+#include "log.h"
+#include "util.h"
+
+struct fixture {
+	struct event_base *base;
+	struct hook_runner *hr;
+	struct event *ev_chld;
+	char dir[64];
+	int logfd;		/* stderr copied to this file */
+	int savedfd;		/* the real stderr */
+	char logpath[96];
+};
+
+struct outcome {
+	int calls;
+	struct hook_result res;
+	char *log;		/* what was logged when done ran */
+	struct fixture *fx;
+};
+
+static char *
+test_slurp(const char *path)
+{
+	char *buf;
+	size_t len = 0, size = 4096;
+	ssize_t n;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY)) == -1)
+		return strdup("");
+	buf = malloc(size);
+	assert_non_null(buf);
+	while ((n = read(fd, buf + len, size - len - 1)) > 0) {
+		len += (size_t)n;
+		if (size - len < 2) {
+			size *= 2;
+			buf = realloc(buf, size);
+			assert_non_null(buf);
+		}
+	}
+	(void)close(fd);
+	buf[len] = '\0';
+	return buf;
+}
+
+static void
+test_sigchld(evutil_socket_t sig, short events, void *arg)
+{
+	(void)sig;
+	(void)events;
+	hook_runner_reap(arg);
+}
+
+static void
+test_done(const struct hook_result *res, void *arg)
+{
+	struct outcome *o = arg;
+
+	o->calls++;
+	o->res = *res;
+	if (o->fx->logfd != -1) {
+		free(o->log);
+		o->log = test_slurp(o->fx->logpath);
+	}
+}
+
+/* Runs the loop until *flag is set or ms pass; returns *flag. */
+static int
+test_loop_until(struct fixture *fx, const int *flag, int ms)
+{
+	struct timeval tv = { 0, 20000 };
+	int64_t end = now_ms() + ms;
+
+	while (!*flag && now_ms() < end) {
+		assert_int_equal(event_base_loopexit(fx->base, &tv), 0);
+		assert_int_not_equal(event_base_dispatch(fx->base), -1);
+	}
+	return *flag;
+}
+
+static void
+test_pump(struct fixture *fx, int ms)
+{
+	int never = 0;
+
+	(void)test_loop_until(fx, &never, ms);
+}
+
+static int
+test_setup(void **state)
+{
+	struct fixture *fx;
+
+	fx = calloc(1, sizeof(*fx));
+	assert_non_null(fx);
+	fx->logfd = fx->savedfd = -1;
+	(void)strcpy(fx->dir, "/tmp/test_hook.XXXXXX");
+	assert_non_null(mkdtemp(fx->dir));
+	assert_non_null(fx->base = event_base_new());
+	assert_non_null(fx->hr = hook_runner_new(fx->base));
+	assert_non_null(fx->ev_chld = evsignal_new(fx->base, SIGCHLD,
+	    test_sigchld, fx->hr));
+	assert_int_equal(event_add(fx->ev_chld, NULL), 0);
+	*state = fx;
+	return 0;
+}
+
+static void
+test_capture_start(struct fixture *fx)
+{
+	(void)snprintf(fx->logpath, sizeof(fx->logpath), "%s/log", fx->dir);
+	fx->logfd = open(fx->logpath, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND,
+	    0600);
+	assert_int_not_equal(fx->logfd, -1);
+	fx->savedfd = dup(STDERR_FILENO);
+	assert_int_not_equal(fx->savedfd, -1);
+	assert_int_not_equal(dup2(fx->logfd, STDERR_FILENO), -1);
+}
+
+static void
+test_capture_stop(struct fixture *fx)
+{
+	if (fx->savedfd == -1)
+		return;
+	assert_int_not_equal(dup2(fx->savedfd, STDERR_FILENO), -1);
+	(void)close(fx->savedfd);
+	(void)close(fx->logfd);
+	fx->savedfd = fx->logfd = -1;
+}
+
+static int
+test_teardown(void **state)
+{
+	struct fixture *fx = *state;
+	char cmd[128];
+
+	test_capture_stop(fx);
+	hook_runner_free(fx->hr);
+	event_free(fx->ev_chld);
+	event_base_free(fx->base);
+	(void)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->dir);
+	assert_int_equal(system(cmd), 0);
+	free(fx);
+	return 0;
+}
+
+/* Runs cmd to its end and returns how it went in o. */
+static void
+test_run(struct fixture *fx, struct outcome *o, const char *cmd,
+    char *const env[], int64_t timeout_ms, int wait_ms)
+{
+	pid_t pid;
+
+	memset(o, 0, sizeof(*o));
+	o->fx = fx;
+	pid = hook_run(fx->hr, HOOK_PROMOTE, cmd, env, timeout_ms, test_done,
+	    o);
+	assert_true(pid > 0);
+	assert_int_equal(hook_runner_active(fx->hr), 1);
+	assert_true(test_loop_until(fx, &o->calls, wait_ms));
+	assert_int_equal(o->calls, 1);
+	assert_int_equal(o->res.pid, pid);
+	assert_int_equal(o->res.kind, HOOK_PROMOTE);
+	assert_int_equal(hook_runner_active(fx->hr), 0);
+}
+
+static void
+test_exit_zero(void **state)
+{
+	struct outcome o;
+
+	test_run(*state, &o, "exit 0", NULL, 5000, 5000);
+	assert_true(o.res.ok);
+	assert_int_equal(o.res.exit_code, 0);
+	assert_int_equal(o.res.signo, 0);
+	assert_false(o.res.timed_out);
+	assert_true(o.res.duration_ms >= 0 && o.res.duration_ms < 5000);
+}
+
+static void
+test_exit_code(void **state)
+{
+	struct outcome o;
+
+	test_run(*state, &o, "true; exit 3", NULL, 5000, 5000);
+	assert_false(o.res.ok);
+	assert_int_equal(o.res.exit_code, 3);
+	assert_int_equal(o.res.signo, 0);
+	assert_false(o.res.timed_out);
+}
+
+static void
+test_no_timeout(void **state)
+{
+	struct outcome o;
+
+	test_run(*state, &o, "sleep 0.2", NULL, 0, 5000);
+	assert_true(o.res.ok);
+	assert_true(o.res.duration_ms >= 150);
+}
+
+static void
+test_killed_by_signal(void **state)
+{
+	struct outcome o;
+
+	test_run(*state, &o, "kill -USR1 $$; sleep 5", NULL, 10000, 5000);
+	assert_false(o.res.ok);
+	assert_int_equal(o.res.exit_code, -1);
+	assert_int_equal(o.res.signo, SIGUSR1);
+}
+
+static void
+test_env(void **state)
+{
+	struct fixture *fx = *state;
+	struct outcome o;
+	char cmd[512], path[128], *got;
+	char *env[] = {
+		"ZKELECT_EVENT=demote",
+		"ZKELECT_ID=node-1",
+		"ZKELECT_EVENT=promote",	/* the later one wins */
+		"HOME=/nonexistent/override",
+		NULL,
+	};
+
+	(void)snprintf(path, sizeof(path), "%s/env", fx->dir);
+	(void)snprintf(cmd, sizeof(cmd),
+	    "printf '%%s|%%s|%%s|%%s' \"$ZKELECT_EVENT\" \"$ZKELECT_ID\" "
+	    "\"$HOME\" \"$(env | grep -c '^HOME=')\" > '%s'; "
+	    "[ -n \"$PATH\" ]", path);
+	test_run(fx, &o, cmd, env, 5000, 5000);
+	assert_true(o.res.ok);
+	got = test_slurp(path);
+	assert_string_equal(got, "promote|node-1|/nonexistent/override|1");
+	free(got);
+}
+
+static void
+test_output_logged(void **state)
+{
+	struct fixture *fx = *state;
+	struct outcome o;
+	char want[128];
+
+	log_init("test_hook", LOG_INFO);
+	test_capture_start(fx);
+	test_run(fx, &o, "echo first; echo second >&2; printf 'x\\001y\\r\\n'; "
+	    "printf 'partial'", NULL, 5000, 5000);
+	test_capture_stop(fx);
+	assert_true(o.res.ok);
+	assert_non_null(o.log);
+	(void)snprintf(want, sizeof(want), "hook promote[%ld]: first\n",
+	    (long)o.res.pid);
+	assert_non_null(strstr(o.log, want));
+	(void)snprintf(want, sizeof(want), "hook promote[%ld]: second\n",
+	    (long)o.res.pid);
+	assert_non_null(strstr(o.log, want));
+	(void)snprintf(want, sizeof(want), "hook promote[%ld]: x?y\n",
+	    (long)o.res.pid);
+	assert_non_null(strstr(o.log, want));
+	/* The unterminated last line was logged before done ran. */
+	(void)snprintf(want, sizeof(want), "hook promote[%ld]: partial\n",
+	    (long)o.res.pid);
+	assert_non_null(strstr(o.log, want));
+	free(o.log);
+}
+
+static void
+test_long_line_cut(void **state)
+{
+	struct fixture *fx = *state;
+	struct outcome o;
+	char want[1200];
+	int n;
+
+	log_init("test_hook", LOG_INFO);
+	test_capture_start(fx);
+	test_run(fx, &o, "head -c 100000 /dev/zero | tr '\\0' a; echo; "
+	    "echo next", NULL, 5000, 5000);
+	test_capture_stop(fx);
+	assert_true(o.res.ok);
+	n = snprintf(want, sizeof(want), "hook promote[%ld]: ",
+	    (long)o.res.pid);
+	memset(want + n, 'a', 1024);
+	(void)strcpy(want + n + 1024, " [cut]\n");
+	assert_non_null(strstr(o.log, want));
+	(void)snprintf(want, sizeof(want), "hook promote[%ld]: next\n",
+	    (long)o.res.pid);
+	assert_non_null(strstr(o.log, want));
+	/* One line for the long one, one for "next". */
+	(void)snprintf(want, sizeof(want), "hook promote[%ld]:",
+	    (long)o.res.pid);
+	assert_non_null(strstr(strstr(o.log, want) + 1, want));
+	assert_null(strstr(strstr(strstr(o.log, want) + 1, want) + 1, want));
+	free(o.log);
+}
+
+static void
+test_output_before_done(void **state)
+{
+	struct fixture *fx = *state;
+	struct outcome o;
+	char want[64];
+
+	/*
+	 * Much output, still in the pipe when the shell is reaped: done
+	 * must not come before the last line was logged.
+	 */
+	log_init("test_hook", LOG_INFO);
+	test_capture_start(fx);
+	test_run(fx, &o, "x=$(head -c 60000 /dev/zero | tr '\\0' a | "
+	    "fold -w 100); printf '%s\\nlast-line\\n' \"$x\"", NULL, 5000,
+	    5000);
+	test_capture_stop(fx);
+	assert_true(o.res.ok);
+	(void)snprintf(want, sizeof(want), "hook promote[%ld]: last-line\n",
+	    (long)o.res.pid);
+	assert_non_null(strstr(o.log, want));
+	free(o.log);
+}
+
+static void
+test_stdin_is_devnull(void **state)
+{
+	struct outcome o;
+
+	test_run(*state, &o,
+	    "test \"$(readlink /proc/$$/fd/0)\" = /dev/null && "
+	    "! read line", NULL, 5000, 5000);
+	assert_true(o.res.ok);
+}
+
+static void
+test_fds_closed(void **state)
+{
+	struct fixture *fx = *state;
+	struct outcome o;
+	char cmd[128], path[128];
+	int fd;
+
+	(void)snprintf(path, sizeof(path), "%s/leak", fx->dir);
+	fd = open(path, O_WRONLY | O_CREAT, 0600);	/* no O_CLOEXEC */
+	assert_int_not_equal(fd, -1);
+	(void)snprintf(cmd, sizeof(cmd), "test ! -e /proc/$$/fd/%d && "
+	    "test \"$(ls /proc/$$/fd | wc -l)\" -le 4", fd);
+	test_run(fx, &o, cmd, NULL, 5000, 5000);
+	assert_true(o.res.ok);
+	(void)close(fd);
+}
+
+static void
+test_signals_reset(void **state)
+{
+	struct outcome o;
+	struct sigaction sa, old;
+	sigset_t set, oldset;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	assert_int_equal(sigaction(SIGUSR2, &sa, &old), 0);
+	assert_int_equal(sigemptyset(&set), 0);
+	assert_int_equal(sigaddset(&set, SIGHUP), 0);
+	assert_int_equal(sigprocmask(SIG_BLOCK, &set, &oldset), 0);
+
+	/* Nothing blocked in the child (exec: sh blocks some itself)... */
+	test_run(*state, &o,
+	    "exec grep -q '^SigBlk:[[:space:]]*0*$' /proc/self/status",
+	    NULL, 5000, 5000);
+	assert_true(o.res.ok);
+	/* ...and nothing the daemon ignores stays ignored. */
+	test_run(*state, &o, "kill -USR2 $$; sleep 5", NULL, 10000, 5000);
+	assert_int_equal(o.res.signo, SIGUSR2);
+
+	assert_int_equal(sigprocmask(SIG_SETMASK, &oldset, NULL), 0);
+	assert_int_equal(sigaction(SIGUSR2, &old, NULL), 0);
+}
+
+static int
+test_group_gone(pid_t pgid)
+{
+	return kill(-pgid, 0) == -1 && errno == ESRCH;
+}
+
+static void
+test_timeout_terminates_group(void **state)
+{
+	struct fixture *fx = *state;
+	struct outcome o;
+	int gone = 0;
+	int64_t end;
+
+	test_run(fx, &o, "sleep 100 & sleep 100; wait", NULL, 300, 5000);
+	assert_true(o.res.timed_out);
+	assert_false(o.res.ok);
+	assert_int_equal(o.res.signo, SIGTERM);
+	assert_true(o.res.duration_ms >= 290 && o.res.duration_ms < 3000);
+
+	/* The background sleep went with SIGTERM too (reaped by us). */
+	end = now_ms() + 3000;
+	while (!(gone = test_group_gone(o.res.pid)) && now_ms() < end)
+		test_pump(fx, 20);
+	assert_true(gone);
+}
+
+static void
+test_timeout_kills_survivors(void **state)
+{
+	struct fixture *fx = *state;
+	struct outcome o;
+	int64_t t0, end;
+	int gone = 0;
+
+	/*
+	 * The background sleep ignores SIGTERM; the shell itself dies of it
+	 * at once. The SIGKILL 5 s later must reach the orphan, which does
+	 * not even hold the output pipe open.
+	 */
+	t0 = now_ms();
+	test_run(fx, &o, "trap '' TERM; sleep 100 >/dev/null 2>&1 & "
+	    "trap - TERM; sleep 100; wait", NULL, 300, 5000);
+	assert_true(o.res.timed_out);
+	assert_false(o.res.ok);
+	assert_int_equal(o.res.signo, SIGTERM);
+	assert_false(test_group_gone(o.res.pid));
+
+	end = t0 + 8000;
+	while (!(gone = test_group_gone(o.res.pid)) && now_ms() < end)
+		test_pump(fx, 20);
+	assert_true(gone);
+	assert_true(now_ms() - t0 >= 5000);
+}
+
+static void
+test_timeout_ignored_term(void **state)
+{
+	struct fixture *fx = *state;
+	struct outcome o;
+
+	/* The shell itself ignores SIGTERM: only SIGKILL ends it. */
+	test_run(fx, &o, "trap '' TERM; sleep 100", NULL, 200, 8000);
+	assert_true(o.res.timed_out);
+	assert_int_equal(o.res.signo, SIGKILL);
+	assert_true(o.res.duration_ms >= 5000);
+	assert_true(test_group_gone(o.res.pid));
+}
+
+static void
+test_timeout_but_exit_zero(void **state)
+{
+	struct outcome o;
+
+	/* A hook that exits 0 on SIGTERM still failed: it timed out. */
+	test_run(*state, &o, "trap 'exit 0' TERM; while :; do sleep 0.05; "
+	    "done", NULL, 200, 5000);
+	assert_true(o.res.timed_out);
+	assert_false(o.res.ok);
+	assert_int_equal(o.res.exit_code, 0);
+}
+
+static void
+test_free_kills_running(void **state)
+{
+	struct fixture *fx = *state;
+	struct outcome o;
+	int status;
+	pid_t pid;
+
+	memset(&o, 0, sizeof(o));
+	o.fx = fx;
+	pid = hook_run(fx->hr, HOOK_CHECK, "sleep 100", NULL, 60000, test_done,
+	    &o);
+	assert_true(pid > 0);
+	test_pump(fx, 100);
+	/* No reaping behind our back from here on. */
+	assert_int_equal(event_del(fx->ev_chld), 0);
+	hook_runner_free(fx->hr);
+	fx->hr = hook_runner_new(fx->base);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(WTERMSIG(status), SIGKILL);
+	assert_int_equal(o.calls, 0);
+}
+
+static void
+test_unknown_child(void **state)
+{
+	struct fixture *fx = *state;
+	struct outcome o;
+	pid_t pid;
+
+	pid = fork();
+	assert_int_not_equal(pid, -1);
+	if (pid == 0)
+		_exit(0);
+	/* The stranger is reaped and ignored; the hook is still reported. */
+	test_run(fx, &o, "sleep 0.1; exit 7", NULL, 5000, 5000);
+	assert_int_equal(o.res.exit_code, 7);
+	assert_int_equal(waitpid(pid, NULL, WNOHANG), -1);
+	assert_int_equal(errno, ECHILD);
+}
+
+static void
+test_two_at_once(void **state)
+{
+	struct fixture *fx = *state;
+	struct outcome a, b;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	a.fx = b.fx = fx;
+	assert_true(hook_run(fx->hr, HOOK_FENCE, "sleep 0.2; exit 1", NULL,
+	    5000, test_done, &a) > 0);
+	assert_true(hook_run(fx->hr, HOOK_CHECK, "exit 2", NULL, 5000,
+	    test_done, &b) > 0);
+	assert_int_equal(hook_runner_active(fx->hr), 2);
+	assert_true(test_loop_until(fx, &a.calls, 5000));
+	assert_int_equal(b.calls, 1);
+	assert_int_equal(a.res.kind, HOOK_FENCE);
+	assert_int_equal(a.res.exit_code, 1);
+	assert_int_equal(b.res.kind, HOOK_CHECK);
+	assert_int_equal(b.res.exit_code, 2);
+	assert_int_equal(hook_runner_active(fx->hr), 0);
+}
+
+static void
+test_kind_names(void **state)
+{
+	(void)state;
+	assert_string_equal(hook_kind_name(HOOK_PROMOTE), "promote");
+	assert_string_equal(hook_kind_name(HOOK_DEMOTE), "demote");
+	assert_string_equal(hook_kind_name(HOOK_FENCE), "fence");
+	assert_string_equal(hook_kind_name(HOOK_CHECK), "check");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(f) cmocka_unit_test_setup_teardown(f, test_setup, test_teardown)
+		T(test_exit_zero),
+		T(test_exit_code),
+		T(test_no_timeout),
+		T(test_killed_by_signal),
+		T(test_env),
+		T(test_output_logged),
+		T(test_long_line_cut),
+		T(test_output_before_done),
+		T(test_stdin_is_devnull),
+		T(test_fds_closed),
+		T(test_signals_reset),
+		T(test_timeout_terminates_group),
+		T(test_timeout_kills_survivors),
+		T(test_timeout_ignored_term),
+		T(test_timeout_but_exit_zero),
+		T(test_free_kills_running),
+		T(test_unknown_child),
+		T(test_two_at_once),
+		T(test_kind_names),
+#undef T
+	};
+
+	/* Orphaned hook children come to us, as they would to init. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1) {
+		perror("prctl");
+		return 1;
+	}
+	(void)signal(SIGPIPE, SIG_IGN);
+	log_init("test_hook", LOG_WARNING);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
