@@ -100,6 +100,7 @@ struct election {
 	const char *lost_reason;
 	int release_pending;
 	int release_attempts;
+	int data_dirty;		/* election.data changed: rewrite our nodes */
 };
 
 static void
@@ -298,6 +299,7 @@ el_leading(const struct election *el)
 static void
 el_forget_node(struct election *el)
 {
+	el->data_dirty = 0;
 	el_replace(&el->node, NULL);
 	el_replace(&el->node_path, NULL);
 	el_replace(&el->pred_path, NULL);
@@ -436,6 +438,22 @@ el_build_ack(struct election *el, struct el_action *act)
 	    el->crumb_path, el->ack_data);
 }
 
+/* New data goes to our candidate node and, when leading, to E/leader. */
+static void
+el_build_set_data(struct election *el, struct el_action *act)
+{
+	act->nsub = 0;
+	el_sub(act, ZK_MOP_SET, el->node_path, el->create_data);
+	if (el->acked && el_owns_leader(el)) {
+		free(el->ack_data);
+		(void)xasprintf(&el->ack_data, "id=%s\ndata=%s\nepoch=%lld\n",
+		    el->id, el->data, (long long)el->epoch);
+		el_sub(act, ZK_MOP_SET, el->leader_path, el->ack_data);
+		if (el->crumb_exists && el->crumb_epoch == el->epoch)
+			el_sub(act, ZK_MOP_SET, el->crumb_path, el->ack_data);
+	}
+}
+
 void
 election_next(struct election *el, struct el_action *act)
 {
@@ -553,6 +571,11 @@ election_next(struct election *el, struct el_action *act)
 	}
 	if (!el->node_ok) {
 		el_act_zk(el, act, EL_OP_WATCH_OWN, el->node_path);
+		return;
+	}
+	if (el->data_dirty && el->hook == -1) {
+		el_build_set_data(el, act);
+		el_act_zk(el, act, EL_OP_SET_DATA, NULL);
 		return;
 	}
 	if (!el->listed) {
@@ -855,6 +878,16 @@ election_op_done(struct election *el, enum el_op op,
 			el_op_error(el, rc);
 		}
 		break;
+	case EL_OP_SET_DATA:
+		if (rc == ZOK) {
+			el->data_dirty = 0;
+			if (el->acked && el_owns_leader(el))
+				el_replace(&el->leader_data, el->data);
+		} else {
+			el_invalidate(el);
+			el_op_error(el, rc);
+		}
+		break;
 	case EL_OP_RELEASE:
 		if (rc == ZOK) {
 			if (el_owns_leader(el))
@@ -959,10 +992,22 @@ election_lease_expired(struct election *el)
 }
 
 void
+election_reconfigure(struct election *el, const struct election_params *p)
+{
+	el->fence_configured = p->fence;
+	el->backoff_ms = p->retry_backoff_ms;
+	el->grace_ms = p->disconnect_grace_ms;
+	if (strcmp(p->data, el->data) != 0)
+		election_set_data(el, p->data);
+}
+
+void
 election_set_data(struct election *el, const char *data)
 {
 	el_replace(&el->data, data);
 	el_make_data(el);
+	if (el->node != NULL)
+		el->data_dirty = 1;
 }
 
 int

@@ -46,6 +46,7 @@ enum el_op {
 	EL_OP_BREADCRUMB,	/* get E/breadcrumb, no watch */
 	EL_OP_ACK,		/* multi: check own, write E/leader and breadcrumb */
 	EL_OP_RELEASE,		/* multi: delete what we own */
+	EL_OP_SET_DATA,		/* multi: new data on our node (and E/leader) */
 };
 
 enum el_timer {
@@ -128,6 +129,9 @@ void election_watch(struct election *el, int deleted, const char *path);
 void election_hook_done(struct election *el, enum hook_kind kind, int ok);
 void election_timer(struct election *el, enum el_timer t);
 void election_set_data(struct election *el, const char *data);
+/* A reload: data, fence, retry_backoff and disconnect_grace. */
+void election_reconfigure(struct election *el,
+    const struct election_params *p);
 /* A fresh listing made for other reasons: only the count is taken. */
 void election_candidates(struct election *el, char *const *names, int n);
 /* The daemon's lease ran out: a leader must demote now. */

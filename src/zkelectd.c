@@ -318,6 +318,7 @@ daemon_send(struct daemon *d, const struct el_action *act)
 		break;
 	case EL_OP_ACK:
 	case EL_OP_RELEASE:
+	case EL_OP_SET_DATA:
 		rc = zk_multi(d->zk, act->sub, act->nsub, tag);
 		break;
 	default:
@@ -616,8 +617,24 @@ daemon_report(struct daemon *d)
 /* Signals and reload. */
 
 static void
+daemon_election_params(const struct daemon *d, struct election_params *ep)
+{
+	memset(ep, 0, sizeof(*ep));
+	ep->path = d->epath;
+	ep->id = d->cfg.id;
+	ep->data = d->cfg.data;
+	ep->observer = d->cfg.mode == CONFIG_MODE_OBSERVER;
+	ep->fence = d->cfg.hook_fence != NULL;
+	ep->demote_on_start = d->cfg.demote_on_start &&
+	    d->cfg.mode == CONFIG_MODE_CANDIDATE;
+	ep->retry_backoff_ms = d->cfg.retry_backoff_ms;
+	ep->disconnect_grace_ms = d->cfg.disconnect_grace_ms;
+}
+
+static void
 daemon_reload(struct daemon *d)
 {
+	struct election_params ep;
 	struct config nc;
 	char err[512];
 
@@ -649,10 +666,10 @@ daemon_reload(struct daemon *d)
 		    "restart to apply it");
 		nc.mode = d->cfg.mode;
 	}
-	if (strcmp(nc.data, d->cfg.data) != 0)
-		election_set_data(d->el, nc.data);
 	config_free(&d->cfg);
 	d->cfg = nc;
+	daemon_election_params(d, &ep);
+	election_reconfigure(d->el, &ep);
 	log_setlevel(d->cfg.log_level);
 	zk_set_loglevel(d->cfg.log_level);
 	if (d->cfg.hook_check == NULL && d->unhealthy) {
@@ -806,16 +823,7 @@ main(int argc, char *argv[])
 	d.hooks = hook_runner_new(d.base);
 	d.notify = notify_new(d.base);
 	d.zk = zk_new(d.base, daemon_zk_event, &d);
-	memset(&ep, 0, sizeof(ep));
-	ep.path = d.epath;
-	ep.id = d.cfg.id;
-	ep.data = d.cfg.data;
-	ep.observer = d.cfg.mode == CONFIG_MODE_OBSERVER;
-	ep.fence = d.cfg.hook_fence != NULL;
-	ep.demote_on_start = d.cfg.demote_on_start &&
-	    d.cfg.mode == CONFIG_MODE_CANDIDATE;
-	ep.retry_backoff_ms = d.cfg.retry_backoff_ms;
-	ep.disconnect_grace_ms = d.cfg.disconnect_grace_ms;
+	daemon_election_params(&d, &ep);
 	d.el = election_new(&ep);
 
 	for (i = 0; sigs[i] != 0; i++) {

@@ -536,6 +536,32 @@ test_resign_rejoins_at_back(void **state)
 }
 
 static void
+test_new_data_applies_at_once(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct election_view v;
+	struct el_action a;
+
+	(void)state;
+	become_leader(el);
+	election_set_data(el, "10.0.0.9:5432");
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_SET_DATA);
+	assert_int_equal(a.nsub, 3);
+	assert_string_equal(a.sub[0].path, CAND "/" OURS);
+	assert_string_equal(a.sub[0].data, "id=node1\ndata=10.0.0.9:5432\n");
+	assert_string_equal(a.sub[1].path, E "/leader");
+	assert_string_equal(a.sub[1].data,
+	    "id=node1\ndata=10.0.0.9:5432\nepoch=100\n");
+	assert_string_equal(a.sub[2].path, E "/breadcrumb");
+	reply(el, EL_OP_SET_DATA, ZOK);
+	election_view(el, &v);
+	assert_string_equal(v.leader_data, "10.0.0.9:5432");
+	expect_none(el);
+	election_free(el);
+}
+
+static void
 test_names(void **state)
 {
 	static const struct {
@@ -612,6 +638,7 @@ main(void)
 		cmocka_unit_test(test_fence_after_unclean_leader),
 		cmocka_unit_test(test_own_node_deleted_while_leader),
 		cmocka_unit_test(test_resign_rejoins_at_back),
+		cmocka_unit_test(test_new_data_applies_at_once),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_order_numeric_and_wrap),
 	};
