@@ -29,7 +29,7 @@ SANFLAGS  = -fsanitize=address,undefined -fno-omit-frame-pointer \
 endif
 
 COMMON    = log xmalloc util
-DAEMON    = config zk election hook ctl status notify
+DAEMON    = config zk candidate election election_event hook ctl status notify
 LIBSRC    = $(COMMON) $(DAEMON)
 LIBOBJ    = $(LIBSRC:%=$(BUILD)/%.o)
 UNIT      = $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))

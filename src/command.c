@@ -12,6 +12,7 @@
 
 #include <zookeeper/zookeeper.h>
 
+#include "candidate.h"
 #include "ctl.h"
 #include "log.h"
 #include "util.h"
@@ -151,8 +152,8 @@ command_members_answer(struct daemon *d, struct members_query *q)
 	for (i = 0; i < q->n; i++) {
 		if (q->datas[i] == NULL)
 			continue;	/* gone while we asked */
-		election_kv(q->datas[i], "id", id, sizeof(id));
-		election_kv(q->datas[i], "data", data, sizeof(data));
+		candidate_kv(q->datas[i], "id", id, sizeof(id));
+		candidate_kv(q->datas[i], "data", data, sizeof(data));
 		command_printf(&b, "%lld\t%s\t%s\n", (long long)q->seqs[i],
 		    id, data);
 	}
@@ -166,7 +167,7 @@ static void
 command_members_listed(struct daemon *d, struct members_query *q,
     const struct zk_event *ev)
 {
-	struct el_candidate *c;
+	struct candidate *c;
 	char *path;
 	int i, n;
 
@@ -177,7 +178,7 @@ command_members_listed(struct daemon *d, struct members_query *q,
 		return;
 	}
 	c = xcalloc((size_t)ev->nchildren + 1, sizeof(*c));
-	n = election_order(ev->children, ev->nchildren, c);
+	n = candidate_order(ev->children, ev->nchildren, c);
 	q->n = n;
 	q->names = xcalloc((size_t)n + 1, sizeof(char *));
 	q->datas = xcalloc((size_t)n + 1, sizeof(char *));

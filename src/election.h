@@ -93,13 +93,6 @@ struct el_result {
 	int nchildren;
 };
 
-/* A parsed candidate node name: candidate-<sid>_<seq>. */
-struct el_candidate {
-	const char *name;
-	int64_t sid;
-	int64_t seq;		/* the suffix, unwrapped past 2^31 */
-};
-
 struct election_params {
 	const char *path;	/* E = <root>/<service> */
 	const char *id;
@@ -165,12 +158,5 @@ struct election_view {
 };
 void election_view(const struct election *el, struct election_view *v);
 
-/* Name handling, exposed for tests. */
-int election_parse_name(const char *name, struct el_candidate *out);
-/* Sorts by sequence; junk names are dropped. Returns the count kept. */
-int election_order(char *const *names, int n, struct el_candidate *out);
-/* Parses "key=value\n" lines; returns a pointer to a static-free copy in
- * buf of the value of key, or "" when missing. */
-void election_kv(const char *text, const char *key, char *buf, size_t len);
 
 #endif

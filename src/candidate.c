@@ -1,0 +1,104 @@
+/*
+ * Candidate node names and the key=value data ZooKeeper nodes carry.
+ * Names are candidate-<16 hex session id>_<sequence>; the order is the
+ * sequence as a number, never the name as a string.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "candidate.h"
+
+#define CANDIDATE_PREFIX "candidate-"
+
+
+int
+candidate_parse(const char *name, struct candidate *out)
+{
+	const char *p = name;
+	int64_t sid = 0, v = 0;
+	int i, neg = 0, digits = 0;
+
+	if (strncmp(p, CANDIDATE_PREFIX, strlen(CANDIDATE_PREFIX)) != 0)
+		return -1;
+	p += strlen(CANDIDATE_PREFIX);
+	for (i = 0; i < 16; i++, p++) {
+		if (*p >= '0' && *p <= '9')
+			sid = (int64_t)(((uint64_t)sid << 4) | (uint64_t)(*p - '0'));
+		else if (*p >= 'a' && *p <= 'f')
+			sid = (int64_t)(((uint64_t)sid << 4) |
+			    (uint64_t)(*p - 'a' + 10));
+		else
+			return -1;
+	}
+	if (*p++ != '_')
+		return -1;
+	if (*p == '-') {
+		neg = 1;
+		p++;
+	}
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (++digits > 12)
+			return -1;
+		v = v * 10 + (*p - '0');
+	}
+	if (*p != '\0' || digits == 0)
+		return -1;
+	/*
+	 * ZooKeeper formats the parent's int cversion with %010d: past
+	 * 2147483647 it wraps to negative numbers, which come later.
+	 */
+	if (neg) {
+		if (v > 2147483648LL)
+			return -1;
+		v = 4294967296LL - v;
+	}
+	out->name = name;
+	out->sid = sid;
+	out->seq = v;
+	return 0;
+}
+
+static int
+candidate_cmp(const void *a, const void *b)
+{
+	const struct candidate *x = a, *y = b;
+
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+int
+candidate_order(char *const *names, int n, struct candidate *out)
+{
+	int i, k = 0;
+
+	for (i = 0; i < n; i++)
+		if (candidate_parse(names[i], &out[k]) == 0)
+			k++;
+	qsort(out, (size_t)k, sizeof(*out), candidate_cmp);
+	return k;
+}
+
+void
+candidate_kv(const char *text, const char *key, char *buf, size_t len)
+{
+	size_t klen = strlen(key), n;
+	const char *p = text, *end;
+
+	buf[0] = '\0';
+	while (p != NULL && *p != '\0') {
+		end = strchr(p, '\n');
+		n = end != NULL ? (size_t)(end - p) : strlen(p);
+		if (n > klen && strncmp(p, key, klen) == 0 && p[klen] == '=') {
+			n -= klen + 1;
+			if (n >= len)
+				n = len - 1;
+			memcpy(buf, p + klen + 1, n);
+			buf[n] = '\0';
+			return;
+		}
+		p = end != NULL ? end + 1 : NULL;
+	}
+}

@@ -1,0 +1,101 @@
+/* Candidate names: parsing, numeric ordering past 2^31, junk, node data. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "candidate.h"
+
+static void
+test_names(void **state)
+{
+	static const struct {
+		const char *name;
+		int ok;
+		int64_t sid;
+		int64_t seq;
+	} cases[] = {
+		{ "candidate-000000001234abcd_0000000003", 1, 0x1234abcd, 3 },
+		{ "candidate-ffffffffffffffff_2147483647", 1, -1, 2147483647 },
+		{ "candidate-0000000000000001_-2147483648", 1, 1, 2147483648LL },
+		{ "candidate-0000000000000001_-2147483647", 1, 1, 2147483649LL },
+		{ "candidate-0000000000000001_-0000000001", 1, 1, 4294967295LL },
+		{ "candidate-0000000000000001_", 0, 0, 0 },
+		{ "candidate-000000000000001_0000000001", 0, 0, 0 },
+		{ "candidate-000000000000000G_0000000001", 0, 0, 0 },
+		{ "candidate-0000000000000001_00000x0001", 0, 0, 0 },
+		{ "candidate-0000000000000001_0000000001x", 0, 0, 0 },
+		{ "lock-0000000001", 0, 0, 0 },
+		{ "", 0, 0, 0 },
+	};
+	struct candidate c;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc = candidate_parse(cases[i].name, &c);
+
+		assert_int_equal(rc == 0, cases[i].ok);
+		if (cases[i].ok) {
+			assert_int_equal(c.sid, cases[i].sid);
+			assert_int_equal(c.seq, cases[i].seq);
+		}
+	}
+}
+
+static void
+test_order_numeric_and_wrap(void **state)
+{
+	char *names[] = {
+		"candidate-0000000000000003_-2147483648",
+		"candidate-0000000000000001_2147483647",
+		"junk",
+		"candidate-0000000000000002_0000000010",
+		"candidate-0000000000000004_0000000009",
+	};
+	struct candidate c[5];
+	int n;
+
+	(void)state;
+	n = candidate_order(names, 5, c);
+	assert_int_equal(n, 4);
+	assert_int_equal(c[0].sid, 4);
+	assert_int_equal(c[1].sid, 2);
+	assert_int_equal(c[2].sid, 1);
+	assert_int_equal(c[3].sid, 3);
+}
+
+static void
+test_kv(void **state)
+{
+	char buf[8];
+
+	(void)state;
+	candidate_kv("id=a\ndata=b c\nepoch=7\n", "data", buf, sizeof(buf));
+	assert_string_equal(buf, "b c");
+	candidate_kv("id=a\nepoch=7", "epoch", buf, sizeof(buf));
+	assert_string_equal(buf, "7");
+	candidate_kv("id=a\n", "data", buf, sizeof(buf));
+	assert_string_equal(buf, "");
+	candidate_kv("ids=x\nid=y\n", "id", buf, sizeof(buf));
+	assert_string_equal(buf, "y");
+	candidate_kv("id=0123456789\n", "id", buf, sizeof(buf));
+	assert_string_equal(buf, "0123456");
+	candidate_kv("", "id", buf, sizeof(buf));
+	assert_string_equal(buf, "");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_order_numeric_and_wrap),
+		cmocka_unit_test(test_kv),
+	};
+
+	return cmocka_run_group_tests_name("candidate", tests, NULL, NULL);
+}
