@@ -46,7 +46,8 @@ $(BUILD)/libzkelect.a: $(LIBOBJ)
 	rm -f $@
 	ar rcs $@ $(LIBOBJ)
 
-$(BUILD)/zkelectd: $(BUILD)/zkelectd.o $(BUILD)/command.o $(BUILD)/libzkelect.a
+$(BUILD)/zkelectd: $(BUILD)/zkelectd.o $(BUILD)/daemon.o $(BUILD)/command.o \
+    $(BUILD)/libzkelect.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/zkelectctl: $(BUILD)/zkelectctl.o $(COMMON:%=$(BUILD)/%.o)

@@ -13,6 +13,8 @@
 
 #include <sys/types.h>
 
+#include <event2/util.h>
+
 struct event;
 struct event_base;
 struct ctl;
@@ -89,8 +91,15 @@ struct daemon {
 	struct metrics m;
 };
 
-/* zkelectd.c */
+/* daemon.c */
 void daemon_step(struct daemon *d);
+void daemon_open(struct daemon *d);
+void daemon_arm(struct event *ev, int64_t ms);
+void daemon_zk_event(const struct zk_event *ev, void *arg);
+void daemon_reopen(evutil_socket_t fd, short what, void *arg);
+void daemon_keepalive(evutil_socket_t fd, short what, void *arg);
+void daemon_timer_fired(evutil_socket_t fd, short what, void *arg);
+void daemon_health(evutil_socket_t fd, short what, void *arg);
 void daemon_status(struct daemon *d, struct status *st, struct election_view *v);
 const char *daemon_zk_state(const struct daemon *d);
 uint64_t daemon_tag(struct daemon *d);
