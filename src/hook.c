@@ -28,6 +28,7 @@
 
 #define HOOK_SHELL		"/bin/sh"
 #define HOOK_KILL_DELAY_MS	5000
+#define HOOK_POLL_MS		50	/* checks for an empty group after SIGKILL */
 #define HOOK_LINE_MAX		1024	/* longer output lines are cut */
 #define HOOK_READ_SIZE		4096
 #define HOOK_DRAIN_MAX		65536	/* read at once when the shell exits */
@@ -57,6 +58,8 @@ struct hook {
 	char line[HOOK_LINE_MAX + 1];
 	size_t linelen;
 	int cut;		/* dropping the rest of an over-long line */
+	int deferred;		/* timed out: done waits for an empty group */
+	struct hook_result res;
 };
 
 struct hook_runner {
@@ -124,7 +127,8 @@ hook_free(struct hook *h)
 static void
 hook_maybe_free(struct hook *h)
 {
-	if (h->running || h->fd != -1 || h->phase == HOOK_TERMED)
+	if (h->running || h->fd != -1 || h->phase == HOOK_TERMED ||
+	    h->deferred)
 		return;
 	hook_free(h);
 }
@@ -242,6 +246,34 @@ hook_output(evutil_socket_t fd, short events, void *arg)
 	hook_maybe_free(h);
 }
 
+/* A process group is gone once no process, not even a zombie, is in it. */
+static int
+hook_group_empty(const struct hook *h)
+{
+	return kill(-h->pid, 0) == -1 && errno == ESRCH;
+}
+
+/*
+ * A hook that timed out is reported only when its whole process group is
+ * gone, so that what it forked never overlaps the next hook.
+ */
+static void
+hook_finish_deferred(struct hook *h)
+{
+	struct hook_result res = h->res;
+	hook_done_fn done = h->done;
+	void *arg = h->arg;
+
+	h->deferred = 0;
+	res.duration_ms = now_ms() - h->start_ms;
+	log_debug("hook %s[%ld]: process group gone after %lld ms",
+	    hook_kind_name(h->kind), (long)h->pid,
+	    (long long)res.duration_ms);
+	hook_maybe_free(h);
+	if (done != NULL)
+		done(&res, arg);
+}
+
 static void
 hook_timer(evutil_socket_t fd, short events, void *arg)
 {
@@ -278,9 +310,21 @@ hook_timer(evutil_socket_t fd, short events, void *arg)
 		else if (errno != ESRCH)
 			log_warn("hook %s[%ld]: kill SIGKILL", name,
 			    (long)h->pid);
-		hook_maybe_free(h);
-		break;
+		/* FALLTHROUGH */
 	case HOOK_KILLED:
+		if (h->deferred && !hook_group_empty(h)) {
+			/* Killed processes wait to be reaped, by us or init. */
+			tv.tv_sec = 0;
+			tv.tv_usec = HOOK_POLL_MS * 1000;
+			if (evtimer_add(h->ev_timer, &tv) == -1)
+				log_warnx("hook %s[%ld]: cannot arm a timer",
+				    name, (long)h->pid);
+			break;
+		}
+		if (h->deferred)
+			hook_finish_deferred(h);
+		else
+			hook_maybe_free(h);
 		break;
 	}
 }
@@ -559,6 +603,11 @@ hook_exited(struct hook *h, int status)
 	log_debug("hook %s[%ld]: exited: code %d signal %d after %lld ms%s",
 	    hook_kind_name(h->kind), (long)h->pid, res.exit_code, res.signo,
 	    (long long)res.duration_ms, res.timed_out ? " (timed out)" : "");
+	if (res.timed_out && !hook_group_empty(h)) {
+		h->res = res;
+		h->deferred = 1;
+		return;
+	}
 	hook_maybe_free(h);
 
 	/* h may be gone: only the copies are used from here. */
@@ -594,4 +643,10 @@ hook_runner_reap(struct hook_runner *hr)
 		}
 		hook_exited(h, status);
 	}
+	/* Reaping may have emptied the group of a timed-out hook. */
+	TAILQ_FOREACH(h, &hr->hooks, entry)
+		if (h->deferred && hook_group_empty(h)) {
+			hook_finish_deferred(h);
+			break;	/* the list may have changed */
+		}
 }

@@ -1,0 +1,145 @@
+#!/bin/bash
+# The `make check` driver (the Makefile builds `all` and `unit` first).
+#
+# Runs, in order, printing each part's own output:
+#   1. every $BUILD/unit/test_* (cmocka)
+#   2. tests/conf/run.sh (config golden tests)
+#   3. the pytest integration suite against $BUILD
+#   4. a sanitizer build (make SAN=1 BUILD=build-san all) and the
+#      integration suite again against it, failing on any ASan/UBSan/LSan
+#      report in a daemon's log
+# and ends with exactly one line "N passed, N failed" (totals; a part that
+# could not run counts as one failure). Exits 1 if anything failed.
+#
+# Environment: BUILD (default build), SAN_BUILD (default build-san),
+# CHECK_SKIP_SAN=1 skips part 4 (for quick local runs; it then counts as
+# a failure, so that a green line always means everything ran),
+# CHECK_TIMEOUT per-suite limit in seconds (default 900).
+set -u
+
+cd "$(dirname "$0")/.." || exit 1
+
+BUILD=${BUILD:-build}
+SAN_BUILD=${SAN_BUILD:-build-san}
+MAKE=${MAKE:-make}
+PYTHON=/usr/bin/python3
+TIMEOUT=${CHECK_TIMEOUT:-900}
+
+passed=0
+failed=0
+problems=()
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+heading() {
+	printf '\n==== %s ====\n' "$*"
+}
+
+# broken WHAT: a part that could not run, or whose result could not be read.
+broken() {
+	problems+=("$1")
+	failed=$((failed + 1))
+	printf 'check: %s\n' "$1" >&2
+}
+
+# run CMD...: runs with a time limit, output both shown and kept in $out.
+run() {
+	timeout --kill-after=30 "$TIMEOUT" "$@" 2>&1 | tee "$out"
+	return "${PIPESTATUS[0]}"
+}
+
+# sum_matches REGEX: the sum of the first group of every matching line of $out.
+sum_matches() {
+	sed -nE "s/$1/\\1/p" "$out" | awk '{ n += $1 } END { print n + 0 }'
+}
+
+unit_tests() {
+	heading "unit tests ($BUILD/unit)"
+	local t rc p f any=0
+	for t in "$BUILD"/unit/test_*; do
+		[ -x "$t" ] || continue
+		any=1
+		printf -- '-- %s\n' "$t"
+		run "$t"
+		rc=$?
+		p=$(sum_matches '^\[  PASSED  \] ([0-9]+) test\(s\).*')
+		f=$(sum_matches '^\[  FAILED  \] ([0-9]+) test\(s\).*')
+		passed=$((passed + p))
+		failed=$((failed + f))
+		if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+			broken "$t exited with status $rc without a cmocka failure count"
+		elif [ "$rc" -eq 0 ] && [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
+			broken "$t printed no cmocka summary"
+		fi
+	done
+	if [ "$any" -eq 0 ]; then
+		if compgen -G 'tests/unit/test_*.c' >/dev/null; then
+			broken "no unit test executables in $BUILD/unit (run make unit)"
+		else
+			echo "(no unit tests)"
+		fi
+	fi
+}
+
+conf_tests() {
+	heading "config golden tests (tests/conf/run.sh)"
+	if [ ! -x tests/conf/run.sh ]; then
+		broken "tests/conf/run.sh missing or not executable"
+		return
+	fi
+	run tests/conf/run.sh
+	local rc=$? last
+	last=$(grep -v '^[[:space:]]*$' "$out" | tail -n 1)
+	if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+		passed=$((passed + BASH_REMATCH[1]))
+		failed=$((failed + BASH_REMATCH[2]))
+		if [ "$rc" -ne 0 ] && [ "${BASH_REMATCH[2]}" -eq 0 ]; then
+			broken "tests/conf/run.sh exited with status $rc"
+		fi
+	else
+		broken "tests/conf/run.sh did not end with 'N passed, N failed'"
+	fi
+}
+
+# integration LABEL BIN_DIR SAN
+integration() {
+	heading "integration tests: $1"
+	run env ZKELECTD_BIN_DIR="$2" ZKELECTD_SAN="$3" \
+	    "$PYTHON" -m pytest -p no:cacheprovider -q tests/integration
+	local rc=$? summary p f e
+	# pytest -q ends with e.g. "12 passed, 1 failed, 2 errors in 40.1s".
+	summary=$(grep -E '^(=+ )?[0-9]+ [a-z]+.* in [0-9.]+s' "$out" | tail -n 1)
+	if [ -z "$summary" ]; then
+		broken "integration ($1): no pytest summary (status $rc)"
+		return
+	fi
+	p=$(sed -nE 's/.*[^0-9]([0-9]+) passed.*/\1/p' <<<" $summary")
+	f=$(sed -nE 's/.*[^0-9]([0-9]+) failed.*/\1/p' <<<" $summary")
+	e=$(sed -nE 's/.*[^0-9]([0-9]+) errors?.*/\1/p' <<<" $summary")
+	passed=$((passed + ${p:-0}))
+	failed=$((failed + ${f:-0} + ${e:-0}))
+	if [ "$rc" -ne 0 ] && [ $((${f:-0} + ${e:-0})) -eq 0 ]; then
+		broken "integration ($1): pytest exited with status $rc"
+	fi
+}
+
+start=$SECONDS
+unit_tests
+conf_tests
+integration "$BUILD" "$BUILD" 0
+
+heading "sanitizer build ($SAN_BUILD)"
+if [ "${CHECK_SKIP_SAN:-0}" = 1 ]; then
+	broken "sanitizer run skipped (CHECK_SKIP_SAN=1)"
+elif run "$MAKE" SAN=1 BUILD="$SAN_BUILD" all; then
+	integration "$SAN_BUILD, ASan+UBSan" "$SAN_BUILD" 1
+else
+	broken "make SAN=1 BUILD=$SAN_BUILD all failed"
+fi
+
+heading "summary ($((SECONDS - start))s)"
+for p in "${problems[@]}"; do
+	echo "problem: $p"
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,66 @@
+#!/bin/sh
+# Test hook for zkelectd's integration tests: records each run in the shared
+# history file, then behaves as the test asked.
+#
+# Usage: record.sh EVENT        (EVENT defaults to $ZKELECT_EVENT)
+#
+# History lines (one write each, appended):
+#   <time> <ZKELECT_ID> <event> start|end <ZKELECT_EPOCH> <ZKELECT_REASON>
+# with "-" for an empty value.
+#
+# Behaviour, from the environment or from the file $ZKT_HOOKCONF (sourced at
+# every run, so a test can change it while the daemon runs); EV is the event
+# in capitals:
+#   ZKT_SLEEP_EV=seconds   sleep between the start and end lines
+#   ZKT_EXIT_EV=code       exit status (after writing the end line)
+#   ZKT_HANG_EV=1          ignore SIGTERM, fork two `sleep 1000` children,
+#                          write "pgid pid child child" to $ZKT_PIDFILE and
+#                          wait forever (only SIGKILL ends it; no end line)
+# $ZKT_ENVLOG, when set, gets "--- EVENT" and the ZKELECT_* variables.
+
+event=${1:-${ZKELECT_EVENT:-unknown}}
+if [ -n "${ZKT_HOOKCONF:-}" ] && [ -r "$ZKT_HOOKCONF" ]; then
+	. "$ZKT_HOOKCONF"
+fi
+EV=$(printf '%s' "$event" | tr '[:lower:]' '[:upper:]')
+eval "sleep_s=\${ZKT_SLEEP_$EV:-0}"
+eval "exit_code=\${ZKT_EXIT_$EV:-0}"
+eval "hang=\${ZKT_HANG_$EV:-0}"
+history=${ZKT_HISTORY:-/dev/null}
+
+record() {
+	printf '%s %s %s %s %s %s\n' "$(date +%s.%N)" "${ZKELECT_ID:--}" \
+	    "$event" "$1" "${ZKELECT_EPOCH:--}" "${ZKELECT_REASON:--}" >>"$history"
+}
+
+if [ -n "${ZKT_ENVLOG:-}" ]; then
+	{
+		echo "--- $event"
+		env | grep '^ZKELECT_' | sort
+	} >>"$ZKT_ENVLOG"
+fi
+
+record start
+echo "record.sh: ${ZKELECT_ID:-?} $event start (epoch ${ZKELECT_EPOCH:-} reason ${ZKELECT_REASON:-})"
+
+if [ "$hang" = 1 ]; then
+	trap '' TERM
+	sleep 1000 &
+	c1=$!
+	sleep 1000 &
+	c2=$!
+	pgid=$(ps -o pgid= -p $$ | tr -d ' ')
+	if [ -n "${ZKT_PIDFILE:-}" ]; then
+		echo "$pgid $$ $c1 $c2" >"$ZKT_PIDFILE.tmp"
+		mv "$ZKT_PIDFILE.tmp" "$ZKT_PIDFILE"
+	fi
+	wait
+	sleep 1000
+	exit 1
+fi
+
+if [ "$sleep_s" != 0 ]; then
+	sleep "$sleep_s"
+fi
+record end
+exit "$exit_code"

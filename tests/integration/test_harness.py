@@ -1,0 +1,167 @@
+"""The harness itself: ZooKeeper servers, the ensemble, the history checks.
+These need no zkelectd binary."""
+
+import os
+import subprocess
+import time
+
+import pytest
+from kazoo.client import KazooClient
+
+import zkharness
+from zkharness import (check_alternation, check_no_overlap, read_history,
+                       RECORD_HOOK)
+
+
+def kazoo(hosts):
+    c = KazooClient(hosts=hosts, timeout=10)
+    c.start(timeout=15)
+    return c
+
+
+def test_standalone_server_serves(zk, kz):
+    assert zk[0].mode() == "standalone"
+    kz.create("/harness-selftest", b"x", makepath=True)
+    assert kz.get("/harness-selftest")[0] == b"x"
+    kz.delete("/harness-selftest")
+
+
+def test_server_stop_and_restart_keeps_data(zk_factory):
+    c = zk_factory()
+    client = kazoo(c.hosts)
+    try:
+        client.create("/keep", b"1")
+    finally:
+        client.stop()
+        client.close()
+    c[0].stop()
+    assert c[0].mode() is None
+    assert c[0].restart() == "standalone"
+    client = kazoo(c.hosts)
+    try:
+        assert client.get("/keep")[0] == b"1"
+    finally:
+        client.stop()
+        client.close()
+
+
+def test_three_server_ensemble(zk_factory):
+    c = zk_factory(size=3)
+    modes = c.wait_serving()
+    assert sorted(modes) == ["follower", "follower", "leader"]
+    first = kazoo(c[0].hostport)
+    third = kazoo(c[2].hostport)
+    try:
+        first.create("/ensemble", b"quorum")
+        third.sync("/ensemble")
+        assert third.get("/ensemble")[0] == b"quorum"
+
+        # Losing the leader leaves a quorum of two that elects a new one.
+        old = c.leader()
+        old.stop()
+        modes = c.wait_serving()
+        assert sorted(m for m in modes if m) == ["follower", "leader"]
+        survivor = next(s for s in c.servers if s.running())
+        client = kazoo(survivor.hostport)
+        try:
+            assert client.get("/ensemble")[0] == b"quorum"
+        finally:
+            client.stop()
+            client.close()
+
+        # Back again, it rejoins as a follower.
+        old.start()
+        assert old.wait_serving() == "follower"
+    finally:
+        for k in (first, third):
+            k.stop()
+            k.close()
+
+
+def _history(tmp_path, lines):
+    p = tmp_path / "history"
+    p.write_text("".join(f"{i}.0 {l}\n" for i, l in enumerate(lines, 1)))
+    return read_history(p)
+
+
+def test_history_checks_accept_a_clean_handover(tmp_path):
+    ev = _history(tmp_path, [
+        "a started - - -", "b started - - -",
+        "a demote start - startup", "a demote end - startup",
+        "b demote start - startup", "b demote end - startup",
+        "a promote start 5 elected", "a promote end 5 elected",
+        "a demote start 5 shutdown", "a demote end 5 shutdown",
+        "a exited - 0 -",
+        "b promote start 9 elected", "b promote end 9 elected",
+    ])
+    check_no_overlap(ev)
+    check_alternation(ev)
+
+
+def test_history_checks_catch_overlap_and_misorder(tmp_path):
+    overlap = _history(tmp_path, [
+        "a promote start 5 elected", "a promote end 5 elected",
+        "b promote start 9 elected", "b promote end 9 elected",
+        "a demote start 5 shutdown", "a demote end 5 shutdown",
+    ])
+    with pytest.raises(AssertionError, match="I1"):
+        check_no_overlap(overlap)
+    # A SIGKILLed daemon's leadership ends with it.
+    killed = _history(tmp_path, [
+        "a promote start 5 elected", "a promote end 5 elected",
+        "a killed - -9 -",
+        "b promote start 9 elected", "b promote end 9 elected",
+    ])
+    check_no_overlap(killed)
+    # A leader that exits without demoting still holds its interval.
+    unclean = _history(tmp_path, [
+        "a promote start 5 elected", "a promote end 5 elected",
+        "a exited - 0 -",
+        "b promote start 9 elected",
+    ])
+    with pytest.raises(AssertionError, match="I1"):
+        check_no_overlap(unclean)
+    nested = _history(tmp_path, [
+        "a promote start 5 elected", "a demote start 5 health",
+        "a demote end 5 health", "a promote end 5 elected",
+    ])
+    with pytest.raises(AssertionError, match="I2"):
+        check_alternation(nested)
+    twice = _history(tmp_path, [
+        "a promote start 5 elected", "a promote end 5 elected",
+        "a promote start 7 elected", "a promote end 7 elected",
+    ])
+    with pytest.raises(AssertionError, match="I2"):
+        check_alternation(twice)
+    hung = _history(tmp_path, [
+        "a demote start - startup", "a demote end - startup",
+        "a promote start 5 elected",
+        "a demote start 5 promote-failed", "a demote end 5 promote-failed",
+    ])
+    with pytest.raises(AssertionError, match="I2"):
+        check_alternation(hung)
+    check_alternation(hung, allow_unfinished={("a", "promote")})
+
+
+def test_record_hook_hangs_and_dies_with_its_group(tmp_path):
+    env = dict(os.environ, ZKT_HISTORY=str(tmp_path / "h"), ZKT_HANG_PROMOTE="1",
+               ZKT_PIDFILE=str(tmp_path / "pids"), ZKELECT_ID="x")
+    p = subprocess.Popen([str(RECORD_HOOK), "promote"], env=env,
+                         start_new_session=True, stdout=subprocess.DEVNULL)
+    try:
+        words = zkharness.wait_for(
+            lambda: (tmp_path / "pids").exists() and (tmp_path / "pids").read_text().split(),
+            5, "pid file")
+        pgid, pids = int(words[0]), [int(w) for w in words[1:]]
+        assert pgid == p.pid and len(pids) == 3
+        os.killpg(pgid, 15)          # ignored
+        time.sleep(0.2)
+        assert all(not zkharness.process_gone(x) for x in pids)
+        os.killpg(pgid, 9)
+        p.wait(5)
+        zkharness.wait_for(lambda: not zkharness.group_members(pgid), 5, "group gone")
+    finally:
+        try:
+            os.killpg(p.pid, 9)
+        except ProcessLookupError:
+            pass
