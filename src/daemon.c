@@ -327,7 +327,6 @@ daemon_zk_event(const struct zk_event *ev, void *arg)
 		if (ev->state == ZOO_CONNECTED_STATE) {
 			d->zk_state = ev->state;
 			d->session_timeout_ms = ev->timeout_ms;
-			d->lease_sent_ms = now_ms();
 			election_session(d->el, EL_ZK_CONNECTED, ev->sid);
 		} else if (ev->state == ZOO_CONNECTING_STATE ||
 		    ev->state == ZOO_ASSOCIATING_STATE) {

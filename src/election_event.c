@@ -74,8 +74,7 @@ election_restarted(struct election *el)
 static void
 el_op_error(struct election *el, int rc)
 {
-	if (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT ||
-	    rc == ZSESSIONEXPIRED || rc == ZCLOSING)
+	if (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT)
 		return;		/* the session event tells what to do */
 	el->retry_wait = 1;
 	el->retry_timer = 1;
@@ -382,8 +381,15 @@ election_candidates(struct election *el, char *const *names, int n)
 void
 election_lease_expired(struct election *el)
 {
-	if (el_leading(el))
-		el->conn_lost = 1;
+	if (!el_leading(el))
+		return;
+	el->conn_lost = 1;
+	/*
+	 * The connection may look fine to the client library (a freeze it
+	 * has not noticed yet): nothing learned before the lease ran out is
+	 * trusted for the next promotion.
+	 */
+	el_invalidate(el);
 }
 
 void

@@ -354,6 +354,31 @@ test_disconnect_demotes_at_once(void **state)
 }
 
 static void
+test_lease_expired_relearns_before_promoting(void **state)
+{
+	struct election *el = el_new(0, 0);
+
+	(void)state;
+	become_leader(el);
+	/* Frozen past the lease while the client still says connected. */
+	election_lease_expired(el);
+	expect_hook(el, HOOK_DEMOTE, "disconnected");
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	/* Nothing from before is trusted: it reads again, no promote yet. */
+	expect_op(el, EL_OP_LEADER, E "/leader");
+	reply(el, EL_OP_LEADER, ZSESSIONEXPIRED);
+	{
+		struct el_action a = next(el);
+
+		assert_int_equal(a.type, EL_ACT_TIMER);
+		assert_int_equal(a.timer, EL_TIMER_RETRY);
+	}
+	expect_none(el);
+	assert_int_equal(election_role(el), ROLE_FOLLOWER);
+	election_free(el);
+}
+
+static void
 test_promote_failure(void **state)
 {
 	struct election *el = el_new(0, 0);
@@ -572,6 +597,7 @@ main(void)
 		cmocka_unit_test(test_lost_create_reply_not_created),
 		cmocka_unit_test(test_session_expiry_while_leader),
 		cmocka_unit_test(test_disconnect_demotes_at_once),
+		cmocka_unit_test(test_lease_expired_relearns_before_promoting),
 		cmocka_unit_test(test_promote_failure),
 		cmocka_unit_test(test_stop_is_an_ordered_handoff),
 		cmocka_unit_test(test_demote_waits_for_promote),
