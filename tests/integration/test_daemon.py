@@ -1,0 +1,255 @@
+"""The daemon's own contract beyond the election: systemd notification,
+journal priorities, SIGHUP reload, ACLs, a custom root, observer mode, health
+checks, failed demote hooks and command-line overrides. Real daemons, a real
+ZooKeeper; every wait has a deadline."""
+
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+from kazoo.security import ACL
+
+from zkharness import HarnessError, binary, hook_runs, parse_kv, wait_for
+
+
+class NotifySocket:
+    """A stand-in for systemd's notification socket: collects datagrams."""
+
+    def __init__(self, path):
+        self.path = str(path)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(self.path)
+        self.sock.settimeout(0.2)
+        self.messages = []
+        self.lock = threading.Lock()
+        self.running = True
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        deadline = time.monotonic() + 120
+        while self.running and time.monotonic() < deadline:
+            try:
+                data = self.sock.recv(4096)
+            except socket.timeout:
+                continue
+            except OSError:
+                break
+            with self.lock:
+                self.messages.append(data.decode(errors="replace"))
+
+    def lines(self):
+        with self.lock:
+            return [l for m in self.messages for l in m.splitlines()]
+
+    def wait(self, pred, timeout, what):
+        return wait_for(lambda: pred(self.lines()), timeout, what)
+
+    def close(self):
+        self.running = False
+        self.thread.join(2)
+        self.sock.close()
+
+
+def test_systemd_notify_ready_status_watchdog_reload_stopping(election):
+    ns = NotifySocket(election.dir / "notify.sock")
+    try:
+        d = election.daemon("node1", env={"NOTIFY_SOCKET": ns.path,
+                                          "WATCHDOG_USEC": "400000"})
+        d.wait_role("leader")
+        ns.wait(lambda ls: "READY=1" in ls, 5, "READY=1")
+        ns.wait(lambda ls: any(l.startswith("STATUS=leader") for l in ls), 5,
+                "STATUS=leader")
+        lines = ns.lines()
+        # READY comes once a role is known, never before the first STATUS.
+        first_status = next(i for i, l in enumerate(lines) if l.startswith("STATUS="))
+        assert lines.index("READY=1") >= first_status
+        assert any("node1" in l for l in lines if l.startswith("STATUS=leader"))
+        # The watchdog is fed every half of WATCHDOG_USEC (200 ms).
+        ns.wait(lambda ls: ls.count("WATCHDOG=1") >= 5, 5, "five WATCHDOG=1")
+
+        d.signal(signal.SIGHUP)
+        ns.wait(lambda ls: "RELOADING=1" in ls and
+                ls[ls.index("RELOADING=1"):].count("READY=1") >= 1, 5,
+                "RELOADING=1 then READY=1")
+        assert d.stop() == 0
+        assert "STOPPING=1" in ns.lines()
+    finally:
+        ns.close()
+
+
+def test_journal_stream_gets_priority_prefixes(election):
+    d = election.daemon("node1", env={"JOURNAL_STREAM": "8:12345"})
+    d.wait_role("leader")
+    d.stop()
+    lines = [l for l in d.log_text().splitlines() if not l.startswith("====")]
+    assert lines, "the daemon logged nothing"
+    bad = [l for l in lines if not (l[:1] == "<" and l[2:3] == ">" and l[1].isdigit())]
+    assert not bad, f"lines without a <N> priority prefix: {bad[:5]}"
+    # A role change is a notice (5); no timestamps of our own under the journal.
+    assert any(l.startswith("<5>role ") for l in lines), lines[:20]
+
+
+def test_reload_applies_data_and_refuses_identity_changes(election):
+    a = election.daemon("node1", data="10.0.0.1:1")
+    a.wait_role("leader")
+    b = election.daemon("node2", data="10.0.0.2:1")
+    b.wait_role("follower")
+
+    # New data is advertised at once: in E/leader and in our candidate node.
+    a.options["election.data"] = "10.0.0.1:2"
+    a.write_config()
+    a.signal(signal.SIGHUP)
+    wait_for(lambda: b.leader().get("data") == "10.0.0.1:2", 5,
+             "the follower to see the leader's new data")
+    wait_for(lambda: ("node1", "10.0.0.1:2") in [(m[1], m[2]) for m in b.members()],
+             5, "members to show the new data")
+    assert a.role() == "leader"
+
+    # An identity change is refused with a warning; the rest still applies.
+    a.options["election.id"] = "renamed"
+    a.options["control.log_level"] = "debug"
+    a.write_config()
+    a.signal(signal.SIGHUP)
+    wait_for(lambda: "election.id cannot change while running" in a.log_text(), 5,
+             "the refusal warning")
+    assert parse_kv(a.ctl("status"))["id"] == "node1"
+    assert b.leader()["id"] == "node1"
+
+    # A broken file keeps the running configuration.
+    a.conf_path.write_text("[election]\nservice = x\nbogus = 1\n")
+    a.signal(signal.SIGHUP)
+    wait_for(lambda: "keeping the running configuration" in a.log_text(), 5,
+             "the broken-file warning")
+    assert f"{a.conf_path}:3: election.bogus: unknown key" in a.log_text()
+    assert a.role() == "leader"
+    assert b.leader() == {"id": "node1", "data": "10.0.0.1:2",
+                          "epoch": b.leader()["epoch"]}
+
+
+def test_digest_auth_sets_creator_all_world_read(election, kz):
+    d = election.daemon("node1", options={"zookeeper.auth": "digest:ops:s3cret"})
+    d.wait_role("leader")
+    kids = kz.get_children(f"{election.path}/candidates")
+    assert len(kids) == 1
+    for path in (f"{election.path}/candidates/{kids[0]}", f"{election.path}/leader",
+                 f"{election.path}/breadcrumb"):
+        acls, _ = kz.get_acls(path)
+        perms = {(a.id.scheme, a.id.id): a.perms for a in acls}
+        assert perms.get(("world", "anyone")) == 1, (path, acls)  # READ only
+        digest = [k for k in perms if k[0] == "digest"]
+        assert len(digest) == 1 and digest[0][1].startswith("ops:"), (path, acls)
+        assert perms[digest[0]] == 31, (path, acls)  # ALL
+    # Without the password nobody else can delete the leader's nodes.
+    from kazoo.exceptions import NoAuthError
+    try:
+        kz.delete(f"{election.path}/leader")
+    except NoAuthError:
+        pass
+    else:
+        raise AssertionError("an unauthenticated client deleted E/leader")
+    assert d.role() == "leader"
+
+
+def test_custom_root(election, kz):
+    root = f"/custom/{election.service}-root"
+    d = election.daemon("node1", options={"zookeeper.root": root})
+    d.wait_role("leader")
+    assert kz.exists(f"{root}/{election.service}/leader")
+    assert len(kz.get_children(f"{root}/{election.service}/candidates")) == 1
+    assert not kz.exists(election.path)
+
+
+def test_observer_never_leads_and_reports_the_leader(election, kz):
+    obs = election.daemon("watcher", options={"election.mode": "observer"})
+    obs.wait_role("observer")
+    assert obs.leader() == {"id": "", "data": "", "epoch": "0"}
+    a = election.daemon("node1", data="10.0.0.1:5432")
+    a.wait_role("leader")
+    wait_for(lambda: obs.leader().get("id") == "node1", 5, "the observer to see node1")
+    assert obs.leader()["data"] == "10.0.0.1:5432"
+    assert obs.role() == "observer"
+    assert len(kz.get_children(f"{election.path}/candidates")) == 1
+    st = obs.status()
+    assert st["mode"] == "observer" and st["leader"] == "node1"
+    # An observer never ran a hook, not even the startup demote.
+    assert not hook_runs(election.events(), id="watcher")
+
+
+def test_health_check_fall_and_rise(election):
+    opts = lambda name: {
+        "hooks.check": f"test -e {election.dir}/{name}.healthy",
+        "hooks.check_interval": "200ms", "hooks.check_fall": "2",
+        "hooks.check_rise": "2"}
+    for n in ("node1", "node2"):
+        (election.dir / f"{n}.healthy").touch()
+    a = election.daemon("node1", options=opts("node1"))
+    a.wait_role("leader")
+    b = election.daemon("node2", options=opts("node2"))
+    b.wait_role("follower")
+
+    (election.dir / "node1.healthy").unlink()
+    b.wait_role("leader", timeout=5)
+    a.wait_role("observer", timeout=5)
+    demotes = [r for r in hook_runs(election.events(), id="node1", event="demote")
+               if r[0].reason == "health"]
+    assert demotes, "node1 did not demote with reason health"
+    assert [m[1] for m in b.members()] == ["node2"]
+
+    (election.dir / "node1.healthy").touch()
+    a.wait_role("follower", timeout=5)
+    assert [m[1] for m in b.members()] == ["node2", "node1"]
+    assert b.role() == "leader"
+    election.check_invariants()
+
+
+def test_failed_demote_is_reported_and_the_daemon_goes_on(election):
+    a = election.daemon("node1")
+    a.wait_role("leader")
+    b = election.daemon("node2")
+    b.wait_role("follower")
+    a.hook_conf(demote_exit=3)
+    assert a.ctl("resign").strip() == "ok"
+    b.wait_role("leader", timeout=5)
+    st = a.status()
+    assert "demote hook exited 3" in st["last_error"], st
+    assert a.role() == "follower"
+    assert parse_kv(a.ctl("status"))["last_error"] == st["last_error"]
+
+
+def test_status_file_is_replaced_atomically(election):
+    d = election.daemon("node1")
+    d.wait_role("leader")
+    leftovers = [p.name for p in d.status_file.parent.iterdir()
+                 if p.name.startswith(d.status_file.name) and p != d.status_file]
+    assert not leftovers, leftovers
+    # The file is shell-sourceable and agrees with the socket.
+    out = subprocess.run(["/bin/sh", "-c", f'. "{d.status_file}" && echo "$role $id"'],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "leader node1"
+
+
+def test_check_mode_and_overrides(tmp_path):
+    conf = tmp_path / "z.conf"
+    conf.write_text("[zookeeper]\nhosts = 127.0.0.1:2181\n[election]\nservice = web\n")
+    zkd = str(binary("zkelectd"))
+    r = subprocess.run([zkd, "-t", "-c", str(conf)], capture_output=True, text=True)
+    assert (r.returncode, r.stdout.strip()) == (0, "configuration OK"), r
+    r = subprocess.run([zkd, "-t", "-c", str(conf), "-o", "election.mode=leader"],
+                       capture_output=True, text=True)
+    assert r.returncode == 1
+    assert r.stderr.strip() == \
+        "zkelectd: -o election.mode: must be candidate or observer", r.stderr
+    r = subprocess.run([zkd, "--check", "-c", str(conf), "-o",
+                        "hooks.demote_timeout=5s"], capture_output=True, text=True)
+    assert r.returncode == 1 and "hooks.demote_timeout" in r.stderr, r.stderr
+    r = subprocess.run([zkd, "-t", "-c", str(tmp_path / "missing.conf")],
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and "missing.conf: cannot read" in r.stderr, r.stderr
+    r = subprocess.run([zkd, "-V"], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.startswith("zkelectd ")
+    r = subprocess.run([zkd, "--bogus"], capture_output=True, text=True)
+    assert r.returncode == 2 and "usage" in r.stderr
