@@ -233,7 +233,8 @@ command_members(struct daemon *d, uint64_t client)
 	char *path;
 	int rc;
 
-	if (!zk_is_open(d->zk)) {
+	/* Asking a disconnected session would hang until it reconnects. */
+	if (!zk_is_open(d->zk) || d->zk_state != ZOO_CONNECTED_STATE) {
 		(void)ctl_reply(d->ctl, client, "error zookeeper-unavailable");
 		return;
 	}
