@@ -23,7 +23,7 @@
 #define OTHER2 "candidate-00000000000000bb_0000000002"
 
 static struct election *
-el_new(int demote_on_start, int fence)
+el_new_grace(int demote_on_start, int fence, int64_t grace_ms)
 {
 	struct election_params p;
 
@@ -34,7 +34,14 @@ el_new(int demote_on_start, int fence)
 	p.demote_on_start = demote_on_start;
 	p.fence = fence;
 	p.retry_backoff_ms = 5000;
+	p.disconnect_grace_ms = grace_ms;
 	return election_new(&p);
+}
+
+static struct election *
+el_new(int demote_on_start, int fence)
+{
+	return el_new_grace(demote_on_start, fence, 0);
 }
 
 static struct el_action
@@ -379,6 +386,43 @@ test_lease_expired_relearns_before_promoting(void **state)
 }
 
 static void
+test_disconnect_grace(void **state)
+{
+	struct election *el = el_new_grace(0, 0, 1500);
+	struct el_action a;
+	char *kids[] = { OURS };
+
+	(void)state;
+	become_leader(el);
+	election_session(el, EL_ZK_CONNECTING, 0);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_TIMER);
+	assert_int_equal(a.timer, EL_TIMER_GRACE);
+	assert_int_equal(a.ms, 1500);
+	expect_none(el);
+	/* Within the grace it still leads. */
+	assert_int_equal(election_role(el), ROLE_LEADER);
+	/* Back in time: it re-reads everything, keeps leading, no hook. */
+	election_session(el, EL_ZK_CONNECTED, SID);
+	election_timer(el, EL_TIMER_GRACE);
+	expect_op(el, EL_OP_LEADER, NULL);
+	reply_get(el, EL_OP_LEADER, "id=node1\ndata=x\nepoch=100\n", SID, 100);
+	expect_op(el, EL_OP_WATCH_OWN, NULL);
+	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
+	expect_op(el, EL_OP_LIST, NULL);
+	reply_list(el, kids, 1);
+	expect_none(el);
+	assert_int_equal(election_role(el), ROLE_LEADER);
+	/* Gone longer than the grace: demote. */
+	election_session(el, EL_ZK_CONNECTING, 0);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_TIMER);
+	election_timer(el, EL_TIMER_GRACE);
+	expect_hook(el, HOOK_DEMOTE, "disconnected");
+	election_free(el);
+}
+
+static void
 test_promote_failure(void **state)
 {
 	struct election *el = el_new(0, 0);
@@ -598,6 +642,7 @@ main(void)
 		cmocka_unit_test(test_session_expiry_while_leader),
 		cmocka_unit_test(test_disconnect_demotes_at_once),
 		cmocka_unit_test(test_lease_expired_relearns_before_promoting),
+		cmocka_unit_test(test_disconnect_grace),
 		cmocka_unit_test(test_promote_failure),
 		cmocka_unit_test(test_stop_is_an_ordered_handoff),
 		cmocka_unit_test(test_demote_waits_for_promote),
