@@ -29,7 +29,8 @@ SANFLAGS  = -fsanitize=address,undefined -fno-omit-frame-pointer \
 endif
 
 COMMON    = log xmalloc util
-DAEMON    = config zk candidate election election_event hook ctl status notify
+DAEMON    = config config_value zk candidate election election_event hook \
+            ctl ctl_listen status notify
 LIBSRC    = $(COMMON) $(DAEMON)
 LIBOBJ    = $(LIBSRC:%=$(BUILD)/%.o)
 UNIT      = $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
@@ -50,7 +51,8 @@ $(BUILD)/zkelectd: $(BUILD)/zkelectd.o $(BUILD)/daemon.o $(BUILD)/command.o \
     $(BUILD)/libzkelect.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-$(BUILD)/zkelectctl: $(BUILD)/zkelectctl.o $(COMMON:%=$(BUILD)/%.o)
+$(BUILD)/zkelectctl: $(BUILD)/zkelectctl.o $(BUILD)/ctlclient.o \
+    $(COMMON:%=$(BUILD)/%.o)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^
 
 $(BUILD)/unit/%: tests/unit/%.c $(BUILD)/libzkelect.a src/*.h

@@ -1,70 +1,29 @@
 /*
  * The configuration file.  inih splits the INI syntax; this file reads the
  * file itself (so that an over-long line is an error, not a silent cut),
- * checks every value, applies the -o overrides and checks the keys against
- * each other.  A load fills a fresh struct config and hands it over only
- * when all of it is valid, so a broken file on reload changes nothing.
+ * hands every value to its setter in config_value.c, applies the -o
+ * overrides and checks the keys against each other.  A load fills a fresh
+ * struct config and hands it over only when all of it is valid, so a
+ * broken file on reload changes nothing.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <ini.h>
 
-#include "config.h"
+#include "config_int.h"
 #include "log.h"
-#include "util.h"
 #include "xmalloc.h"
 
 /* Debian's libinih reads lines into a 200-byte buffer. */
 #define CONFIG_LINE_MAX		199
 #define CONFIG_FILE_MAX		(1024 * 1024)
-#define CONFIG_WHY_LEN		256
-#define CONFIG_ROOT_MAX		256
-/* zookeeper_init() takes the session timeout as an int. */
-#define CONFIG_DURATION_MAX	INT_MAX
-#define CONFIG_SUN_PATH_MAX \
-	(sizeof(((struct sockaddr_un *)NULL)->sun_path) - 1)
-/* Leaves room for the suffix of the status file's temporary copy. */
-#define CONFIG_STATUS_MAX	(PATH_MAX - 32)
-
-#define CONFIG_FIELD(cfg, k)	((void *)((char *)(cfg) + (k)->off))
-#define CONFIG_STR(cfg, k)	((char **)CONFIG_FIELD(cfg, k))
-#define CONFIG_I64(cfg, k)	((int64_t *)CONFIG_FIELD(cfg, k))
-
-enum config_key_id {
-	K_HOSTS, K_SESSION_TIMEOUT, K_ROOT, K_AUTH,
-	K_SERVICE, K_ID, K_DATA, K_MODE, K_DISCONNECT_GRACE,
-	K_PROMOTE, K_DEMOTE, K_FENCE, K_CHECK, K_TIMEOUT, K_DEMOTE_TIMEOUT,
-	K_CHECK_INTERVAL, K_CHECK_FALL, K_CHECK_RISE, K_RETRY_BACKOFF,
-	K_DEMOTE_ON_START,
-	K_SOCKET, K_SOCKET_MODE, K_SOCKET_GROUP, K_STATUS_FILE, K_LOG_LEVEL,
-	K_MAX_CLIENTS,
-	K_COUNT
-};
-
-/* A setter checks one value and stores it, or explains in why. */
-struct config_key;
-typedef int (*config_setter)(const struct config_key *, struct config *,
-    const char *, char *);
-
-struct config_key {
-	const char	*section;
-	const char	*name;
-	config_setter	 set;
-	size_t		 off;	/* field, for the generic setters */
-	int64_t		 min;	/* range, or length of a string */
-	int64_t		 max;
-};
 
 struct config_parse {
 	struct config	*cfg;
@@ -87,22 +46,10 @@ static const char *const config_sections[] = {
 	"zookeeper", "election", "hooks", "control",
 };
 
-static int config_why(char *, const char *, ...) LOG_PRINTF(2, 3);
 static void config_fail(struct config_parse *, int, const char *, ...)
     LOG_PRINTF(3, 4);
 static void config_key_fail(struct config_parse *, int, const char *, ...)
     LOG_PRINTF(3, 4);
-
-static int
-config_why(char *why, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	(void)vsnprintf(why, CONFIG_WHY_LEN, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 /*
  * Keeps the first error only: it is the one nearest the top of the file,
@@ -146,351 +93,11 @@ config_section_known(const char *name, size_t len)
 	return 0;
 }
 
-static void
-config_replace(char **dst, const char *v)
-{
-	free(*dst);
-	*dst = (v != NULL) ? xstrdup(v) : NULL;
-}
-
-/* Printable ASCII is safe in logs, the status file, JSON and znodes. */
-static int
-config_printable(const char *s)
-{
-	for (; *s != '\0'; s++)
-		if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e)
-			return 0;
-	return 1;
-}
-
-/* One "host:port" of zookeeper.hosts, s to e. */
-static int
-config_check_hostport(const char *s, const char *e, char *why)
-{
-	const char *q, *colon = NULL, *w;
-	char port[8];
-	size_t plen;
-	int64_t n;
-	int len = (int)(e - s);
-
-	/* The client splits at the last ':', so IPv6 takes no brackets. */
-	for (q = s; q < e; q++)
-		if (*q == ':')
-			colon = q;
-	if (colon == NULL || colon == s || colon + 1 == e)
-		return config_why(why, "\"%.*s\" is not host:port", len, s);
-	for (q = s; q < colon; q++)
-		if (strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-		    "abcdefghijklmnopqrstuvwxyz0123456789.-_:%", *q) == NULL)
-			return config_why(why, "bad host in \"%.*s\"", len, s);
-	plen = (size_t)(e - colon - 1);
-	if (plen < sizeof(port)) {
-		memcpy(port, colon + 1, plen);
-		port[plen] = '\0';
-	}
-	if (plen >= sizeof(port) ||
-	    parse_int64(port, 1, 65535, &n, &w) == -1)
-		return config_why(why, "bad port in \"%.*s\" (1-65535)",
-		    len, s);
-	return 0;
-}
-
-static int
-config_set_hosts(const struct config_key *k, struct config *cfg,
-    const char *v, char *why)
-{
-	const char *s, *e;
-
-	if (*v == '\0')
-		return config_why(why, "must not be empty");
-	if (strchr(v, '/') != NULL)
-		return config_why(why, "a chroot suffix is not supported, "
-		    "use zookeeper.root");
-	for (s = v;; s = e + 1) {
-		e = strchrnul(s, ',');
-		if (config_check_hostport(s, e, why) == -1)
-			return -1;
-		if (*e == '\0')
-			break;
-	}
-	config_replace(CONFIG_STR(cfg, k), v);
-	return 0;
-}
-
-/* A ZooKeeper path; "/" alone puts the election right under the top. */
-static int
-config_set_root(const struct config_key *k, struct config *cfg,
-    const char *v, char *why)
-{
-	const char *s, *e;
-	size_t n = strlen(v);
-
-	if (v[0] != '/')
-		return config_why(why, "must start with '/'");
-	if (n > CONFIG_ROOT_MAX)
-		return config_why(why, "longer than %d bytes", CONFIG_ROOT_MAX);
-	if (!config_printable(v))
-		return config_why(why, "must be printable ASCII");
-	if (n > 1 && v[n - 1] == '/')
-		return config_why(why, "must not end with '/'");
-	if (strstr(v, "//") != NULL)
-		return config_why(why, "must not contain '//'");
-	for (s = v + 1; *s != '\0'; s = (*e == '\0') ? e : e + 1) {
-		e = strchrnul(s, '/');
-		if ((e - s == 1 && s[0] == '.') ||
-		    (e - s == 2 && s[0] == '.' && s[1] == '.'))
-			return config_why(why, "must not contain \".\" or "
-			    "\"..\"");
-	}
-	if (strcmp(v, "/zookeeper") == 0 || strncmp(v, "/zookeeper/", 11) == 0)
-		return config_why(why, "/zookeeper is reserved by ZooKeeper");
-	config_replace(CONFIG_STR(cfg, k), v);
-	return 0;
-}
-
-/* Empty means none, so that -o zookeeper.auth= can take it away. */
-static int
-config_set_auth(const struct config_key *k, struct config *cfg,
-    const char *v, char *why)
-{
-	const char *user = v + strlen("digest:"), *colon;
-
-	if (*v == '\0') {
-		config_replace(CONFIG_STR(cfg, k), NULL);
-		return 0;
-	}
-	if (strncmp(v, "digest:", strlen("digest:")) != 0 ||
-	    (colon = strchr(user, ':')) == NULL || colon == user ||
-	    colon[1] == '\0')
-		return config_why(why, "must be digest:user:password");
-	config_replace(CONFIG_STR(cfg, k), user);
-	return 0;
-}
-
-static int
-config_set_service(const struct config_key *k, struct config *cfg,
-    const char *v, char *why)
-{
-	size_t n = strlen(v);
-
-	if (n < (size_t)k->min || n > (size_t)k->max ||
-	    strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	    "0123456789._-") != n)
-		return config_why(why, "must be 1 to %lld of the characters "
-		    "A-Z a-z 0-9 . _ -", (long long)k->max);
-	if (strcmp(v, ".") == 0 || strcmp(v, "..") == 0)
-		return config_why(why, "must not be \".\" or \"..\"");
-	config_replace(CONFIG_STR(cfg, k), v);
-	return 0;
-}
-
-/* election.id and election.data: peers read them from znode data. */
-static int
-config_set_text(const struct config_key *k, struct config *cfg,
-    const char *v, char *why)
-{
-	size_t n = strlen(v);
-
-	if (n == 0 && k->min > 0)
-		return config_why(why, "must not be empty");
-	if (n > (size_t)k->max)
-		return config_why(why, "longer than %lld bytes",
-		    (long long)k->max);
-	if (!config_printable(v))
-		return config_why(why, "must be printable ASCII "
-		    "(no tabs, newlines or control characters)");
-	config_replace(CONFIG_STR(cfg, k), v);
-	return 0;
-}
-
-static int
-config_set_mode(const struct config_key *k, struct config *cfg,
-    const char *v, char *why)
-{
-	(void)k;
-	if (strcmp(v, "candidate") == 0)
-		cfg->mode = CONFIG_MODE_CANDIDATE;
-	else if (strcmp(v, "observer") == 0)
-		cfg->mode = CONFIG_MODE_OBSERVER;
-	else
-		return config_why(why, "must be candidate or observer");
-	return 0;
-}
-
-static int
-config_set_duration(const struct config_key *k, struct config *cfg,
-    const char *v, char *why)
-{
-	const char *w;
-
-	if (parse_duration_ms(v, k->min, k->max, CONFIG_I64(cfg, k),
-	    &w) == 0)
-		return 0;
-	if (strcmp(w, "out of range") == 0)
-		return config_why(why, "out of range (at most %lldms)",
-		    (long long)k->max);
-	return config_why(why, "%s", w);
-}
-
-static int
-config_set_number(const struct config_key *k, struct config *cfg,
-    const char *v, char *why)
-{
-	const char *w;
-
-	if (parse_int64(v, k->min, k->max, CONFIG_I64(cfg, k), &w) == 0)
-		return 0;
-	return config_why(why, "%s (%lld-%lld)", w, (long long)k->min,
-	    (long long)k->max);
-}
-
-/* Hook command lines; empty means none. */
-static int
-config_set_command(const struct config_key *k, struct config *cfg,
-    const char *v, char *why)
-{
-	(void)why;
-	config_replace(CONFIG_STR(cfg, k), (*v == '\0') ? NULL : v);
-	return 0;
-}
-
-static int
-config_set_bool(const struct config_key *k, struct config *cfg,
-    const char *v, char *why)
-{
-	(void)k;
-	if (strcasecmp(v, "yes") == 0 || strcasecmp(v, "true") == 0 ||
-	    strcasecmp(v, "on") == 0 || strcmp(v, "1") == 0)
-		cfg->demote_on_start = 1;
-	else if (strcasecmp(v, "no") == 0 || strcasecmp(v, "false") == 0 ||
-	    strcasecmp(v, "off") == 0 || strcmp(v, "0") == 0)
-		cfg->demote_on_start = 0;
-	else
-		return config_why(why, "must be yes or no");
-	return 0;
-}
-
-static int
-config_set_path(const struct config_key *k, struct config *cfg,
-    const char *v, char *why)
-{
-	size_t n = strlen(v);
-
-	if (v[0] != '/')
-		return config_why(why, "must be an absolute path");
-	if (n > (size_t)k->max)
-		return config_why(why, "longer than %lld bytes",
-		    (long long)k->max);
-	if (v[n - 1] == '/')
-		return config_why(why, "must name a file, not a directory");
-	if (!config_printable(v))
-		return config_why(why, "must be printable ASCII");
-	config_replace(CONFIG_STR(cfg, k), v);
-	return 0;
-}
-
-static int
-config_set_socket_mode(const struct config_key *k, struct config *cfg,
-    const char *v, char *why)
-{
-	size_t n = strlen(v);
-	long mode;
-
-	if (n == 0 || n > 4 || strspn(v, "01234567") != n)
-		return config_why(why, "must be an octal mode such as 0660");
-	mode = strtol(v, NULL, 8);
-	if (mode > k->max)
-		return config_why(why, "must be at most 0777");
-	cfg->socket_mode = (int)mode;
-	return 0;
-}
-
-/* Resolved when the socket is made; here only its shape is checked. */
-static int
-config_set_group(const struct config_key *k, struct config *cfg,
-    const char *v, char *why)
-{
-	const char *s;
-
-	for (s = v; *s != '\0'; s++)
-		if ((unsigned char)*s <= ' ' || (unsigned char)*s > 0x7e ||
-		    *s == ':')
-			return config_why(why,
-			    "must be a group name or number");
-	config_replace(CONFIG_STR(cfg, k), (*v == '\0') ? NULL : v);
-	return 0;
-}
-
-static int
-config_set_log_level(const struct config_key *k, struct config *cfg,
-    const char *v, char *why)
-{
-	int level;
-
-	(void)k;
-	if ((level = log_level_parse(v)) == -1)
-		return config_why(why,
-		    "must be debug, info, notice, warning or err");
-	cfg->log_level = level;
-	return 0;
-}
-
-#define F(field)		offsetof(struct config, field)
-#define DURATION(field, min) \
-	config_set_duration, F(field), (min), CONFIG_DURATION_MAX
-#define COMMAND(field)		config_set_command, F(field), 0, 0
-static const struct config_key config_keys[K_COUNT] = {
-	[K_HOSTS] = { "zookeeper", "hosts", config_set_hosts, F(hosts), 0, 0 },
-	[K_SESSION_TIMEOUT] = { "zookeeper", "session_timeout",
-	    DURATION(session_timeout_ms, 1) },
-	[K_ROOT] = { "zookeeper", "root", config_set_root, F(root), 0, 0 },
-	[K_AUTH] = { "zookeeper", "auth", config_set_auth, F(auth), 0, 0 },
-	[K_SERVICE] = { "election", "service", config_set_service,
-	    F(service), 1, 64 },
-	[K_ID] = { "election", "id", config_set_text, F(id), 1, 128 },
-	[K_DATA] = { "election", "data", config_set_text, F(data), 0, 512 },
-	[K_MODE] = { "election", "mode", config_set_mode, F(mode), 0, 0 },
-	[K_DISCONNECT_GRACE] = { "election", "disconnect_grace",
-	    DURATION(disconnect_grace_ms, 0) },
-	[K_PROMOTE] = { "hooks", "promote", COMMAND(hook_promote) },
-	[K_DEMOTE] = { "hooks", "demote", COMMAND(hook_demote) },
-	[K_FENCE] = { "hooks", "fence", COMMAND(hook_fence) },
-	[K_CHECK] = { "hooks", "check", COMMAND(hook_check) },
-	[K_TIMEOUT] = { "hooks", "timeout", DURATION(hook_timeout_ms, 1) },
-	[K_DEMOTE_TIMEOUT] = { "hooks", "demote_timeout",
-	    DURATION(demote_timeout_ms, 1) },
-	[K_CHECK_INTERVAL] = { "hooks", "check_interval",
-	    DURATION(check_interval_ms, 1) },
-	[K_CHECK_FALL] = { "hooks", "check_fall", config_set_number,
-	    F(check_fall), 1, 1000 },
-	[K_CHECK_RISE] = { "hooks", "check_rise", config_set_number,
-	    F(check_rise), 1, 1000 },
-	[K_RETRY_BACKOFF] = { "hooks", "retry_backoff",
-	    DURATION(retry_backoff_ms, 0) },
-	[K_DEMOTE_ON_START] = { "hooks", "demote_on_start", config_set_bool,
-	    F(demote_on_start), 0, 0 },
-	[K_SOCKET] = { "control", "socket", config_set_path, F(socket_path),
-	    1, CONFIG_SUN_PATH_MAX },
-	[K_SOCKET_MODE] = { "control", "socket_mode", config_set_socket_mode,
-	    F(socket_mode), 0, 0777 },
-	[K_SOCKET_GROUP] = { "control", "socket_group", config_set_group,
-	    F(socket_group), 0, 0 },
-	[K_STATUS_FILE] = { "control", "status_file", config_set_path,
-	    F(status_file), 1, CONFIG_STATUS_MAX },
-	[K_LOG_LEVEL] = { "control", "log_level", config_set_log_level,
-	    F(log_level), 0, 0 },
-	[K_MAX_CLIENTS] = { "control", "max_clients", config_set_number,
-	    F(max_clients), 1, 65536 },
-};
-#undef COMMAND
-#undef DURATION
-#undef F
-
 /* An error about one key, located where that key was last set. */
 static void
 config_key_fail(struct config_parse *p, int id, const char *fmt, ...)
 {
-	const struct config_key *k = &config_keys[id];
+	const struct config_key *k = &config_value_keys[id];
 	char body[1024];
 	va_list ap;
 
@@ -510,8 +117,8 @@ config_key_find(const char *section, const char *name)
 	int i;
 
 	for (i = 0; i < K_COUNT; i++)
-		if (strcmp(config_keys[i].section, section) == 0 &&
-		    strcmp(config_keys[i].name, name) == 0)
+		if (strcmp(config_value_keys[i].section, section) == 0 &&
+		    strcmp(config_value_keys[i].name, name) == 0)
 			return i;
 	return -1;
 }
@@ -520,11 +127,10 @@ config_key_find(const char *section, const char *name)
 static int
 config_apply(struct config_parse *p, int id, const char *value, int where)
 {
-	const struct config_key *k = &config_keys[id];
 	char why[CONFIG_WHY_LEN];
 
 	p->where[id] = where;
-	if (k->set(k, p->cfg, value, why) == -1) {
+	if (config_value_set(id, p->cfg, value, why) == -1) {
 		config_key_fail(p, id, "%s", why);
 		return -1;
 	}
@@ -713,8 +319,7 @@ config_finish(struct config_parse *p)
 			return -1;
 		}
 		host[sizeof(host) - 1] = '\0';
-		if (config_set_text(&config_keys[K_ID], cfg, host,
-		    why) == -1) {
+		if (config_value_set(K_ID, cfg, host, why) == -1) {
 			config_fail(p, 0, "election.id: the hostname cannot be "
 			    "the default: %s", why);
 			return -1;

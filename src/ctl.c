@@ -1,19 +1,14 @@
 /*
- * The control socket. Each client gets a bufferevent; it may send one
- * line, which goes to the daemon's callback, and then only waits for the
- * answer (or, for watch, for broadcasts). Input is bounded: a client that
- * fills PROTO_MAX_LINE bytes without a newline is answered and closed.
+ * The control socket's clients. Each client gets a bufferevent; it may
+ * send one line, which goes to the daemon's callback, and then only waits
+ * for the answer (or, for watch, for broadcasts). Input is bounded: a
+ * client that fills PROTO_MAX_LINE bytes without a newline is answered and
+ * closed. The listening socket and its file are ctl_listen.c's.
  */
 #include <sys/types.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 
-#include <errno.h>
-#include <grp.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,17 +17,14 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
-#include "ctl.h"
+#include "ctl_int.h"
 #include "log.h"
 #include "xmalloc.h"
 
 /* A line, its "\r\n": more than this without a newline is too long. */
 #define CTL_READ_LIMIT		(PROTO_MAX_LINE + 2)
-#define CTL_ACCEPT_BATCH	32
-#define CTL_ACCEPT_PAUSE_MS	100
 #define CTL_WRITE_TIMEOUT_MS	10000	/* no write progress: drop */
 #define CTL_WATCH_BACKLOG	65536	/* unread watch output: drop */
-#define CTL_TOO_MANY		"error too-many-clients\n"
 #define CTL_TOO_LONG		"error line-too-long"
 
 enum ctl_state {
@@ -52,39 +44,9 @@ struct ctl_client {
 	struct event *ev_idle;
 };
 
-struct ctl {
-	struct event_base *base;
-	char *path;
-	int fd;
-	dev_t dev;		/* of the socket file we bound, to unlink */
-	ino_t ino;		/* only our own */
-	struct event *ev_accept;
-	struct event *ev_resume;	/* accepting again after EMFILE */
-	int accept_warned;
-	TAILQ_HEAD(, ctl_client) clients;
-	int nclients;
-	uint64_t next_id;
-	int max_clients;
-	int idle_timeout_ms;
-	ctl_command_fn fn;
-	void *arg;
-};
-
 static void ctl_client_free(struct ctl_client *);
 
-static void LOG_PRINTF(3, 4)
-ctl_error(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errlen == 0)
-		return;
-	va_start(ap, fmt);
-	(void)vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
-static void
+void
 ctl_timeval(struct timeval *tv, int ms)
 {
 	tv->tv_sec = ms / 1000;
@@ -277,7 +239,7 @@ ctl_client_idle(evutil_socket_t fd, short events, void *arg)
 	ctl_client_free(c);
 }
 
-static void
+void
 ctl_client_new(struct ctl *ctl, int fd)
 {
 	struct ctl_client *c;
@@ -319,245 +281,6 @@ ctl_client_new(struct ctl *ctl, int fd)
 	}
 }
 
-/* Tells a client over max_clients why it is turned away. */
-static void
-ctl_refuse(int fd)
-{
-	char buf[512];
-	int i;
-
-	if (send(fd, CTL_TOO_MANY, sizeof(CTL_TOO_MANY) - 1,
-	    MSG_NOSIGNAL | MSG_DONTWAIT) == -1)
-		log_debug("control socket: refusing a client: send: %s",
-		    strerror(errno));
-	/*
-	 * Unread input would turn our close into a reset that may reach the
-	 * client before it read the answer.
-	 */
-	for (i = 0; i < 4; i++)
-		if (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) <= 0)
-			break;
-	if (close(fd) == -1)
-		log_warn("control socket: close");
-}
-
-static void
-ctl_resume(evutil_socket_t fd, short events, void *arg)
-{
-	struct ctl *ctl = arg;
-
-	(void)fd;
-	(void)events;
-	if (event_add(ctl->ev_accept, NULL) == -1)
-		log_warnx("control socket %s: cannot resume accepting",
-		    ctl->path);
-}
-
-/* Out of descriptors: stop accepting for a moment instead of spinning. */
-static void
-ctl_accept_pause(struct ctl *ctl)
-{
-	struct timeval tv;
-
-	if (!ctl->accept_warned)
-		log_warn("control socket %s: accept, pausing", ctl->path);
-	ctl->accept_warned = 1;
-	ctl_timeval(&tv, CTL_ACCEPT_PAUSE_MS);
-	if (event_del(ctl->ev_accept) == -1 ||
-	    evtimer_add(ctl->ev_resume, &tv) == -1)
-		log_warnx("control socket %s: cannot pause accepting",
-		    ctl->path);
-}
-
-static void
-ctl_accept(evutil_socket_t lfd, short events, void *arg)
-{
-	struct ctl *ctl = arg;
-	int fd, i;
-
-	(void)events;
-	for (i = 0; i < CTL_ACCEPT_BATCH; i++) {
-		fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd == -1) {
-			if (errno == EINTR || errno == ECONNABORTED)
-				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				ctl_accept_pause(ctl);
-			return;
-		}
-		ctl->accept_warned = 0;
-		if (ctl->nclients >= ctl->max_clients) {
-			log_debug("control socket %s: %d clients, refusing "
-			    "one more", ctl->path, ctl->nclients);
-			ctl_refuse(fd);
-			continue;
-		}
-		ctl_client_new(ctl, fd);
-	}
-}
-
-/* Creates the socket's directory when it is missing (not its parents). */
-static int
-ctl_mkparent(const char *path, char *err, size_t errlen)
-{
-	char *dir, *slash;
-	int rc = 0;
-
-	dir = xstrdup(path);
-	if ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
-		*slash = '\0';
-		if (mkdir(dir, 0755) == 0) {
-			/* Not the umask's: group members must reach it. */
-			if (chmod(dir, 0755) == -1) {
-				ctl_error(err, errlen, "chmod %s: %s", dir,
-				    strerror(errno));
-				rc = -1;
-			}
-		} else if (errno != EEXIST) {
-			ctl_error(err, errlen, "mkdir %s: %s", dir,
-			    strerror(errno));
-			rc = -1;
-		}
-	}
-	free(dir);
-	return rc;
-}
-
-/*
- * Removes a socket file left by a dead daemon. A file where a daemon
- * answers, or that is no socket at all, is left alone and is an error.
- */
-static int
-ctl_clear_stale(const struct sockaddr_un *sun, char *err, size_t errlen)
-{
-	struct stat st;
-	int fd, rc;
-
-	if (lstat(sun->sun_path, &st) == -1) {
-		if (errno == ENOENT)
-			return 0;
-		ctl_error(err, errlen, "control socket %s: %s", sun->sun_path,
-		    strerror(errno));
-		return -1;
-	}
-	if (!S_ISSOCK(st.st_mode)) {
-		ctl_error(err, errlen, "control socket %s exists and is not a "
-		    "socket", sun->sun_path);
-		return -1;
-	}
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-	    0)) == -1) {
-		ctl_error(err, errlen, "socket: %s", strerror(errno));
-		return -1;
-	}
-	rc = connect(fd, (const struct sockaddr *)sun, sizeof(*sun));
-	if (rc == 0 || errno == EAGAIN) {
-		/* EAGAIN: it listens, its backlog is merely full. */
-		(void)close(fd);
-		ctl_error(err, errlen, "control socket %s is in use by a "
-		    "running daemon", sun->sun_path);
-		return -1;
-	}
-	if (errno != ECONNREFUSED && errno != ENOENT) {
-		ctl_error(err, errlen, "control socket %s: connect: %s",
-		    sun->sun_path, strerror(errno));
-		(void)close(fd);
-		return -1;
-	}
-	(void)close(fd);
-	if (unlink(sun->sun_path) == -1 && errno != ENOENT) {
-		ctl_error(err, errlen, "unlink stale control socket %s: %s",
-		    sun->sun_path, strerror(errno));
-		return -1;
-	}
-	log_info("removed stale control socket %s", sun->sun_path);
-	return 0;
-}
-
-static int
-ctl_group(const char *group, gid_t *gid, char *err, size_t errlen)
-{
-	struct group *gr;
-
-	errno = 0;
-	if ((gr = getgrnam(group)) == NULL) {
-		if (errno != 0 && errno != ENOENT && errno != ESRCH)
-			ctl_error(err, errlen, "control socket group %s: %s",
-			    group, strerror(errno));
-		else
-			ctl_error(err, errlen, "control socket group %s: "
-			    "no such group", group);
-		return -1;
-	}
-	*gid = gr->gr_gid;
-	return 0;
-}
-
-static int
-ctl_bind(struct ctl *ctl, const struct ctl_params *p, char *err,
-    size_t errlen)
-{
-	struct sockaddr_un sun;
-	struct stat st;
-	gid_t gid = (gid_t)-1;
-
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (p->path == NULL || p->path[0] == '\0') {
-		ctl_error(err, errlen, "control socket: empty path");
-		return -1;
-	}
-	if (strlen(p->path) >= sizeof(sun.sun_path)) {
-		ctl_error(err, errlen, "control socket %s: path longer than "
-		    "%zu bytes", p->path, sizeof(sun.sun_path) - 1);
-		return -1;
-	}
-	memcpy(sun.sun_path, p->path, strlen(p->path) + 1);
-	if (p->group != NULL && ctl_group(p->group, &gid, err, errlen) == -1)
-		return -1;
-	if (ctl_mkparent(p->path, err, errlen) == -1 ||
-	    ctl_clear_stale(&sun, err, errlen) == -1)
-		return -1;
-
-	if ((ctl->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
-	    SOCK_CLOEXEC, 0)) == -1) {
-		ctl_error(err, errlen, "socket: %s", strerror(errno));
-		return -1;
-	}
-	if (bind(ctl->fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
-		ctl_error(err, errlen, "bind %s: %s", p->path, strerror(errno));
-		return -1;
-	}
-	if (lstat(p->path, &st) == -1) {
-		ctl_error(err, errlen, "stat %s: %s", p->path, strerror(errno));
-		goto unlink;
-	}
-	ctl->dev = st.st_dev;
-	ctl->ino = st.st_ino;
-	/* Nobody can connect before listen(): set the rights first. */
-	if (chmod(p->path, (mode_t)(p->mode & 07777)) == -1) {
-		ctl_error(err, errlen, "chmod %s: %s", p->path,
-		    strerror(errno));
-		goto unlink;
-	}
-	if (p->group != NULL && chown(p->path, (uid_t)-1, gid) == -1) {
-		ctl_error(err, errlen, "chown %s to group %s: %s", p->path,
-		    p->group, strerror(errno));
-		goto unlink;
-	}
-	if (listen(ctl->fd, SOMAXCONN) == -1) {
-		ctl_error(err, errlen, "listen %s: %s", p->path,
-		    strerror(errno));
-		goto unlink;
-	}
-	return 0;
-
-unlink:
-	if (unlink(p->path) == -1)
-		log_warn("unlink %s", p->path);
-	return -1;
-}
-
 struct ctl *
 ctl_open(struct event_base *base, const struct ctl_params *p,
     ctl_command_fn fn, void *arg, char *err, size_t errlen)
@@ -575,50 +298,24 @@ ctl_open(struct event_base *base, const struct ctl_params *p,
 	ctl->arg = arg;
 	TAILQ_INIT(&ctl->clients);
 
-	if (ctl_bind(ctl, p, err, errlen) == -1)
-		goto fail;
-	if ((ctl->ev_accept = event_new(base, ctl->fd, EV_READ | EV_PERSIST,
-	    ctl_accept, ctl)) == NULL ||
-	    (ctl->ev_resume = evtimer_new(base, ctl_resume, ctl)) == NULL ||
-	    event_add(ctl->ev_accept, NULL) == -1) {
-		ctl_error(err, errlen, "control socket %s: cannot add events",
-		    ctl->path);
-		if (unlink(ctl->path) == -1)
-			log_warn("unlink %s", ctl->path);
-		goto fail;
+	if (ctl_listen_open(ctl, p, err, errlen) == -1) {
+		free(ctl->path);
+		free(ctl);
+		return NULL;
 	}
 	return ctl;
-
-fail:
-	if (ctl->ev_accept != NULL)
-		event_free(ctl->ev_accept);
-	if (ctl->ev_resume != NULL)
-		event_free(ctl->ev_resume);
-	if (ctl->fd != -1)
-		(void)close(ctl->fd);
-	free(ctl->path);
-	free(ctl);
-	return NULL;
 }
 
 void
 ctl_close(struct ctl *ctl)
 {
 	struct ctl_client *c;
-	struct stat st;
 
 	if (ctl == NULL)
 		return;
 	while ((c = TAILQ_FIRST(&ctl->clients)) != NULL)
 		ctl_client_free(c);
-	event_free(ctl->ev_accept);
-	event_free(ctl->ev_resume);
-	if (close(ctl->fd) == -1)
-		log_warn("close control socket %s", ctl->path);
-	/* Another daemon may have replaced the file; leave its socket be. */
-	if (lstat(ctl->path, &st) == 0 && st.st_dev == ctl->dev &&
-	    st.st_ino == ctl->ino && unlink(ctl->path) == -1)
-		log_warn("unlink %s", ctl->path);
+	ctl_listen_close(ctl);
 	free(ctl->path);
 	free(ctl);
 }
