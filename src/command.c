@@ -374,8 +374,12 @@ command_handle(struct ctl *ctl, uint64_t client, uid_t uid, const char *line,
 		free(text);
 	} else if (strcmp(line, "leader") == 0) {
 		election_view(d->el, &v);
-		(void)xasprintf(&text, "id=%s\ndata=%s\nepoch=%lld\n",
-		    v.leader_id, v.leader_data, (long long)v.leader_epoch);
+		if (v.leader_id[0] == '\0')
+			text = xstrdup("id=\ndata=\nepoch=\n");
+		else
+			(void)xasprintf(&text, "id=%s\ndata=%s\nepoch=%lld\n",
+			    v.leader_id, v.leader_data,
+			    (long long)v.leader_epoch);
 		(void)ctl_reply(d->ctl, client, text);
 		free(text);
 	} else if (strcmp(line, "members") == 0)

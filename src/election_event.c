@@ -114,6 +114,9 @@ el_list_done(struct election *el, const struct el_result *res)
 	el->listed = 1;
 	el->listed_once = 1;
 	el->first = me == 0;
+	/* A resign is done once the new node is seen in the queue. */
+	if (el->resigning == 2 && el->node != NULL)
+		el->resign_reply = 1;
 	/* The breadcrumb is read afresh before every promotion. */
 	if (!el->promoted)
 		el->crumb_fresh = 0;
@@ -185,8 +188,6 @@ election_op_done(struct election *el, enum el_op op,
 			el->create_unknown = 0;
 			el->node_ok = 0;
 			el->listed = 0;
-			if (el->resigning == 2)
-				el->resign_reply = 1;
 		} else if (rc == ZNONODE) {
 			el->parents_done = 0;
 			el->parent_idx = 0;
@@ -284,8 +285,15 @@ election_op_done(struct election *el, enum el_op op,
 		break;
 	case EL_OP_RELEASE:
 		if (rc == ZOK) {
-			if (el_owns_leader(el))
+			/*
+			 * Deleting E/leader used up our watch on it (its
+			 * notification may even have come first): read it
+			 * again, which sets a new one.
+			 */
+			if (el_owns_leader(el)) {
 				el_no_leader(el);
+				el->leader_fresh = 0;
+			}
 			el->crumb_exists = 0;
 			el_release_done(el);
 		} else if (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT) {

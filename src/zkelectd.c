@@ -294,7 +294,12 @@ main(int argc, char *argv[])
 	if (status_write(d.cfg.status_file, text) == -1)
 		log_warn("write %s", d.cfg.status_file);
 	free(text);
-	ctl_broadcast(d.ctl, "role=stopped leader= epoch=0");
+	/*
+	 * The last watch line (role=stopped) is queued: give the loop a few
+	 * turns to write it before the sockets close.
+	 */
+	for (i = 0; i < 4; i++)
+		(void)event_base_loop(d.base, EVLOOP_NONBLOCK);
 	log_notice("stopped");
 
 	ctl_close(d.ctl);

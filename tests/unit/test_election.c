@@ -21,6 +21,8 @@
 #define OURS "candidate-000000001234abcd_0000000003"
 #define OTHER1 "candidate-00000000000000aa_0000000001"
 #define OTHER2 "candidate-00000000000000bb_0000000002"
+#define NEWER "candidate-000000001234abcd_0000000009"
+#define OTHER1_LATER "candidate-00000000000000aa_0000000004"
 
 static struct election *
 el_new_grace(int demote_on_start, int fence, int64_t grace_ms)
@@ -578,6 +580,11 @@ test_own_node_deleted_while_leader(void **state)
 	assert_string_equal(a.sub[0].path, E "/leader");
 	assert_string_equal(a.sub[1].path, E "/breadcrumb");
 	reply(el, EL_OP_RELEASE, ZOK);
+	/* Deleting E/leader used up the watch: it is read and watched again. */
+	expect_op(el, EL_OP_LEADER, E "/leader");
+	reply(el, EL_OP_LEADER, ZNONODE);
+	expect_op(el, EL_OP_LEADER_EXISTS, E "/leader");
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
 	expect_op(el, EL_OP_CREATE, NULL);
 	election_free(el);
 }
@@ -586,6 +593,7 @@ static void
 test_resign_rejoins_at_back(void **state)
 {
 	struct election *el = el_new(0, 0);
+	char *kids[] = { NEWER, OTHER1_LATER };
 	struct el_action a;
 
 	(void)state;
@@ -597,10 +605,19 @@ test_resign_rejoins_at_back(void **state)
 	a = next(el);
 	assert_int_equal(a.op, EL_OP_RELEASE);
 	reply(el, EL_OP_RELEASE, ZOK);
+	expect_op(el, EL_OP_LEADER, E "/leader");
+	reply_get(el, EL_OP_LEADER, "id=node2\ndata=\nepoch=120\n", 0xaa, 120);
 	expect_op(el, EL_OP_CREATE, NULL);
-	reply_create(el, CAND "/candidate-000000001234abcd_0000000009");
+	reply_create(el, CAND "/" NEWER);
+	expect_op(el, EL_OP_WATCH_OWN, CAND "/" NEWER);
+	reply_get(el, EL_OP_WATCH_OWN, "", SID, 130);
+	/* Not done until the new node is seen at the back of the queue. */
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, kids, 2);
 	a = next(el);
 	assert_int_equal(a.type, EL_ACT_RESIGNED);
+	expect_op(el, EL_OP_WATCH_PRED, CAND "/" OTHER1_LATER);
+	assert_int_equal(election_role(el), ROLE_FOLLOWER);
 	election_free(el);
 }
 
