@@ -358,7 +358,7 @@ command_handle(struct ctl *ctl, uint64_t client, uid_t uid, const char *line,
 	(void)ctl;
 	d->m.socket_requests++;
 	/* A leader whose lease is gone must not answer as leader. */
-	daemon_step(d);
+	daemon_check_lease(d);
 	if (strcmp(line, "ping") == 0)
 		(void)ctl_reply(d->ctl, client, "pong");
 	else if (strcmp(line, "version") == 0)

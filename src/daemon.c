@@ -489,6 +489,17 @@ daemon_perform(struct daemon *d, const struct el_action *act)
 	}
 }
 
+/*
+ * The cheap guard of the command path: a full step (and report) only when
+ * a leader's lease has run out, which is the one thing a query must see.
+ */
+void
+daemon_check_lease(struct daemon *d)
+{
+	if (election_role(d->el) == ROLE_LEADER && !daemon_lease_ok(d))
+		daemon_step(d);
+}
+
 void
 daemon_step(struct daemon *d)
 {
@@ -530,7 +541,7 @@ daemon_status(struct daemon *d, struct status *st, struct election_view *v)
 	st->candidates = v->candidates;
 	st->zk_state = daemon_zk_state(d);
 	st->session = v->sid;
-	st->pid = getpid();
+	st->pid = d->pid;
 	st->since = d->since;
 	st->updated = time(NULL);
 	st->mode = d->cfg.mode == CONFIG_MODE_OBSERVER ? "observer" :

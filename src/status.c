@@ -42,9 +42,11 @@ status_puts(struct status_buf *b, const char *s)
 static int
 status_safe(const char *v)
 {
-	for (; *v != '\0'; v++)
-		if (strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-		    "0123456789._:/@%+,=-", *v) == NULL)
+	unsigned char c;
+
+	for (; (c = (unsigned char)*v) != '\0'; v++)
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || memchr("._:/@%+,=-", c, 10) != NULL))
 			return 0;
 	return 1;
 }

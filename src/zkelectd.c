@@ -228,6 +228,7 @@ main(int argc, char *argv[])
 	if ((d.base = event_base_new()) == NULL)
 		fatalx("event_base_new");
 
+	d.pid = getpid();
 	d.epath = config_election_path(&d.cfg);
 	(void)xasprintf(&d.cpath, "%s/candidates", d.epath);
 	d.last_leader = xstrdup("");

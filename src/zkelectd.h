@@ -45,6 +45,7 @@ struct metrics {
 
 struct daemon {
 	struct event_base *base;
+	pid_t pid;
 	struct config cfg;
 	const char *config_path;
 	char **overrides;
@@ -93,6 +94,7 @@ struct daemon {
 
 /* daemon.c */
 void daemon_step(struct daemon *d);
+void daemon_check_lease(struct daemon *d);
 void daemon_open(struct daemon *d);
 void daemon_arm(struct event *ev, int64_t ms);
 void daemon_zk_event(const struct zk_event *ev, void *arg);
