@@ -192,12 +192,15 @@ main(int argc, char *argv[])
 			break;
 		case 'V':
 			(void)printf("zkelectd %s\n", ZKELECTD_VERSION);
+			free(d.overrides);
 			return 0;
 		case 'h':
 			usage(stdout);
+			free(d.overrides);
 			return 0;
 		default:
 			usage(stderr);
+			free(d.overrides);
 			return 2;
 		}
 	}
@@ -205,11 +208,13 @@ main(int argc, char *argv[])
 		(void)fprintf(stderr, "zkelectd: unexpected argument: %s\n",
 		    argv[optind]);
 		usage(stderr);
+		free(d.overrides);
 		return 2;
 	}
 	if (config_load(&d.cfg, d.config_path, d.overrides, d.noverrides, err,
 	    sizeof(err)) == -1) {
 		(void)fprintf(stderr, "zkelectd: %s\n", err);
+		free(d.overrides);
 		return 1;
 	}
 	if (check) {
