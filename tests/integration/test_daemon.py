@@ -253,3 +253,26 @@ def test_check_mode_and_overrides(tmp_path):
     assert r.returncode == 0 and r.stdout.startswith("zkelectd ")
     r = subprocess.run([zkd, "--bogus"], capture_output=True, text=True)
     assert r.returncode == 2 and "usage" in r.stderr
+
+
+def test_make_install_lays_out_binaries_man_pages_unit_and_example(tmp_path):
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    r = subprocess.run(["make", "-s", "install", f"DESTDIR={tmp_path}", "PREFIX=/usr/local"],
+                       cwd=repo, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    want = ["usr/local/sbin/zkelectd", "usr/local/bin/zkelectctl",
+            "usr/local/share/man/man8/zkelectd.8", "usr/local/share/man/man1/zkelectctl.1",
+            "usr/local/share/man/man5/zkelectd.conf.5",
+            "usr/local/lib/systemd/system/zkelectd@.service",
+            "etc/zkelectd/zkelectd.conf.example"]
+    for w in want:
+        assert (tmp_path / w).is_file(), w
+    assert os.access(tmp_path / "usr/local/sbin/zkelectd", os.X_OK)
+    unit = (tmp_path / "usr/local/lib/systemd/system/zkelectd@.service").read_text()
+    assert "ExecStart=/usr/local/sbin/zkelectd -c /etc/zkelectd/%i.conf" in unit
+    assert "Type=notify" in unit
+    # The example configuration is valid as shipped (given a service name).
+    r = subprocess.run([str(tmp_path / "usr/local/sbin/zkelectd"), "-t", "-c",
+                        str(tmp_path / "etc/zkelectd/zkelectd.conf.example")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.strip() == "configuration OK", r
