@@ -73,19 +73,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# now_ms: a monotonic-enough clock for deadlines.
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-
-free_port() {
-	/usr/bin/python3 -c 'import socket
-s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-zk_mode() {
-	local answer
-	answer=$(timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1 && printf srvr >&3 && cat <&3" 2>/dev/null) || return 1
-	sed -n 's/^Mode: //p' <<<"$answer" | grep .
-}
+# shellcheck source=scripts/zklib.sh
+. "$REPO/scripts/zklib.sh"
 
 ctl() { "$ZKELECTCTL" -s "$DIR/$1.sock" "${@:2}"; }
 
@@ -101,35 +90,8 @@ wait_role() {
 
 # ---------------------------------------------------------------- ZooKeeper
 say "starting a throwaway ZooKeeper"
-ZK_PORT=$(free_port)
-mkdir -p "$DIR/zk/data"
-cat >"$DIR/zk/zoo.cfg" <<EOF
-tickTime=200
-dataDir=$DIR/zk/data
-clientPort=$ZK_PORT
-clientPortAddress=127.0.0.1
-admin.enableServer=false
-4lw.commands.whitelist=srvr
-minSessionTimeout=400
-maxSessionTimeout=60000
-EOF
-cat >"$DIR/zk/log4j.properties" <<'EOF'
-log4j.rootLogger=WARN, CONSOLE
-log4j.appender.CONSOLE=org.apache.log4j.ConsoleAppender
-log4j.appender.CONSOLE.layout=org.apache.log4j.PatternLayout
-log4j.appender.CONSOLE.layout.ConversionPattern=%d{ISO8601} %-5p %m%n
-EOF
-java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
-    -cp "$DIR/zk:/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-log4j12.jar:/usr/share/java/log4j-1.2.jar" \
-    org.apache.zookeeper.server.quorum.QuorumPeerMain "$DIR/zk/zoo.cfg" \
-    >"$DIR/zk/zookeeper.log" 2>&1 &
-ZK_PID=$!
-deadline=$(($(now_ms) + 30000))
-until mode=$(zk_mode "$ZK_PORT"); do
-	kill -0 "$ZK_PID" 2>/dev/null || { cat "$DIR/zk/zookeeper.log" >&2; die "ZooKeeper exited"; }
-	[ "$(now_ms)" -lt "$deadline" ] || die "ZooKeeper did not start within 30 s"
-	sleep 0.2
-done
+zk_start "$DIR/zk" 30 || die "ZooKeeper did not start"
+mode=$(zk_mode "$ZK_PORT")
 echo "ZooKeeper serving on 127.0.0.1:$ZK_PORT (mode $mode)"
 
 # ---------------------------------------------------------------- daemons

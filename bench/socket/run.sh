@@ -148,57 +148,12 @@ for b in "$ZKELECTD" "$ZKELECTCTL" "$LOADGEN" "$BASELINE_BIN"; do
 	[ -x "$b" ] || die "$b missing after the build"
 done
 
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-
-free_port() {
-	/usr/bin/python3 -c 'import socket
-s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-zk_mode() {
-	local answer
-	answer=$(timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1 &&
-	    printf srvr >&3 && cat <&3" 2>/dev/null) || return 1
-	sed -n 's/^Mode: //p' <<<"$answer" | grep .
-}
+# shellcheck source=scripts/zklib.sh
+. "$REPO/scripts/zklib.sh"
 
 # ---------------------------------------------------------------- ZooKeeper
 say "starting a throwaway ZooKeeper"
-ZK_PORT=$(free_port)
-mkdir -p "$DIR/zk/data"
-cat >"$DIR/zk/zoo.cfg" <<EOF
-tickTime=200
-dataDir=$DIR/zk/data
-clientPort=$ZK_PORT
-clientPortAddress=127.0.0.1
-admin.enableServer=false
-4lw.commands.whitelist=srvr
-minSessionTimeout=400
-maxSessionTimeout=60000
-maxClientCnxns=0
-EOF
-cat >"$DIR/zk/log4j.properties" <<'EOF'
-log4j.rootLogger=WARN, CONSOLE
-log4j.appender.CONSOLE=org.apache.log4j.ConsoleAppender
-log4j.appender.CONSOLE.Target=System.err
-log4j.appender.CONSOLE.layout=org.apache.log4j.PatternLayout
-log4j.appender.CONSOLE.layout.ConversionPattern=%d{ISO8601} %-5p [%t:%C{1}@%L] - %m%n
-EOF
-# The directory comes first on the class path: log4j finds its properties
-# there. zookeeper.jar's manifest names its other dependencies.
-setsid java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
-	-Djava.net.preferIPv4Stack=true -Dzookeeper.jmx.log4j.disable=true \
-	-cp "$DIR/zk:/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-log4j12.jar:/usr/share/java/log4j-1.2.jar" \
-	org.apache.zookeeper.server.quorum.QuorumPeerMain "$DIR/zk/zoo.cfg" \
-	</dev/null >"$DIR/zk/zookeeper.log" 2>&1 &
-ZK_PID=$!
-deadline=$(($(now_ms) + 60000))
-until zk_mode "$ZK_PORT" >/dev/null; do
-	kill -0 "$ZK_PID" 2>/dev/null ||
-		{ tail -n 20 "$DIR/zk/zookeeper.log" >&2; die "ZooKeeper exited"; }
-	[ "$(now_ms)" -lt "$deadline" ] || die "ZooKeeper not serving after 60 s"
-	sleep 0.2
-done
+zk_start "$DIR/zk" 60 || die "ZooKeeper did not start"
 
 # ---------------------------------------------------------------- zkelectd
 say "starting zkelectd"

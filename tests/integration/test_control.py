@@ -21,7 +21,8 @@ import threading
 import time
 from pathlib import Path
 
-from zkharness import (ROLES, SAN, STATUS_KEYS, HarnessError, binary,
+from zkharness import (data_of, member_ids, start_in_order, wait_members,
+                       ROLES, SAN, STATUS_KEYS, HarnessError, binary,
                        hook_runs, make_tmpdir, parse_kv, san_env,
                        san_findings, wait_for, zkelectctl)
 
@@ -35,33 +36,6 @@ COMMANDS = ("ping", "version", "role", "status", "leader", "members",
 
 
 # ---------------------------------------------------------------- helpers
-
-def data_of(i):
-    return f"10.0.0.{i}:5432"
-
-
-def start_in_order(election, n, options=None):
-    """node1..nN started one after the other: node1 leads, the queue
-    order is the start order."""
-    daemons = []
-    for i in range(1, n + 1):
-        d = election.daemon(f"node{i}", data=data_of(i), options=options)
-        d.wait_role("leader" if i == 1 else "follower", timeout=15)
-        daemons.append(d)
-    assert election.wait_one_leader() is daemons[0]
-    return daemons
-
-
-def member_ids(d):
-    return [m[1] for m in d.members()]
-
-
-def wait_members(d, ids, timeout=10):
-    try:
-        wait_for(lambda: member_ids(d) == ids, timeout, f"{d.id} members {ids}")
-    except HarnessError as e:
-        raise HarnessError(f"{e}; members now: {d.members()}") from None
-
 
 def knows_leader(daemons, id, data, epoch, when, timeout=3):
     """[] when every daemon reports the leader (within the session timeout),
@@ -91,15 +65,8 @@ def ctl_ok(args, timeout=20):
 
 def ctl_as_nobody(args, timeout=10):
     """zkelectctl run as nobody:nogroup without supplementary groups."""
-    argv = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}",
-            "--clear-groups", str(binary("zkelectctl")), *args]
-    cp = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
-                        env=san_env(), stdin=subprocess.DEVNULL)
-    if SAN:
-        found = san_findings(cp.stderr)
-        if found:
-            raise HarnessError(f"sanitizer report from {argv}:\n{found}")
-    return cp
+    return zkelectctl(args, timeout, prefix=(
+        "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"))
 
 
 def shared_dir():
@@ -566,7 +533,6 @@ def test_members_and_resign(election):
     successor = n2.role()
     resigner = n1.role()
     queue = member_ids(n1)
-    t_ok = time.monotonic()
     assert answer == "ok\n"
     assert resigner == "follower"
     assert queue == ["node2", "node3", "node1"], \

@@ -10,9 +10,8 @@ import subprocess
 import threading
 import time
 
-from kazoo.security import ACL
 
-from zkharness import HarnessError, binary, hook_runs, parse_kv, wait_for
+from zkharness import binary, hook_runs, parse_kv, wait_for
 
 
 class NotifySocket:
@@ -276,3 +275,20 @@ def test_make_install_lays_out_binaries_man_pages_unit_and_example(tmp_path):
                         str(tmp_path / "etc/zkelectd/zkelectd.conf.example")],
                        capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.strip() == "configuration OK", r
+
+
+def test_demo_script_shows_a_failover():
+    """The README's first command: a throwaway ZooKeeper, three daemons, the
+    leader stopped, its successor taking over, everything cleaned up."""
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    r = subprocess.run(["scripts/demo.sh"], cwd=repo, capture_output=True, text=True,
+                       timeout=180, stdin=subprocess.DEVNULL)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-3000:]
+    assert "node1: PROMOTE" in out or "node1: promote" in out.lower(), out[-3000:]
+    lines = out.splitlines()
+    promotes = [l for l in lines if "promote" in l.lower() and "node2" in l]
+    demotes = [l for l in lines if "demote" in l.lower() and "node1" in l and "shutdown" in l]
+    assert promotes and demotes, out[-3000:]
+    # Nothing is left behind: no demo directory, no daemon of the demo.
+    assert not [p for p in os.listdir("/tmp") if p.startswith("zkelectd-demo.")]

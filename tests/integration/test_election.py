@@ -12,7 +12,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from zkharness import (RECORD_HOOK, STATUS_KEYS, HarnessError, ctl_request,
+from zkharness import (data_of, member_ids, start_in_order, wait_members,
+                       RECORD_HOOK, STATUS_KEYS, HarnessError, ctl_request,
                        group_members, hook_runs, parse_kv, process_gone,
                        wait_for, zkelectctl)
 
@@ -22,33 +23,6 @@ HOOK_VARS = ("ZKELECT_SERVICE", "ZKELECT_ID", "ZKELECT_EVENT", "ZKELECT_ROLE",
              "ZKELECT_REASON", "ZKELECT_EPOCH", "ZKELECT_LEADER",
              "ZKELECT_LEADER_DATA", "ZKELECT_DATA")
 SIGKILL_DELAY = 5.0     # the contract's delay between SIGTERM and SIGKILL
-
-
-def data_of(i):
-    return f"10.0.0.{i}:5432"
-
-
-def start_in_order(election, n=3, options=None):
-    """Starts node1..nN one after the other, so that the queue order is the
-    start order: node1 leads, the others follow."""
-    daemons = []
-    for i in range(1, n + 1):
-        d = election.daemon(f"node{i}", data=data_of(i), options=options)
-        d.wait_role("leader" if i == 1 else "follower", timeout=15)
-        daemons.append(d)
-    assert election.wait_one_leader() is daemons[0]
-    return daemons
-
-
-def member_ids(d):
-    return [m[1] for m in d.members()]
-
-
-def wait_members(d, ids, timeout=10):
-    try:
-        wait_for(lambda: member_ids(d) == ids, timeout, f"{d.id} members {ids}")
-    except HarnessError as e:
-        raise HarnessError(f"{e}; members now: {d.members()}") from None
 
 
 def last_run(events, id, event, reason=None):

@@ -472,9 +472,10 @@ def san_findings(text):
     return "\n".join(lines[max(0, first - 2):first + 40])
 
 
-def zkelectctl(args, timeout=10):
-    """Runs zkelectctl; returns CompletedProcess with text output."""
-    argv = [str(binary("zkelectctl")), *args]
+def zkelectctl(args, timeout=10, prefix=()):
+    """Runs zkelectctl (behind prefix, e.g. setpriv); returns
+    CompletedProcess with text output."""
+    argv = [*prefix, str(binary("zkelectctl")), *args]
     cp = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
                         env=san_env(), stdin=subprocess.DEVNULL)
     if SAN:
@@ -745,6 +746,33 @@ class Daemon:
         if len(words) < 2:
             return None
         return int(words[0]), [int(w) for w in words[1:]]
+
+
+def data_of(i):
+    return f"10.0.0.{i}:5432"
+
+
+def start_in_order(election, n=3, options=None):
+    """Starts node1..nN one after the other, so that the queue order is the
+    start order: node1 leads, the others follow."""
+    daemons = []
+    for i in range(1, n + 1):
+        d = election.daemon(f"node{i}", data=data_of(i), options=options)
+        d.wait_role("leader" if i == 1 else "follower", timeout=15)
+        daemons.append(d)
+    assert election.wait_one_leader() is daemons[0]
+    return daemons
+
+
+def member_ids(d):
+    return [m[1] for m in d.members()]
+
+
+def wait_members(d, ids, timeout=10):
+    try:
+        wait_for(lambda: member_ids(d) == ids, timeout, f"{d.id} members {ids}")
+    except HarnessError as e:
+        raise HarnessError(f"{e}; members now: {d.members()}") from None
 
 
 def service_name(test_name):
