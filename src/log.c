@@ -33,20 +33,21 @@ void
 log_init(const char *progname, int level)
 {
 	logger.progname = progname;
-	logger.level = level;
+	__atomic_store_n(&logger.level, level, __ATOMIC_RELAXED);
 	logger.journal = getenv("JOURNAL_STREAM") != NULL;
 }
 
 void
 log_setlevel(int level)
 {
-	logger.level = level;
+	/* ZooKeeper's threads log too: the level is read atomically. */
+	__atomic_store_n(&logger.level, level, __ATOMIC_RELAXED);
 }
 
 int
 log_getlevel(void)
 {
-	return logger.level;
+	return __atomic_load_n(&logger.level, __ATOMIC_RELAXED);
 }
 
 int
@@ -77,7 +78,7 @@ log_vmsg(int prio, const char *fmt, va_list ap)
 	char buf[2048];
 	int saved = errno;
 
-	if (prio > logger.level)
+	if (prio > __atomic_load_n(&logger.level, __ATOMIC_RELAXED))
 		return;
 	(void)vsnprintf(buf, sizeof(buf), fmt, ap);
 	if (logger.journal)
