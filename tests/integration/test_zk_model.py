@@ -48,6 +48,12 @@ from proxy import ZkProxy
 from zkharness import HarnessError, wait_for
 from zkraw import RawZk
 
+# No zkelectd runs here: the second pass of `make check`, against the
+# sanitizer build, would only repeat what the first one showed.
+pytestmark = pytest.mark.skipif(
+    os.environ.get("ZKELECTD_SAN") == "1",
+    reason="ZooKeeper's own behaviour: nothing for the sanitizers to see")
+
 T_MS = 3000
 T = T_MS / 1000
 EPHEMERAL_SEQUENTIAL = 3        # CreateMode flags: ephemeral | sequence
@@ -313,7 +319,10 @@ def test_cut_off_follower_serves_reads_while_quorum_expires_session(ens, clients
     assert t_gone is not None, "the quorum never removed the ephemeral node"
 
     gone_after = t_gone - t_cut
-    assert 2 * T / 3 - 0.05 <= gone_after <= T + 2.0, \
+    # The session's last packet before the cut is at most one kazoo ping
+    # interval (T/3) old, and the follower reports it to the leader within a
+    # tick; the expiry is T after that, never earlier.
+    assert 2 * T / 3 - 0.3 <= gone_after <= T + 2.0, \
         f"the quorum removed the node {gone_after:.2f}s after the cut, not about T={T}s"
     late = [(t, ex) for t, ex in reads if t > t_gone]
     assert late, "no read of server 3 was answered after the quorum expired the session"
@@ -321,7 +330,7 @@ def test_cut_off_follower_serves_reads_while_quorum_expires_session(ens, clients
         f"server 3 answered that the node is gone: {reads}"
     assert t_drop > t_gone, "server 3 dropped its client before the expiry"
     drop_after = t_drop - t_cut
-    assert ens.sync_window_s - 0.5 <= drop_after <= ens.sync_window_s + 3.0, \
+    assert ens.sync_window_s - 1.0 <= drop_after <= ens.sync_window_s + 3.0, \
         f"server 3 dropped its client {drop_after:.2f}s after the cut; " \
         f"syncLimit x tickTime = {ens.sync_window_s}s"
     print(f"cut at 0; the quorum removed the node at {gone_after:.2f}s; server 3 "
@@ -362,6 +371,9 @@ def test_sync_and_write_block_on_cut_off_follower(ens, clients, raws):
     wait_for(k3_disconnected, ens.sync_window_s, "the client that synced to "
              "time out its connection")
     t_disc = states[0][0] - t_cut
+    assert t_disc < ens.sync_window_s - 1.0, \
+        f"the client lost its connection only {t_disc:.2f}s after the cut: " \
+        f"server 3 dropped it, its own pings were answered"
     assert reader.exists_async("/").get(timeout=5) is not None
     assert reader.state == KazooState.CONNECTED
     for res, what in ((sync, "sync"), (create, "create")):
