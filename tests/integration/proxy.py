@@ -176,11 +176,20 @@ class ZkProxy:
             if not p.closed and (index is None or p.index == index)))
 
     def upstream_ports(self):
-        """The local ports of the proxy's open connections to its upstreams
-        (what a server sees as the peer port of a proxied connection)."""
-        return self._call(lambda: [p.upstream.getsockname()[1]
-                                   for p in self._pairs
-                                   if not p.closed and p.connected])
+        """The local ports of the proxy's open connections to its upstreams,
+        established or on the way (what a server sees as the peer port of a
+        proxied connection)."""
+        def ports():
+            out = []
+            for p in self._pairs:
+                if p.closed or p.upstream is None:
+                    continue
+                try:
+                    out.append(p.upstream.getsockname()[1])
+                except OSError:
+                    pass
+            return out
+        return self._call(ports)
 
     def freeze(self):
         self._call(self._do_freeze)
