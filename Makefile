@@ -29,7 +29,8 @@ SANFLAGS  = -fsanitize=address,undefined -fno-omit-frame-pointer \
 endif
 
 COMMON    = log xmalloc util
-DAEMON    = config config_value zk candidate election election_event hook \
+DAEMON    = config config_value zk candidate election election_event \
+            election_time hook \
             ctl ctl_listen status notify
 LIBSRC    = $(COMMON) $(DAEMON)
 LIBOBJ    = $(LIBSRC:%=$(BUILD)/%.o)

@@ -23,11 +23,26 @@
 #define OTHER2 "candidate-00000000000000bb_0000000002"
 #define NEWER "candidate-000000001234abcd_0000000009"
 #define OTHER1_LATER "candidate-00000000000000aa_0000000004"
+#define T_MS 10000
+
+static int hold_syncs;		/* keepalive syncs are the test's to answer */
+static int syncs_seen;
+
+/* The virtual clock of every test, in milliseconds. */
+static int64_t now = 1000;
+
+static void
+tick(struct election *el, int64_t ms)
+{
+	now += ms;
+	election_clock(el, now);
+}
 
 static struct election *
 el_new_grace(int demote_on_start, int fence, int64_t grace_ms)
 {
 	struct election_params p;
+	struct election *el;
 
 	memset(&p, 0, sizeof(p));
 	p.path = E;
@@ -37,7 +52,12 @@ el_new_grace(int demote_on_start, int fence, int64_t grace_ms)
 	p.fence = fence;
 	p.retry_backoff_ms = 5000;
 	p.disconnect_grace_ms = grace_ms;
-	return election_new(&p);
+	p.session_timeout_ms = T_MS;
+	p.hook_timeout_ms = 30000;
+	el = election_new(&p);
+	election_clock(el, now);
+	hold_syncs = 0;
+	return el;
 }
 
 static struct election *
@@ -46,13 +66,27 @@ el_new(int demote_on_start, int fence)
 	return el_new_grace(demote_on_start, fence, 0);
 }
 
+/*
+ * The next action; keepalive syncs are answered at once (ZOK) unless a
+ * test holds them, so that scripts read as the recipe's steps.
+ */
+
 static struct el_action
 next(struct election *el)
 {
 	struct el_action a;
+	struct el_result r;
 
-	election_next(el, &a);
-	return a;
+	election_clock(el, now);
+	for (;;) {
+		election_next(el, &a);
+		if (a.type != EL_ACT_ZK || a.op != EL_OP_SYNC || hold_syncs)
+			return a;
+		syncs_seen++;
+		memset(&r, 0, sizeof(r));
+		r.rc = ZOK;
+		election_op_done(el, EL_OP_SYNC, &r);
+	}
 }
 
 static void
@@ -139,7 +173,7 @@ join(struct election *el, int64_t sid, const char *node)
 	struct el_action a;
 	char want[128];
 
-	election_session(el, EL_ZK_CONNECTED, sid);
+	election_session(el, EL_ZK_CONNECTED, sid, T_MS);
 	expect_op(el, EL_OP_LEADER, E "/leader");
 	reply(el, EL_OP_LEADER, ZNONODE);
 	expect_op(el, EL_OP_LEADER_EXISTS, E "/leader");
@@ -269,7 +303,7 @@ test_lost_create_reply_adopts(void **state)
 	struct el_action a;
 
 	(void)state;
-	election_session(el, EL_ZK_CONNECTED, SID);
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
 	expect_op(el, EL_OP_LEADER, NULL);
 	reply(el, EL_OP_LEADER, ZNONODE);
 	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
@@ -278,10 +312,10 @@ test_lost_create_reply_adopts(void **state)
 		reply(el, EL_OP_PARENT, ZOK);
 	assert_int_equal(a.op, EL_OP_CREATE);
 	reply(el, EL_OP_CREATE, ZCONNECTIONLOSS);
-	election_session(el, EL_ZK_CONNECTING, 0);
+	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
 	expect_none(el);
 	assert_int_equal(election_role(el), ROLE_UNKNOWN);
-	election_session(el, EL_ZK_CONNECTED, SID);
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
 	expect_op(el, EL_OP_LEADER, NULL);
 	reply(el, EL_OP_LEADER, ZNONODE);
 	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
@@ -305,7 +339,7 @@ test_lost_create_reply_not_created(void **state)
 	struct el_action a;
 
 	(void)state;
-	election_session(el, EL_ZK_CONNECTED, SID);
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
 	expect_op(el, EL_OP_LEADER, NULL);
 	reply(el, EL_OP_LEADER, ZNONODE);
 	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
@@ -327,14 +361,14 @@ test_session_expiry_while_leader(void **state)
 
 	(void)state;
 	become_leader(el);
-	election_session(el, EL_ZK_EXPIRED, 0);
+	election_session(el, EL_ZK_EXPIRED, 0, T_MS);
 	expect_hook(el, HOOK_DEMOTE, "session-expired");
 	assert_int_equal(election_role(el), ROLE_DEMOTING);
 	a = next(el);
 	assert_int_equal(a.type, EL_ACT_RESTART);
 	election_restarted(el);
 	expect_none(el);
-	election_session(el, EL_ZK_CONNECTED, SID + 1);
+	election_session(el, EL_ZK_CONNECTED, SID + 1, T_MS);
 	/* The demote is still running: nothing promotes meanwhile. */
 	expect_op(el, EL_OP_LEADER, NULL);
 	reply(el, EL_OP_LEADER, ZNONODE);
@@ -354,7 +388,7 @@ test_disconnect_demotes_at_once(void **state)
 
 	(void)state;
 	become_leader(el);
-	election_session(el, EL_ZK_CONNECTING, 0);
+	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
 	expect_hook(el, HOOK_DEMOTE, "disconnected");
 	expect_none(el);
 	election_hook_done(el, HOOK_DEMOTE, 1);
@@ -366,24 +400,72 @@ static void
 test_lease_expired_relearns_before_promoting(void **state)
 {
 	struct election *el = el_new(0, 0);
+	struct el_action a;
 
 	(void)state;
 	become_leader(el);
 	/* Frozen past the lease while the client still says connected. */
-	election_lease_expired(el);
+	hold_syncs = 1;
+	tick(el, T_MS + 1);
 	expect_hook(el, HOOK_DEMOTE, "disconnected");
 	election_hook_done(el, HOOK_DEMOTE, 1);
 	/* Nothing from before is trusted: it reads again, no promote yet. */
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_ZK);
+	assert_int_equal(a.op, EL_OP_SYNC);
 	expect_op(el, EL_OP_LEADER, E "/leader");
 	reply(el, EL_OP_LEADER, ZSESSIONEXPIRED);
-	{
-		struct el_action a = next(el);
-
-		assert_int_equal(a.type, EL_ACT_TIMER);
-		assert_int_equal(a.timer, EL_TIMER_RETRY);
-	}
 	expect_none(el);
 	assert_int_equal(election_role(el), ROLE_FOLLOWER);
+	hold_syncs = 0;
+	election_free(el);
+}
+
+/* The lease is refreshed by syncs, never by reads. */
+static void
+test_reads_do_not_refresh_the_lease(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct election_view v;
+	struct el_action a;
+	char *kids[] = { OURS };
+	int64_t end;
+
+	(void)state;
+	become_leader(el);
+	election_view(el, &v);
+	end = v.lease_end;
+	assert_true(end > now);
+	hold_syncs = 1;
+	/* A sync goes out on its schedule and hangs (a cut-off server). */
+	tick(el, T_MS / 6);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_ZK);
+	assert_int_equal(a.op, EL_OP_SYNC);
+	/* Reads still come back: the lease does not move. */
+	election_watch(el, 0, CAND "/" OURS);
+	expect_op(el, EL_OP_WATCH_OWN, NULL);
+	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
+	election_view(el, &v);
+	assert_int_equal(v.lease_end, end);
+	assert_int_equal(election_role(el), ROLE_LEADER);
+	/* Short of the demote's budget before the lease's end: demote. */
+	now = end - v.demote_timeout_ms - 100;
+	expect_hook(el, HOOK_DEMOTE, "disconnected");
+	assert_int_equal(election_role(el), ROLE_DEMOTING);
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	/*
+	 * The sync answers at last: the session was alive when it was sent,
+	 * and nothing changed since (a watch would have come first), so it
+	 * leads again on the same node and epoch.
+	 */
+	hold_syncs = 0;
+	reply(el, EL_OP_SYNC, ZOK);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_HOOK);
+	assert_int_equal(a.hook, HOOK_PROMOTE);
+	assert_int_equal(a.epoch, 100);
+	(void)kids;
 	election_free(el);
 }
 
@@ -391,35 +473,50 @@ static void
 test_disconnect_grace(void **state)
 {
 	struct election *el = el_new_grace(0, 0, 1500);
-	struct el_action a;
 	char *kids[] = { OURS };
 
 	(void)state;
 	become_leader(el);
-	election_session(el, EL_ZK_CONNECTING, 0);
-	a = next(el);
-	assert_int_equal(a.type, EL_ACT_TIMER);
-	assert_int_equal(a.timer, EL_TIMER_GRACE);
-	assert_int_equal(a.ms, 1500);
+	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
 	expect_none(el);
+	assert_int_equal(election_deadline(el), now + 1500);
 	/* Within the grace it still leads. */
 	assert_int_equal(election_role(el), ROLE_LEADER);
 	/* Back in time: it re-reads everything, keeps leading, no hook. */
-	election_session(el, EL_ZK_CONNECTED, SID);
-	election_timer(el, EL_TIMER_GRACE);
+	tick(el, 1000);
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
 	expect_op(el, EL_OP_LEADER, NULL);
 	reply_get(el, EL_OP_LEADER, "id=node1\ndata=x\nepoch=100\n", SID, 100);
 	expect_op(el, EL_OP_WATCH_OWN, NULL);
 	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
 	expect_op(el, EL_OP_LIST, NULL);
 	reply_list(el, kids, 1);
+	tick(el, 1000);
 	expect_none(el);
 	assert_int_equal(election_role(el), ROLE_LEADER);
 	/* Gone longer than the grace: demote. */
-	election_session(el, EL_ZK_CONNECTING, 0);
-	a = next(el);
-	assert_int_equal(a.type, EL_ACT_TIMER);
-	election_timer(el, EL_TIMER_GRACE);
+	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
+	expect_none(el);
+	tick(el, 1500);
+	expect_hook(el, HOOK_DEMOTE, "disconnected");
+	election_free(el);
+}
+
+/* The grace never eats the time the demote needs before the lease ends. */
+static void
+test_grace_capped_by_the_lease(void **state)
+{
+	struct election *el = el_new_grace(0, 0, 60000);
+	struct election_view v;
+
+	(void)state;
+	become_leader(el);
+	election_view(el, &v);
+	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
+	expect_none(el);
+	assert_int_equal(election_deadline(el),
+	    v.lease_end - v.demote_timeout_ms - 100);
+	now = v.lease_end - v.demote_timeout_ms - 100;
 	expect_hook(el, HOOK_DEMOTE, "disconnected");
 	election_free(el);
 }
@@ -449,12 +546,17 @@ test_promote_failure(void **state)
 	assert_int_equal(a.sub[0].kind, ZK_MOP_DELETE);
 	assert_string_equal(a.sub[0].path, CAND "/" OURS);
 	reply(el, EL_OP_RELEASE, ZOK);
-	a = next(el);
-	assert_int_equal(a.type, EL_ACT_TIMER);
-	assert_int_equal(a.timer, EL_TIMER_BACKOFF);
-	assert_int_equal(a.ms, 5000);
 	expect_none(el);
-	election_timer(el, EL_TIMER_BACKOFF);
+	{
+		struct election_view v;
+
+		election_view(el, &v);
+		assert_int_equal(v.backoff_until, now + 5000);
+		assert_true(election_deadline(el) <= now + 5000);
+	}
+	tick(el, 4999);
+	expect_none(el);
+	tick(el, 1);
 	expect_op(el, EL_OP_CREATE, NULL);
 	election_free(el);
 }
@@ -497,7 +599,7 @@ test_demote_waits_for_promote(void **state)
 	expect_op(el, EL_OP_BREADCRUMB, NULL);
 	reply(el, EL_OP_BREADCRUMB, ZNONODE);
 	expect_hook(el, HOOK_PROMOTE, "elected");
-	election_session(el, EL_ZK_CONNECTING, 0);
+	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
 	expect_none(el);	/* never two hooks at once */
 	election_hook_done(el, HOOK_PROMOTE, 1);
 	expect_hook(el, HOOK_DEMOTE, "disconnected");
@@ -511,7 +613,7 @@ test_waits_for_old_ack(void **state)
 	char *kids[] = { OURS };
 
 	(void)state;
-	election_session(el, EL_ZK_CONNECTED, SID);
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
 	expect_op(el, EL_OP_LEADER, NULL);
 	reply_get(el, EL_OP_LEADER, "id=old\ndata=x\nepoch=7\n", 0x99, 7);
 	assert_int_equal(election_role(el), ROLE_UNKNOWN);
@@ -659,7 +761,9 @@ main(void)
 		cmocka_unit_test(test_session_expiry_while_leader),
 		cmocka_unit_test(test_disconnect_demotes_at_once),
 		cmocka_unit_test(test_lease_expired_relearns_before_promoting),
+		cmocka_unit_test(test_reads_do_not_refresh_the_lease),
 		cmocka_unit_test(test_disconnect_grace),
+		cmocka_unit_test(test_grace_capped_by_the_lease),
 		cmocka_unit_test(test_promote_failure),
 		cmocka_unit_test(test_stop_is_an_ordered_handoff),
 		cmocka_unit_test(test_demote_waits_for_promote),
