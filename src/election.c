@@ -68,6 +68,10 @@ election_new(const struct election_params *p)
 	const char *s;
 	size_t len;
 
+#ifdef EL_MUTANTS
+	if ((s = getenv("ZKELECT_MUTANT")) != NULL)
+		el_mutant = atoi(s);
+#endif
 	el = xcalloc(1, sizeof(*el));
 	el->path = xstrdup(p->path);
 	(void)xasprintf(&el->cand_dir, "%s/candidates", p->path);

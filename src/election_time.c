@@ -21,6 +21,10 @@
 
 #include "election_int.h"
 
+#ifdef EL_MUTANTS
+int el_mutant;
+#endif
+
 int64_t
 el_demote_point(const struct election *el)
 {

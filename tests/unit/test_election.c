@@ -316,10 +316,16 @@ test_lost_create_reply_adopts(void **state)
 	expect_none(el);
 	assert_int_equal(election_role(el), ROLE_UNKNOWN);
 	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+	hold_syncs = 1;
+	expect_op(el, EL_OP_SYNC, NULL);
 	expect_op(el, EL_OP_LEADER, NULL);
 	reply(el, EL_OP_LEADER, ZNONODE);
 	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
 	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	/* A server behind the quorum could hide the node: sync first. */
+	expect_none(el);
+	reply(el, EL_OP_SYNC, ZOK);
+	hold_syncs = 0;
 	/* It lists and adopts the node that carries its session id. */
 	expect_op(el, EL_OP_LIST, CAND);
 	reply_list(el, kids, 2);
@@ -749,6 +755,376 @@ test_new_data_applies_at_once(void **state)
 	election_free(el);
 }
 
+/* Defect: a resign whose release cannot reach ZooKeeper, then expiry. */
+static void
+test_resign_then_expiry_rejoins_and_answers(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *kids[] = { OTHER1_LATER, NEWER };
+	struct el_action a;
+
+	(void)state;
+	become_leader(el);
+	assert_int_equal(election_resign(el), 0);
+	expect_hook(el, HOOK_DEMOTE, "resign");
+	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	expect_none(el);
+	election_session(el, EL_ZK_EXPIRED, 0, T_MS);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_RESTART);
+	election_restarted(el);
+	election_session(el, EL_ZK_CONNECTED, SID + 1, T_MS);
+	expect_op(el, EL_OP_LEADER, NULL);
+	reply(el, EL_OP_LEADER, ZNONODE);
+	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	/* Back in the queue on the new session... */
+	expect_op(el, EL_OP_CREATE, NULL);
+	reply_create(el, CAND "/" NEWER);
+	expect_op(el, EL_OP_WATCH_OWN, NULL);
+	reply_get(el, EL_OP_WATCH_OWN, "", SID + 1, 130);
+	expect_op(el, EL_OP_LIST, NULL);
+	reply_list(el, kids, 2);
+	/* ...and the resign is answered. */
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_RESIGNED);
+	election_free(el);
+}
+
+/* Defect: a failed promote, then expiry, must not leave the election. */
+static void
+test_promote_failed_then_expiry_rejoins(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *kids[] = { OURS };
+	struct election_view v;
+
+	(void)state;
+	join(el, SID, CAND "/" OURS);
+	expect_op(el, EL_OP_LIST, NULL);
+	reply_list(el, kids, 1);
+	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
+	election_hook_done(el, HOOK_PROMOTE, 0);
+	expect_hook(el, HOOK_DEMOTE, "disconnected");
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	election_session(el, EL_ZK_EXPIRED, 0, T_MS);
+	assert_int_equal(next(el).type, EL_ACT_RESTART);
+	election_restarted(el);
+	election_session(el, EL_ZK_CONNECTED, SID + 1, T_MS);
+	expect_op(el, EL_OP_LEADER, NULL);
+	reply(el, EL_OP_LEADER, ZNONODE);
+	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	/* The backoff of the failed promote, then a new node. */
+	election_view(el, &v);
+	assert_true(v.backoff_until > now);
+	expect_none(el);
+	tick(el, 5000);
+	expect_op(el, EL_OP_CREATE, NULL);
+	election_free(el);
+}
+
+/* Defect: pause while the create is in flight leaves a live node. */
+static void
+test_pause_during_create_releases_it(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct el_action a;
+
+	(void)state;
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+	expect_op(el, EL_OP_LEADER, NULL);
+	reply(el, EL_OP_LEADER, ZNONODE);
+	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	for (a = next(el); a.op == EL_OP_PARENT; a = next(el))
+		reply(el, EL_OP_PARENT, ZOK);
+	assert_int_equal(a.op, EL_OP_CREATE);
+	election_pause(el, 1);
+	reply_create(el, CAND "/" OURS);
+	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	expect_op(el, EL_OP_WATCH_OWN, NULL);
+	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_RELEASE);
+	assert_int_equal(a.nsub, 1);
+	assert_string_equal(a.sub[0].path, CAND "/" OURS);
+	reply(el, EL_OP_RELEASE, ZOK);
+	assert_int_equal(next(el).type, EL_ACT_PAUSED);
+	expect_none(el);
+	assert_int_equal(election_role(el), ROLE_OBSERVER);
+	election_free(el);
+}
+
+/* Defect: a lost create, then pause: the orphan is found and deleted. */
+static void
+test_pause_after_lost_create_deletes_orphan(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *kids[] = { OTHER1, OURS };
+	struct el_action a;
+
+	(void)state;
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+	expect_op(el, EL_OP_LEADER, NULL);
+	reply(el, EL_OP_LEADER, ZNONODE);
+	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	for (a = next(el); a.op == EL_OP_PARENT; a = next(el))
+		reply(el, EL_OP_PARENT, ZOK);
+	reply(el, EL_OP_CREATE, ZCONNECTIONLOSS);
+	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
+	election_pause(el, 1);
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+	/* A sync before the listing that looks for the orphan. */
+	hold_syncs = 1;
+	expect_op(el, EL_OP_SYNC, NULL);
+	expect_op(el, EL_OP_LEADER, NULL);
+	reply(el, EL_OP_LEADER, ZNONODE);
+	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	expect_none(el);
+	reply(el, EL_OP_SYNC, ZOK);
+	hold_syncs = 0;
+	expect_op(el, EL_OP_LIST, NULL);
+	reply_list(el, kids, 2);
+	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	expect_op(el, EL_OP_WATCH_OWN, CAND "/" OURS);
+	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_RELEASE);
+	assert_string_equal(a.sub[0].path, CAND "/" OURS);
+	reply(el, EL_OP_RELEASE, ZOK);
+	assert_int_equal(next(el).type, EL_ACT_PAUSED);
+	/* Resumed: exactly one new node. */
+	election_pause(el, 0);
+	expect_op(el, EL_OP_CREATE, NULL);
+	election_free(el);
+}
+
+/* Defect: our node deleted after a demote, E/leader still ours. */
+static void
+test_orphan_leader_node_is_deleted(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct el_action a;
+
+	(void)state;
+	become_leader(el);
+	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
+	expect_hook(el, HOOK_DEMOTE, "disconnected");
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+	expect_op(el, EL_OP_LEADER, NULL);
+	reply_get(el, EL_OP_LEADER, "id=node1\ndata=x\nepoch=100\n", SID, 100);
+	/* Someone deleted our node meanwhile. */
+	expect_op(el, EL_OP_WATCH_OWN, CAND "/" OURS);
+	reply(el, EL_OP_WATCH_OWN, ZNONODE);
+	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	reply_get(el, EL_OP_BREADCRUMB, "id=node1\ndata=x\nepoch=100\n", SID,
+	    101);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_RELEASE);
+	assert_int_equal(a.nsub, 2);
+	assert_string_equal(a.sub[0].path, E "/leader");
+	assert_string_equal(a.sub[1].path, E "/breadcrumb");
+	reply(el, EL_OP_RELEASE, ZOK);
+	expect_op(el, EL_OP_LEADER, NULL);
+	election_free(el);
+}
+
+/* Defect: checks ran beside promote; now one slot, killed when needed. */
+static void
+test_check_shares_the_slot(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	char *kids[] = { OURS };
+	struct el_action a;
+
+	(void)state;
+	memset(&p, 0, sizeof(p));
+	p.path = E;
+	p.id = "node1";
+	p.data = "10.0.0.1:5432";
+	p.check = 1;
+	p.check_interval_ms = 100;
+	p.check_fall = 2;
+	p.check_rise = 1;
+	p.session_timeout_ms = T_MS;
+	p.hook_timeout_ms = 30000;
+	p.retry_backoff_ms = 5000;
+	el = election_new(&p);
+	election_clock(el, now);
+	hold_syncs = 0;
+	join(el, SID, CAND "/" OURS);
+	expect_op(el, EL_OP_LIST, NULL);
+	tick(el, 100);
+	/* Due while a request is out: the check takes the free slot. */
+	expect_hook(el, HOOK_CHECK, "health");
+	reply_list(el, kids, 1);
+	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	/* The promote wants the slot: the check is killed, not joined. */
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_CANCEL);
+	assert_int_equal(a.hook, HOOK_CHECK);
+	expect_none(el);
+	election_hook_done(el, HOOK_CHECK, 0);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	/* While promote runs, no check starts, however late it is. */
+	tick(el, 1000);
+	a = next(el);
+	assert_int_not_equal(a.type, EL_ACT_HOOK);
+	election_hook_done(el, HOOK_PROMOTE, 1);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_ACK);
+	/* A killed check counted for nothing: still healthy. */
+	expect_hook(el, HOOK_CHECK, "health");
+	election_free(el);
+}
+
+/* Defect: a fence cut short by expiry left stale state behind. */
+static void
+test_fence_during_expiry_counts_for_nothing(void **state)
+{
+	struct election *el = el_new(0, 1);
+	char *kids[] = { OURS };
+	char *kids2[] = { NEWER };
+
+	(void)state;
+	join(el, SID, CAND "/" OURS);
+	expect_op(el, EL_OP_LIST, NULL);
+	reply_list(el, kids, 1);
+	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	reply_get(el, EL_OP_BREADCRUMB, "id=old\ndata=\nepoch=7\n", 0, 7);
+	expect_hook(el, HOOK_FENCE, "elected");
+	election_session(el, EL_ZK_EXPIRED, 0, T_MS);
+	assert_int_equal(next(el).type, EL_ACT_RESTART);
+	election_restarted(el);
+	election_hook_done(el, HOOK_FENCE, 1);
+	/* No demote follows: nothing was promoted. */
+	election_session(el, EL_ZK_CONNECTED, SID + 1, T_MS);
+	expect_op(el, EL_OP_LEADER, NULL);
+	reply(el, EL_OP_LEADER, ZNONODE);
+	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	expect_op(el, EL_OP_CREATE, NULL);
+	reply_create(el, CAND "/" NEWER);
+	expect_op(el, EL_OP_WATCH_OWN, NULL);
+	reply_get(el, EL_OP_WATCH_OWN, "", SID + 1, 130);
+	expect_op(el, EL_OP_LIST, NULL);
+	reply_list(el, kids2, 1);
+	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	reply_get(el, EL_OP_BREADCRUMB, "id=old\ndata=\nepoch=7\n", 0, 7);
+	/* The breadcrumb is still there: fence again, for this node. */
+	expect_hook(el, HOOK_FENCE, "elected");
+	election_hook_done(el, HOOK_FENCE, 1);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	election_hook_done(el, HOOK_PROMOTE, 1);
+	assert_int_equal(next(el).op, EL_OP_ACK);
+	reply(el, EL_OP_ACK, ZOK);
+	/* No spurious demote after this promote. */
+	expect_none(el);
+	assert_int_equal(election_role(el), ROLE_LEADER);
+	election_free(el);
+}
+
+/* Defect: the demote ending a leadership lost to expiry had a new epoch. */
+static void
+test_demote_carries_the_lost_epoch(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *kids[] = { OURS };
+	struct el_action a;
+
+	(void)state;
+	join(el, SID, CAND "/" OURS);
+	expect_op(el, EL_OP_LIST, NULL);
+	reply_list(el, kids, 1);
+	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	a = next(el);
+	assert_int_equal(a.hook, HOOK_PROMOTE);
+	assert_int_equal(a.epoch, 100);
+	election_session(el, EL_ZK_EXPIRED, 0, T_MS);
+	assert_int_equal(next(el).type, EL_ACT_RESTART);
+	election_restarted(el);
+	election_session(el, EL_ZK_CONNECTED, SID + 1, T_MS);
+	expect_op(el, EL_OP_LEADER, NULL);
+	reply(el, EL_OP_LEADER, ZNONODE);
+	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	expect_op(el, EL_OP_CREATE, NULL);
+	reply_create(el, CAND "/" NEWER);
+	expect_op(el, EL_OP_WATCH_OWN, NULL);
+	reply_get(el, EL_OP_WATCH_OWN, "", SID + 1, 130);
+	election_hook_done(el, HOOK_PROMOTE, 1);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_HOOK);
+	assert_int_equal(a.hook, HOOK_DEMOTE);
+	assert_string_equal(a.reason, "session-expired");
+	assert_int_equal(a.epoch, 100);
+	election_free(el);
+}
+
+/* Defect: authentication failures restarted sessions in a tight loop. */
+static void
+test_auth_failure_backs_off(void **state)
+{
+	struct election *el = el_new(0, 0);
+	int64_t prev = 0, wait;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 8; i++) {
+		election_session(el, EL_ZK_AUTH_FAILED, 0, T_MS);
+		expect_none(el);
+		wait = election_deadline(el) - now;
+		assert_true(wait >= prev);
+		assert_true(wait >= 1000 && wait <= 30000);
+		tick(el, wait);
+		assert_int_equal(next(el).type, EL_ACT_RESTART);
+		election_restarted(el);
+		prev = wait;
+	}
+	assert_int_equal(prev, 30000);
+	election_free(el);
+}
+
+/* A demote_timeout too long for the negotiated T is clamped to T/4. */
+static void
+test_demote_timeout_clamped_to_negotiated(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	struct election_view v;
+
+	(void)state;
+	memset(&p, 0, sizeof(p));
+	p.path = E;
+	p.id = "node1";
+	p.data = "";
+	p.session_timeout_ms = 30000;
+	p.demote_timeout_ms = 7000;
+	el = election_new(&p);
+	election_view(el, &v);
+	assert_int_equal(v.demote_timeout_ms, 7000);
+	assert_false(v.demote_clamped);
+	election_session(el, EL_ZK_CONNECTED, SID, 12000);
+	election_view(el, &v);
+	assert_int_equal(v.session_timeout_ms, 12000);
+	assert_int_equal(v.demote_timeout_ms, 3000);
+	assert_true(v.demote_clamped);
+	election_free(el);
+}
+
 int
 main(void)
 {
@@ -772,6 +1148,16 @@ main(void)
 		cmocka_unit_test(test_own_node_deleted_while_leader),
 		cmocka_unit_test(test_resign_rejoins_at_back),
 		cmocka_unit_test(test_new_data_applies_at_once),
+		cmocka_unit_test(test_resign_then_expiry_rejoins_and_answers),
+		cmocka_unit_test(test_promote_failed_then_expiry_rejoins),
+		cmocka_unit_test(test_pause_during_create_releases_it),
+		cmocka_unit_test(test_pause_after_lost_create_deletes_orphan),
+		cmocka_unit_test(test_orphan_leader_node_is_deleted),
+		cmocka_unit_test(test_check_shares_the_slot),
+		cmocka_unit_test(test_fence_during_expiry_counts_for_nothing),
+		cmocka_unit_test(test_demote_carries_the_lost_epoch),
+		cmocka_unit_test(test_auth_failure_backs_off),
+		cmocka_unit_test(test_demote_timeout_clamped_to_negotiated),
 	};
 
 	return cmocka_run_group_tests_name("election", tests, NULL, NULL);
