@@ -446,8 +446,7 @@ election_reconfigure(struct election *el, const struct election_params *p)
 	el->backoff_ms = p->retry_backoff_ms;
 	el->grace_ms = p->disconnect_grace_ms;
 	el->hook_timeout_ms = p->hook_timeout_ms;
-	el->demote_cfg_ms = p->demote_timeout_ms > 0 ? p->demote_timeout_ms :
-	    el->timeout_ms / 4;
+	el->demote_cfg_ms = p->demote_timeout_ms > 0 ? p->demote_timeout_ms : 0;
 	el_set_timeout(el, 0);
 	el->check_interval_ms = p->check_interval_ms > 0 ?
 	    p->check_interval_ms : 5000;

@@ -73,18 +73,21 @@ el_confirmed(struct election *el, int64_t sent)
 }
 
 /*
- * The demote hook must end before the session can expire; an explicit
- * demote_timeout at or above T/3 of the negotiated timeout is clamped to
- * T/4 (the daemon warns).
+ * The demote hook must end before the session can expire. Unset, its
+ * budget is T/4 of the negotiated timeout; an explicit demote_timeout at
+ * or above T/3 of it is clamped to T/4 (the daemon warns).
  */
 void
 el_set_timeout(struct election *el, int64_t timeout_ms)
 {
 	if (timeout_ms > 0)
 		el->timeout_ms = timeout_ms;
-	el->demote_clamped = el->demote_cfg_ms * 3 >= el->timeout_ms;
-	el->demote_ms = el->demote_clamped ? el->timeout_ms / 4 :
-	    el->demote_cfg_ms;
+	el->demote_clamped = el->demote_cfg_ms != 0 &&
+	    el->demote_cfg_ms * 3 >= el->timeout_ms;
+	el->demote_ms = el->demote_cfg_ms != 0 && !el->demote_clamped ?
+	    el->demote_cfg_ms : el->timeout_ms / 4;
+	if (el->demote_ms < 1)
+		el->demote_ms = 1;
 }
 
 int

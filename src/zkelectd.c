@@ -61,7 +61,9 @@ daemon_election_params(const struct daemon *d, struct election_params *ep)
 	ep->check = d->cfg.hook_check != NULL;
 	ep->session_timeout_ms = d->cfg.session_timeout_ms;
 	ep->hook_timeout_ms = d->cfg.hook_timeout_ms;
-	ep->demote_timeout_ms = d->cfg.demote_timeout_ms;
+	/* Unset, it follows the negotiated timeout (T/4). */
+	ep->demote_timeout_ms = d->cfg.demote_timeout_set ?
+	    d->cfg.demote_timeout_ms : 0;
 	ep->check_interval_ms = d->cfg.check_interval_ms;
 	ep->check_fall = d->cfg.check_fall;
 	ep->check_rise = d->cfg.check_rise;
@@ -70,6 +72,7 @@ daemon_election_params(const struct daemon *d, struct election_params *ep)
 static void
 daemon_reload(struct daemon *d)
 {
+	struct election_view v;
 	struct election_params ep;
 	struct config nc;
 	char err[512];
@@ -97,6 +100,17 @@ daemon_reload(struct daemon *d)
 	KEEP(socket_path, "control.socket");
 	KEEP(status_file, "control.status_file");
 #undef KEEP
+	/*
+	 * The live session's timeout was negotiated with it, and the lease
+	 * and demote budget derive from it: it changes with a new session.
+	 */
+	if (nc.session_timeout_ms != d->cfg.session_timeout_ms) {
+		log_warnx("reload: zookeeper.session_timeout cannot change "
+		    "while running; restart to apply it");
+		nc.session_timeout_ms = d->cfg.session_timeout_ms;
+		if (!nc.demote_timeout_set)
+			nc.demote_timeout_ms = nc.session_timeout_ms / 4;
+	}
 	if (nc.mode != d->cfg.mode) {
 		log_warnx("reload: election.mode cannot change while running; "
 		    "restart to apply it");
@@ -108,7 +122,14 @@ daemon_reload(struct daemon *d)
 	election_reconfigure(d->el, &ep);
 	log_setlevel(d->cfg.log_level);
 	zk_set_loglevel(d->cfg.log_level);
-	d->warned_clamp = 0;
+	election_view(d->el, &v);
+	if (v.demote_clamped)
+		log_warnx("reload: hooks.demote_timeout %lld ms is not below a "
+		    "third of the negotiated session timeout %lld ms: using "
+		    "%lld ms", (long long)d->cfg.demote_timeout_ms,
+		    (long long)v.session_timeout_ms,
+		    (long long)v.demote_timeout_ms);
+	d->warned_clamp = v.demote_clamped;
 	log_info("configuration reloaded from %s", d->config_path);
 	notify_ready_again(d->notify);
 	daemon_step(d);
