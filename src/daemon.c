@@ -502,7 +502,7 @@ daemon_perform(struct daemon *d, const struct el_action *act)
 			    hook_kind_name(act->hook), act->hook == HOOK_CHECK ?
 			    "the hook slot is needed" :
 			    "the lease leaves no more time");
-			hook_cancel(d->hooks, d->hook_pid);
+			hook_cancel(d->hooks, d->hook_pid, act->ms);
 		}
 		break;
 	case EL_ACT_RESTART:

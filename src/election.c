@@ -290,11 +290,17 @@ el_act_hook(struct election *el, struct el_action *act, enum hook_kind kind,
 	}
 }
 
+/*
+ * grace_ms: from SIGTERM to SIGKILL. A check in a promote's way gets a
+ * moment to end cleanly; what stands between a leader and its demote
+ * gets none.
+ */
 static void
-el_act_cancel(struct election *el, struct el_action *act)
+el_act_cancel(struct election *el, struct el_action *act, int64_t grace_ms)
 {
 	act->type = EL_ACT_CANCEL;
 	act->hook = (enum hook_kind)el->hook;
+	act->ms = grace_ms;
 	el->hook_cancelled = 1;
 }
 
@@ -368,7 +374,8 @@ el_take_slot(struct election *el, struct el_action *act, enum hook_kind kind,
 		return 1;
 	}
 	if (el->hook == HOOK_CHECK && !el->hook_cancelled) {
-		el_act_cancel(el, act);
+		el_act_cancel(el, act, kind == HOOK_DEMOTE ? 0 :
+		    EL_CANCEL_GRACE_MS);
 		return 1;
 	}
 	return 0;
@@ -538,7 +545,7 @@ election_next(struct election *el, struct el_action *act)
 	/* A promote or fence may not outlive the lease: it is killed. */
 	if ((el->hook == HOOK_PROMOTE || el->hook == HOOK_FENCE) &&
 	    !el->hook_cancelled && el_lease_short(el)) {
-		el_act_cancel(el, act);
+		el_act_cancel(el, act, 0);
 		return;
 	}
 	if (el->stopping && (el->hook == -1 || el->hook == HOOK_CHECK) &&

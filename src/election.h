@@ -58,8 +58,9 @@ enum el_act_type {
 	EL_ACT_NONE,
 	EL_ACT_ZK,		/* send op; answer with election_op_done() */
 	EL_ACT_HOOK,		/* run hook; answer with election_hook_done() */
-	EL_ACT_CANCEL,		/* kill the running hook's group now (SIGKILL);
-				 * its election_hook_done() still follows */
+	EL_ACT_CANCEL,		/* end the running hook: SIGTERM to its group,
+				 * SIGKILL act->ms later (0: SIGKILL now); its
+				 * election_hook_done() still follows */
 	EL_ACT_RESTART,		/* close the handle, open a new session */
 	EL_ACT_STOPPED,		/* the stop handoff is complete: exit */
 	EL_ACT_RESIGNED,	/* resign done and rejoined: answer "ok" */
@@ -79,7 +80,8 @@ struct el_action {
 	const char *reason;	/* ZKELECT_REASON of the hook */
 	int64_t epoch;		/* ZKELECT_EPOCH of the hook */
 	int64_t ms;		/* HOOK: its timeout; it must have ended
-				 * (group gone) by then for DEMOTE */
+				 * (group gone) by then for DEMOTE.
+				 * CANCEL: from SIGTERM to SIGKILL */
 };
 
 /* What a completed ZooKeeper request returned. */

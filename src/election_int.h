@@ -14,6 +14,8 @@
 #define EL_RESTART_MAX_MS 30000
 /* Room for the process group to be seen gone after the demote's SIGKILL. */
 #define EL_LEASE_MARGIN_MS 100
+/* A check killed to free the slot for a promote: SIGTERM, then SIGKILL. */
+#define EL_CANCEL_GRACE_MS 100
 /* Keepalive syncs per session timeout. */
 #define EL_SYNCS_PER_T 6
 

@@ -638,17 +638,22 @@ hook_set_kill_delay(struct hook_runner *hr, pid_t pid, int64_t ms)
 }
 
 void
-hook_cancel(struct hook_runner *hr, pid_t pid)
+hook_cancel(struct hook_runner *hr, pid_t pid, int64_t grace_ms)
 {
 	struct hook *h;
 
-	if ((h = hook_find(hr, pid)) == NULL || h->phase == HOOK_KILLED)
+	if ((h = hook_find(hr, pid)) == NULL || h->phase != HOOK_WAITING)
 		return;
-	log_debug("hook %s[%ld]: cancelled, sending SIGKILL to its process "
-	    "group", hook_kind_name(h->kind), (long)h->pid);
+	log_debug("hook %s[%ld]: cancelled", hook_kind_name(h->kind),
+	    (long)h->pid);
 	(void)evtimer_del(h->ev_timer);
+	if (grace_ms > 0) {
+		h->kill_delay_ms = grace_ms;
+		hook_timer(-1, 0, h);	/* SIGTERM now, SIGKILL after grace */
+		return;
+	}
 	h->phase = HOOK_TERMED;
-	hook_timer(-1, 0, h);
+	hook_timer(-1, 0, h);		/* SIGKILL now */
 }
 
 void
