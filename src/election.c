@@ -513,6 +513,18 @@ el_next_zk(struct election *el, struct el_action *act)
 		el_next_queue(el, act);
 }
 
+/* The health check has the slot when nothing else wants it. */
+static void
+el_next_check(struct election *el, struct el_action *act)
+{
+	if (el->check_configured && !el->stopping && el->check_due != 0 &&
+	    el->now >= el->check_due &&
+	    (el->hook == -1 || (EL_MUTANT(5) && el->hook != HOOK_CHECK))) {
+		el->check_due = el->now + el->check_interval_ms;
+		el_act_hook(el, act, HOOK_CHECK, "health");
+	}
+}
+
 void
 election_next(struct election *el, struct el_action *act)
 {
@@ -571,7 +583,8 @@ election_next(struct election *el, struct el_action *act)
 		if (!el->restart_sent && el->now >= el->restart_at) {
 			el->restart_sent = 1;
 			act->type = EL_ACT_RESTART;
-		}
+		} else
+			el_next_check(el, act);
 		return;
 	}
 	if (el_sync_due(el)) {
@@ -589,11 +602,5 @@ election_next(struct election *el, struct el_action *act)
 		if (act->type != EL_ACT_NONE)
 			return;
 	}
-	/* The health check has the slot when nothing else wants it. */
-	if (el->check_configured && !el->stopping && el->check_due != 0 &&
-	    el->now >= el->check_due &&
-	    (el->hook == -1 || (EL_MUTANT(5) && el->hook != HOOK_CHECK))) {
-		el->check_due = el->now + el->check_interval_ms;
-		el_act_hook(el, act, HOOK_CHECK, "health");
-	}
+	el_next_check(el, act);
 }
