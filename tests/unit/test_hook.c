@@ -512,6 +512,90 @@ test_timeout_but_exit_zero(void **state)
 	assert_int_equal(o.res.exit_code, 0);
 }
 
+/* A hook ended to free the slot: SIGKILL at once to its whole group. */
+static void
+test_cancel_kills_group_now(void **state)
+{
+	struct fixture *fx = *state;
+	struct outcome o;
+	pid_t pid;
+	int64_t t0;
+
+	memset(&o, 0, sizeof(o));
+	o.fx = fx;
+	pid = hook_run(fx->hr, HOOK_CHECK, "trap '' TERM; sleep 100 & "
+	    "sleep 100; wait", NULL, 60000, test_done, &o);
+	assert_true(pid > 0);
+	test_pump(fx, 100);
+	t0 = now_ms();
+	hook_cancel(fx->hr, pid, 0);
+	assert_true(test_loop_until(fx, &o.calls, 5000));
+	assert_false(o.res.ok);
+	assert_int_equal(o.res.signo, SIGKILL);
+	assert_true(test_group_gone(pid));
+	/* Nothing waited for a SIGTERM to work. */
+	assert_true(now_ms() - t0 < 4000);
+}
+
+/* Waits until the hook has created path (its trap is set). */
+static void
+test_wait_file(struct fixture *fx, const char *path)
+{
+	int64_t end = now_ms() + 10000;
+
+	while (access(path, F_OK) == -1 && now_ms() < end)
+		test_pump(fx, 10);
+	assert_int_equal(access(path, F_OK), 0);
+}
+
+/* With a grace: SIGTERM first, and a hook that obeys it ends by itself. */
+static void
+test_cancel_with_grace_terms_first(void **state)
+{
+	struct fixture *fx = *state;
+	struct outcome o;
+	char cmd[256], ready[96];
+	pid_t pid;
+
+	(void)snprintf(ready, sizeof(ready), "%s/ready", fx->dir);
+	(void)snprintf(cmd, sizeof(cmd), "trap 'exit 7' TERM; : >%s; "
+	    "sleep 100 & wait", ready);
+	memset(&o, 0, sizeof(o));
+	o.fx = fx;
+	pid = hook_run(fx->hr, HOOK_CHECK, cmd, NULL, 60000, test_done, &o);
+	assert_true(pid > 0);
+	test_wait_file(fx, ready);
+	hook_cancel(fx->hr, pid, 60000);
+	assert_true(test_loop_until(fx, &o.calls, 5000));
+	assert_false(o.res.ok);
+	assert_int_equal(o.res.exit_code, 7);
+	assert_true(test_group_gone(pid));
+}
+
+/* The demote's budget: SIGKILL follows SIGTERM after the delay set. */
+static void
+test_kill_delay_shortened(void **state)
+{
+	struct fixture *fx = *state;
+	struct outcome o;
+	pid_t pid;
+	int64_t t0;
+
+	memset(&o, 0, sizeof(o));
+	o.fx = fx;
+	t0 = now_ms();
+	pid = hook_run(fx->hr, HOOK_DEMOTE, "trap '' TERM; sleep 100", NULL,
+	    TEST_TRAP_TIMEOUT_MS, test_done, &o);
+	assert_true(pid > 0);
+	hook_set_kill_delay(fx->hr, pid, 100);
+	assert_true(test_loop_until(fx, &o.calls, 10000));
+	assert_true(o.res.timed_out);
+	assert_true(test_group_gone(pid));
+	/* Far below the default 5 s from SIGTERM to SIGKILL. */
+	assert_true(now_ms() - t0 >= TEST_TRAP_TIMEOUT_MS);
+	assert_true(now_ms() - t0 < TEST_TRAP_TIMEOUT_MS + 4000);
+}
+
 static void
 test_free_kills_running(void **state)
 {
@@ -682,6 +766,9 @@ main(int argc, char *argv[])
 		T(test_timeout_kills_survivors),
 		T(test_timeout_ignored_term),
 		T(test_timeout_but_exit_zero),
+		T(test_cancel_kills_group_now),
+		T(test_cancel_with_grace_terms_first),
+		T(test_kill_delay_shortened),
 		T(test_free_kills_running),
 		T(test_unknown_child),
 		T(test_two_at_once),
