@@ -379,11 +379,11 @@ class ZkCluster:
         self.size = size
         self.servers = []
         if size == 1:
-            (port,) = free_ports(1)
+            (port,) = free_ports_outside_ephemeral(1)
             self.servers.append(ZkServer(self.dir / "zk1", port, tick_ms,
                                          min_session_ms, max_session_ms))
         else:
-            ports = free_ports(3 * size)
+            ports = free_ports_outside_ephemeral(3 * size)
             quorum = [(i + 1, ports[3 * i + 1], ports[3 * i + 2])
                       for i in range(size)]
             for i in range(size):
