@@ -1101,7 +1101,10 @@ class CutEnsemble:
     a test can silently cut one server off from the others: cut_off(sid)
     freezes every quorum and election connection to and from server sid
     (traffic stops, connections stay open, nobody sees a reset), heal(sid)
-    lets it flow again. Clients reach the servers directly (client_hosts).
+    lets it flow again. Clients reach the servers directly (hosts,
+    hosts_of(sid...)); a client session opened before the cut stays
+    connected to a cut-off follower, a new one cannot be opened there (the
+    leader creates sessions).
 
     Each ordered pair of servers (i, j) has its own proxy, links[(i, j)],
     carrying i's connections to j's quorum port (upstream 0) and election
@@ -1117,7 +1120,9 @@ class CutEnsemble:
     for longer than the session timeouts the tests use (2-4 s).
 
     start() brings up servers 1..n-1 first and then server n, so that server
-    n is a follower: the one a test cuts off (`victim`).
+    n is a follower: the one a test cuts off by default (`victim`); the
+    leader (leader_sid()) can be cut off as well. close() kills everything;
+    use it as a context manager or from a fixture's finally.
     """
 
     def __init__(self, size=3, tick_ms=200, init_limit=30, sync_limit=30,
