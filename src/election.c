@@ -268,6 +268,7 @@ el_session_lost(struct election *el)
 	 */
 	el->lease_known = 0;
 	el->lease_lapsed = 0;
+	el->probation = 0;
 }
 
 static void
@@ -444,6 +445,10 @@ el_next_release(struct election *el, struct el_action *act)
 static void
 el_next_claim(struct election *el, struct el_action *act)
 {
+	if (!el->claim_known) {
+		el_act_zk(el, act, EL_OP_CLAIM_READ, el->claim_path);
+		return;
+	}
 	if (el->claim_wait) {
 		if (!el->claim_watched)
 			el_act_zk(el, act, EL_OP_CLAIM_WATCH, el->claim_path);
@@ -554,8 +559,9 @@ el_next_zk(struct election *el, struct el_action *act)
 	 * it (the node was deleted after a demote) would make the next head
 	 * wait forever: it goes.
 	 */
-	if (!el->release_pending && (el_owns_leader(el) || el->claimed) &&
-	    !el_leading(el) && el->node == NULL && !EL_MUTANT(4))
+	if (!el->release_pending && (el_owns_leader(el) || el->claimed ||
+	    !el->claim_known) && !el_leading(el) && el->node == NULL &&
+	    !EL_MUTANT(4))
 		el->release_pending = 1;
 	if (el->release_pending) {
 		el_next_release(el, act);

@@ -230,7 +230,11 @@ election_op_done(struct election *el, enum el_op op,
 			el->claim_watched = 0;
 		} else if (rc == ZNONODE)
 			el->node_ok = 0;	/* our node is gone: see */
-		else
+		else if (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT) {
+			/* Applied or not: it is read before anything else. */
+			if (!EL_MUTANT(13))
+				el->claim_known = 0;
+		} else
 			el_op_error(el, rc);
 		break;
 	case EL_OP_CLAIM_WATCH:
@@ -384,7 +388,13 @@ election_op_done(struct election *el, enum el_op op,
 			el->crumb_exists = 0;
 			el_release_done(el);
 		} else if (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT) {
-			break;	/* retried once connected again */
+			/*
+			 * It may have been applied, and E/claim be the
+			 * successor's by now: what we own is read again
+			 * before the retry (E/leader and our node are).
+			 */
+			if (!EL_MUTANT(13))
+				el->claim_known = 0;
 		} else if (++el->release_attempts >= 3) {
 			/*
 			 * Closing the session removes our ephemeral nodes

@@ -33,7 +33,9 @@
  * other hooks, 6 a fence counts across sessions, 7 a demote takes the new
  * node's epoch, 8 no demote budget before the lease ends, 9 promotes on
  * facts older than the lease, 10 auth failures restart at once, 11
- * adoption lists without a sync, 12 no E/claim. The tests must catch each.
+ * adoption lists without a sync, 12 no E/claim, 13 E/claim's state is
+ * trusted after a lost reply, 14 one sync after a silence renews the
+ * lease. The tests must catch each.
  */
 #ifdef EL_MUTANTS
 extern int el_mutant;
@@ -81,6 +83,8 @@ struct election {
 	int64_t lease_sent;	/* send time of the last confirmed request */
 	int lease_known;	/* lease_sent is set */
 	int lease_lapsed;	/* the lease ran out: facts were dropped */
+	int probation;		/* confirmed after a silence: not yet a lease */
+	int64_t probation_sent;
 	int sync_inflight;
 	int64_t sync_sent;
 	int sync_conn;		/* conn_gen when the sync in flight was sent */

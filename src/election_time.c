@@ -73,9 +73,28 @@ el_answered(int rc)
 	return 0;
 }
 
+/*
+ * After a silence longer than the lease (a freeze, a long disconnect) the
+ * session may be expiring at the quorum even though our server answers:
+ * the quorum learns of our news at the server's next report. So the first
+ * confirmation after it only starts a probation, and one sent a report
+ * lag (T/4) later renews the lease.
+ */
 void
 el_confirmed(struct election *el, int64_t sent)
 {
+	int64_t lag = el->timeout_ms / EL_REPORT_LAG_DIV;
+
+	if (el->lease_known && sent >= el_lease_end(el) && !EL_MUTANT(14)) {
+		if (!el->probation) {
+			el->probation = 1;
+			el->probation_sent = sent;
+			return;
+		}
+		if (sent < el->probation_sent + lag)
+			return;
+	}
+	el->probation = 0;
 	if (!el->lease_known || sent > el->lease_sent)
 		el->lease_sent = sent;
 	el->lease_known = 1;
@@ -101,14 +120,27 @@ el_set_timeout(struct election *el, int64_t timeout_ms)
 		el->demote_ms = 1;
 }
 
+/* When the next keepalive sync is due. */
+static int64_t
+el_sync_at(const struct election *el)
+{
+	int64_t t;
+
+	if (!el->synced)
+		return el->now;
+	t = el->sync_sent + el->timeout_ms / EL_SYNCS_PER_T;
+	if (el->probation && t < el->probation_sent + el->timeout_ms /
+	    EL_REPORT_LAG_DIV)
+		t = el->probation_sent + el->timeout_ms / EL_REPORT_LAG_DIV;
+	return t;
+}
+
 int
 el_sync_due(const struct election *el)
 {
 	if (el->zk != EL_ZK_CONNECTED || el->sync_inflight || el->restart)
 		return 0;
-	if (!el->synced)
-		return 1;
-	return el->now >= el->sync_sent + el->timeout_ms / EL_SYNCS_PER_T;
+	return el->now >= el_sync_at(el);
 }
 
 void
@@ -179,8 +211,7 @@ election_deadline(const struct election *el)
 	if (el->stopped)
 		return d;
 	if (el->zk == EL_ZK_CONNECTED && !el->sync_inflight && !el->restart)
-		el_min(&d, el->synced ? el->sync_sent + el->timeout_ms /
-		    EL_SYNCS_PER_T : el->now);
+		el_min(&d, el_sync_at(el));
 	if (el->lease_known && el_leading(el) && (!el->conn_lost ||
 	    ((el->hook == HOOK_PROMOTE || el->hook == HOOK_FENCE) &&
 	    !el->hook_cancelled)))

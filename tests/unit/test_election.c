@@ -1280,6 +1280,87 @@ test_leader_node_rewritten(void **state)
 	election_free(el);
 }
 
+/* Found by the simulator: a CLAIM whose reply was lost may be applied. */
+static void
+test_lost_claim_reply_is_read_back(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *kids[] = { OURS };
+	struct el_result r;
+
+	(void)state;
+	join(el, SID, CAND "/" OURS);
+	expect_op(el, EL_OP_LIST, NULL);
+	reply_list(el, kids, 1);
+	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	hold_claims = 1;
+	expect_op(el, EL_OP_CLAIM, NULL);
+	reply(el, EL_OP_CLAIM, ZCONNECTIONLOSS);
+	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+	expect_op(el, EL_OP_LEADER, NULL);
+	reply(el, EL_OP_LEADER, ZNONODE);
+	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	expect_op(el, EL_OP_WATCH_OWN, NULL);
+	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
+	expect_op(el, EL_OP_LIST, NULL);
+	reply_list(el, kids, 1);
+	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	/* It was applied: the claim is ours, no second one is asked for. */
+	expect_op(el, EL_OP_CLAIM_READ, E "/claim");
+	memset(&r, 0, sizeof(r));
+	r.rc = ZOK;
+	r.owner = SID;
+	election_op_done(el, EL_OP_CLAIM_READ, &r);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	election_free(el);
+}
+
+/* Found by the simulator: one sync after a freeze is no lease yet. */
+static void
+test_one_sync_after_a_freeze_is_no_lease(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct election_view v;
+	struct el_action a;
+
+	(void)state;
+	become_leader(el);
+	hold_syncs = 1;
+	tick(el, T_MS + 1);
+	expect_hook(el, HOOK_DEMOTE, "disconnected");
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	expect_op(el, EL_OP_SYNC, NULL);
+	reply(el, EL_OP_SYNC, ZOK);
+	expect_op(el, EL_OP_LEADER, NULL);
+	reply_get(el, EL_OP_LEADER, "id=node1\ndata=x\nepoch=100\n", SID, 100);
+	expect_op(el, EL_OP_WATCH_OWN, NULL);
+	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
+	{
+		char *kids[] = { OURS };
+
+		expect_op(el, EL_OP_LIST, NULL);
+		reply_list(el, kids, 1);
+	}
+	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	reply_get(el, EL_OP_BREADCRUMB, "id=node1\ndata=x\nepoch=100\n", SID,
+	    101);
+	/* The quorum may not have heard of that sync yet: no promote. */
+	expect_none(el);
+	election_view(el, &v);
+	assert_true(election_deadline(el) >= now + T_MS / 4 - 1);
+	now = election_deadline(el);
+	expect_op(el, EL_OP_SYNC, NULL);
+	reply(el, EL_OP_SYNC, ZOK);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_HOOK);
+	assert_int_equal(a.hook, HOOK_PROMOTE);
+	election_free(el);
+}
+
 int
 main(void)
 {
@@ -1318,6 +1399,8 @@ main(void)
 		cmocka_unit_test(test_resign_then_pause_is_answered),
 		cmocka_unit_test(test_claim_waits_for_the_previous_holder),
 		cmocka_unit_test(test_leader_node_rewritten),
+		cmocka_unit_test(test_lost_claim_reply_is_read_back),
+		cmocka_unit_test(test_one_sync_after_a_freeze_is_no_lease),
 	};
 
 	return cmocka_run_group_tests_name("election", tests, NULL, NULL);
