@@ -501,6 +501,17 @@ el_next_queue(struct election *el, struct el_action *act)
 		el_act_zk(el, act, EL_OP_LIST, el->cand_dir);
 		return;
 	}
+	/* After a lost reply, whose E/claim is it? */
+	if (!el->claim_known) {
+		el_act_zk(el, act, EL_OP_CLAIM_READ, el->claim_path);
+		return;
+	}
+	/* A claim of ours while others are ahead is an orphan: it goes. */
+	if (!el->first && el->claimed && !el_leading(el)) {
+		el->release_pending = 1;
+		el->release_why = "preempted";
+		return;
+	}
 	if (!el->first) {
 		if (!el->pred_watched)
 			el_act_zk(el, act, EL_OP_WATCH_PRED, el->pred_path);

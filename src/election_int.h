@@ -48,13 +48,7 @@ struct election {
 	char *path;		/* E */
 	char *cand_dir;		/* E/candidates */
 	char *leader_path;	/* E/leader */
-	char *crumb_path;	/* E/claim: held from before promote until the release */
-	int claimed;		/* ours */
-	int claim_known;	/* claimed is what ZooKeeper has */
-	int claim_wait;		/* another session holds it */
-	int claim_watched;	/* and a watch is set on it */
-
-	/* E/breadcrumb */
+	char *crumb_path;	/* E/breadcrumb */
 	char *claim_path;	/* E/claim */
 	char *claim_data;
 	char *parents[16];
@@ -145,6 +139,12 @@ struct election {
 	char *leader_id;
 	char *leader_data;
 	int64_t leader_epoch;
+
+	/* E/claim: held from before promote until the release */
+	int claimed;		/* ours */
+	int claim_known;	/* claimed is what ZooKeeper has */
+	int claim_wait;		/* another session holds it */
+	int claim_watched;	/* and a watch is set on it */
 
 	/* E/breadcrumb */
 	int crumb_fresh;
