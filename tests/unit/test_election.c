@@ -1307,14 +1307,14 @@ test_lost_claim_reply_is_read_back(void **state)
 	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
 	expect_op(el, EL_OP_LIST, NULL);
 	reply_list(el, kids, 1);
-	expect_op(el, EL_OP_BREADCRUMB, NULL);
-	reply(el, EL_OP_BREADCRUMB, ZNONODE);
 	/* It was applied: the claim is ours, no second one is asked for. */
 	expect_op(el, EL_OP_CLAIM_READ, E "/claim");
 	memset(&r, 0, sizeof(r));
 	r.rc = ZOK;
 	r.owner = SID;
 	election_op_done(el, EL_OP_CLAIM_READ, &r);
+	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
 	expect_hook(el, HOOK_PROMOTE, "elected");
 	election_free(el);
 }
