@@ -1,0 +1,492 @@
+/*
+ * The three servers. Each keeps a replica that replays the quorum's log a
+ * little behind it (its lag), serves reads from that replica, forwards
+ * writes and syncs to the quorum and answers them once it has applied
+ * their zxid, all in the order its client sent them. A server cut off
+ * from the quorum keeps its stale replica and goes on answering pings and
+ * reads, while writes and syncs hang and its clients' touches no longer
+ * reach the quorum; when it notices, it drops every client and later
+ * rejoins with a fresh copy of the quorum's tree.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <zookeeper/zookeeper.h>
+
+#include "sim.h"
+#include "xmalloc.h"
+
+void quorum_txn_apply(struct ztree *t, const struct txn *x);
+
+void
+server_init(struct sim *s)
+{
+	int i;
+
+	for (i = 0; i < SIM_SERVERS; i++) {
+		struct server *v = &s->srv[i];
+
+		memset(v, 0, sizeof(*v));
+		v->idx = i;
+		v->state = SRV_UP;
+		ztree_init(&v->tree);
+		ztree_copy(&v->tree, &s->qu.tree);
+		v->lag_ms = rng_between(&s->rng, 0, 20);
+	}
+}
+
+void
+server_free(struct sim *s)
+{
+	int i;
+
+	for (i = 0; i < SIM_SERVERS; i++) {
+		ztree_free(&s->srv[i].tree);
+		free(s->srv[i].w);
+	}
+}
+
+void
+server_on_commit(struct sim *s)
+{
+	int i;
+
+	for (i = 0; i < SIM_SERVERS; i++) {
+		struct server *v = &s->srv[i];
+		int64_t t;
+
+		if (v->state != SRV_UP)
+			continue;
+		t = s->now + v->lag_ms;
+		if (t < v->apply_last)
+			t = v->apply_last;
+		v->apply_last = t;
+		sim_push(s, t, EV_APPLY, -1, i, v->inc, 0, NULL);
+	}
+}
+
+static void
+server_watch_add(struct server *v, int conn, enum wkind kind,
+    const char *path)
+{
+	int i;
+
+	for (i = 0; i < v->nw; i++)
+		if (v->w[i].conn == conn && v->w[i].kind == kind &&
+		    strcmp(v->w[i].path, path) == 0)
+			return;
+	if (v->nw == v->capw) {
+		v->capw = v->capw ? v->capw * 2 : 16;
+		v->w = xreallocarray(v->w, (size_t)v->capw, sizeof(*v->w));
+	}
+	v->w[v->nw].conn = conn;
+	v->w[v->nw].kind = kind;
+	(void)strncpy(v->w[v->nw].path, path, SIM_PATH - 1);
+	v->w[v->nw].path[SIM_PATH - 1] = '\0';
+	v->nw++;
+}
+
+static void
+server_notify(struct sim *s, struct conn *c, enum wev wev, const char *path,
+    int64_t zxid)
+{
+	struct msg *m = msg_new(M_WATCH);
+
+	m->wev = wev;
+	m->zxid = zxid;
+	(void)strncpy(m->path, path, sizeof(m->path) - 1);
+	conn_send_s2c(s, c, m);
+}
+
+/* Fires, in registration order, the one-shot watches of kind on path. */
+static void
+server_fire(struct sim *s, struct server *v, enum wkind kind,
+    const char *path, enum wev wev, int64_t zxid)
+{
+	int i, k = 0;
+
+	for (i = 0; i < v->nw; i++) {
+		if (v->w[i].kind == kind && strcmp(v->w[i].path, path) == 0) {
+			struct conn *c = conn_get(s, v->w[i].conn);
+
+			if (c != NULL && c->s_open)
+				server_notify(s, c, wev, path, zxid);
+			continue;
+		}
+		v->w[k++] = v->w[i];
+	}
+	v->nw = k;
+}
+
+static void
+server_hangup(struct sim *s, struct conn *c)
+{
+	if (!c->s_open)
+		return;
+	conn_send_s2c(s, c, msg_new(M_HANGUP));
+	server_conn_gone(s, c);
+}
+
+/* The server forgets the connection: its watches and queued requests. */
+void
+server_conn_gone(struct sim *s, struct conn *c)
+{
+	struct server *v = &s->srv[c->server];
+	struct zreq *r, *next;
+	int i, k = 0;
+
+	c->s_open = 0;
+	for (i = 0; i < v->nw; i++)
+		if (v->w[i].conn != c->id)
+			v->w[k++] = v->w[i];
+	v->nw = k;
+	for (r = c->q_head; r != NULL; r = next) {
+		next = r->next;
+		if (r->state == ZS_FORWARDED) {
+			r->orphan = 1;	/* the commit event frees it */
+			continue;
+		}
+		ztree_names_free(r->res.children, r->res.nchildren);
+		free(r);
+	}
+	c->q_head = c->q_tail = NULL;
+}
+
+static void
+server_reply(struct sim *s, struct conn *c, struct zreq *r)
+{
+	struct msg *m = msg_new(M_REPLY);
+
+	m->xid = r->xid;
+	m->rep = r->res;
+	m->rep.zxid = s->srv[c->server].applied_zxid;
+	r->res.children = NULL;
+	r->res.nchildren = 0;
+	conn_send_s2c(s, c, m);
+}
+
+/* A read, answered from this server's replica as it stands. */
+static void
+server_read(struct sim *s, struct conn *c, struct zreq *r)
+{
+	struct server *v = &s->srv[c->server];
+	struct znode *z = ztree_get(&v->tree, r->path);
+
+	memset(&r->res, 0, sizeof(r->res));
+	if (z != NULL) {
+		(void)strcpy(r->res.data, z->data);
+		r->res.czxid = z->czxid;
+		r->res.mzxid = z->mzxid;
+		r->res.owner = z->owner;
+		r->res.version = z->version;
+	}
+	switch (r->kind) {
+	case ZR_GET:
+		r->res.rc = z != NULL ? ZOK : ZNONODE;
+		if (z != NULL && r->watch)
+			server_watch_add(v, c->id, W_DATA, r->path);
+		break;
+	case ZR_EXISTS:
+		r->res.rc = z != NULL ? ZOK : ZNONODE;
+		r->res.data[0] = '\0';
+		if (r->watch)
+			server_watch_add(v, c->id, z != NULL ? W_DATA :
+			    W_EXIST, r->path);
+		break;
+	case ZR_CHILDREN:
+		r->res.rc = z != NULL ? ZOK : ZNONODE;
+		if (z != NULL)
+			r->res.nchildren = ztree_children(&v->tree, r->path,
+			    &r->res.children);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Serves the connection's requests in order, as far as it can. */
+static void
+server_pump(struct sim *s, struct conn *c)
+{
+	struct server *v = &s->srv[c->server];
+	struct zreq *r;
+
+	while ((r = c->q_head) != NULL && c->s_open) {
+		if (r->state == ZS_QUEUED && (r->kind == ZR_GET ||
+		    r->kind == ZR_EXISTS || r->kind == ZR_CHILDREN)) {
+			server_read(s, c, r);
+		} else if (r->state == ZS_QUEUED) {
+			if (v->state != SRV_UP)
+				return;	/* hangs while cut off */
+			r->state = ZS_FORWARDED;
+			r->sid = c->sid;
+			r->conn = c->id;
+			sim_push(s, s->now + rng_between(&s->rng, 1, 8),
+			    EV_COMMIT, -1, c->server, v->inc, 0, r);
+			return;
+		} else if (r->state == ZS_COMMITTED &&
+		    v->applied_zxid >= r->wait_zxid && v->state == SRV_UP) {
+			/* answered below */
+		} else
+			return;
+		server_reply(s, c, r);
+		c->q_head = r->next;
+		if (c->q_head == NULL)
+			c->q_tail = NULL;
+		free(r);
+	}
+}
+
+static void
+server_pump_all(struct sim *s, int srv)
+{
+	int i;
+
+	for (i = 0; i < s->nconns; i++) {
+		struct conn *c = s->conns[i];
+
+		if (c->server == srv && c->s_open && c->q_head != NULL)
+			server_pump(s, c);
+	}
+}
+
+void
+server_apply(struct sim *s, int srv, int inc)
+{
+	struct server *v = &s->srv[srv];
+	const struct txn *x;
+	int i;
+
+	if (v->inc != inc || v->state != SRV_UP || v->applied >= s->qu.nlog)
+		return;
+	x = &s->qu.log[v->applied++];
+	quorum_txn_apply(&v->tree, x);
+	v->applied_zxid = x->zxid;
+	for (i = 0; i < x->nchg; i++) {
+		const struct change *ch = &x->chg[i];
+
+		if (ch->kind == CHG_CREATE)
+			server_fire(s, v, W_EXIST, ch->path, WE_CREATED,
+			    x->zxid);
+		else
+			server_fire(s, v, W_DATA, ch->path, ch->kind ==
+			    CHG_DELETE ? WE_DELETED : WE_CHANGED, x->zxid);
+	}
+	/* A closed or expired session's connection is dropped here. */
+	if (x->closed_sid != 0)
+		for (i = 0; i < s->nconns; i++) {
+			struct conn *c = s->conns[i];
+
+			if (c->server == srv && c->s_open &&
+			    c->sid == x->closed_sid)
+				server_hangup(s, c);
+		}
+	server_pump_all(s, srv);
+}
+
+/* A write or sync reaches the quorum's leader, or is lost on the way. */
+void
+server_forwarded(struct sim *s, struct zreq *r, int conn, int srv, int inc)
+{
+	struct conn *c = conn_get(s, conn);
+
+	/*
+	 * Cut off (or restarted) since it was sent: the leader may or may
+	 * not have received it. If it commits, the cut-off server never
+	 * applies it and its client never hears: the lost-reply write.
+	 */
+	if (s->srv[srv].inc != inc && rng_permille(&s->rng, 500)) {
+		r->state = ZS_LOST;
+		if (r->orphan)
+			free(r);
+		return;
+	}
+	quorum_commit(s, r, r->sid);
+	r->state = ZS_COMMITTED;
+	if (r->orphan) {
+		ztree_names_free(r->res.children, r->res.nchildren);
+		free(r);
+		return;
+	}
+	if (c != NULL && c->s_open)
+		server_pump(s, c);
+}
+
+static void
+server_set_watches(struct sim *s, struct conn *c, const struct msg *m)
+{
+	struct server *v = &s->srv[c->server];
+	struct znode *z;
+	int i;
+
+	for (i = 0; i < m->nwatch; i++) {
+		const struct cwatch *w = &m->watches[i];
+
+		z = ztree_get(&v->tree, w->path);
+		if (w->kind == W_EXIST) {
+			if (z != NULL)
+				server_notify(s, c, WE_CREATED, w->path,
+				    v->applied_zxid);
+			else
+				server_watch_add(v, c->id, W_EXIST, w->path);
+		} else if (z == NULL)
+			server_notify(s, c, WE_DELETED, w->path,
+			    v->applied_zxid);
+		else if (z->mzxid > m->zxid)
+			server_notify(s, c, WE_CHANGED, w->path,
+			    v->applied_zxid);
+		else
+			server_watch_add(v, c->id, W_DATA, w->path);
+	}
+}
+
+static void
+server_connect(struct sim *s, struct conn *c, const struct msg *m)
+{
+	struct server *v = &s->srv[c->server];
+	struct qsession *qs;
+	struct msg *r;
+
+	/* A cut-off server cannot validate a session: the client waits. */
+	if (v->state == SRV_CUT)
+		return;
+	/* ZooKeeper refuses a client that has seen a later zxid. */
+	if (v->applied_zxid < m->zxid) {
+		server_hangup(s, c);
+		return;
+	}
+	if (m->sid == 0)
+		c->sid = quorum_session_new(s, m->timeout);
+	else
+		c->sid = m->sid;
+	qs = quorum_session(s, c->sid);
+	if (qs == NULL || !qs->live) {
+		conn_send_s2c(s, c, msg_new(M_EXPIRED));
+		server_hangup(s, c);
+		return;
+	}
+	quorum_touch(s, c->sid);
+	c->established = 1;
+	r = msg_new(M_CONNECTED);
+	r->sid = c->sid;
+	r->timeout = qs->timeout;
+	conn_send_s2c(s, c, r);
+	server_set_watches(s, c, m);
+}
+
+void
+server_receive(struct sim *s, struct conn *c, struct msg *m)
+{
+	struct server *v = &s->srv[c->server];
+	struct zreq *r;
+
+	if (!c->s_open || c->srv_inc != v->inc) {
+		/* A restarted server answers a stale connection with RST. */
+		if (c->s_open)
+			server_hangup(s, c);
+		return;
+	}
+	if (v->state == SRV_DOWN) {
+		server_hangup(s, c);
+		return;
+	}
+	switch (m->type) {
+	case M_CONNECT:
+		server_connect(s, c, m);
+		break;
+	case M_REQUEST:
+		r = m->req;
+		m->req = NULL;
+		if (!c->established) {
+			free(r);
+			break;
+		}
+		if (v->state == SRV_UP)
+			quorum_touch(s, c->sid);
+		r->next = NULL;
+		if (c->q_tail != NULL)
+			c->q_tail->next = r;
+		else
+			c->q_head = r;
+		c->q_tail = r;
+		server_pump(s, c);
+		break;
+	case M_PING:
+		if (!c->established)
+			break;
+		if (v->state == SRV_UP)
+			quorum_touch(s, c->sid);
+		conn_send_s2c(s, c, msg_new(M_PONG));
+		break;
+	case M_CLOSE_SESSION:
+		if (c->established && v->state == SRV_UP)
+			quorum_close_session(s, c->sid, "closed");
+		server_conn_gone(s, c);
+		break;
+	case M_HANGUP:
+		server_conn_gone(s, c);
+		break;
+	default:
+		break;
+	}
+}
+
+void
+server_cut(struct sim *s, int srv, int64_t notice_ms)
+{
+	struct server *v = &s->srv[srv];
+
+	if (v->state != SRV_UP)
+		return;
+	v->state = SRV_CUT;
+	v->inc++;
+	trace(s, -1, "server %d: cut off from the quorum (notices in %lld ms)",
+	    srv, (long long)notice_ms);
+	sim_push(s, s->now + notice_ms, EV_SRV_NOTICE, -1, srv, v->inc, 0,
+	    NULL);
+}
+
+/* The server leaves service (it noticed the cut, or it crashed). */
+void
+server_notice(struct sim *s, int srv, int inc)
+{
+	struct server *v = &s->srv[srv];
+	int i;
+
+	if (v->inc != inc || v->state == SRV_DOWN)
+		return;
+	trace(s, -1, "server %d: out of service, drops its clients", srv);
+	v->state = SRV_DOWN;
+	v->inc++;
+	for (i = 0; i < s->nconns; i++) {
+		struct conn *c = s->conns[i];
+
+		if (c->server == srv && c->s_open)
+			server_hangup(s, c);
+	}
+	v->nw = 0;
+	sim_push(s, s->now + rng_between(&s->rng, 200, 3000), EV_SRV_REJOIN,
+	    -1, srv, v->inc, 0, NULL);
+}
+
+void
+server_rejoin(struct sim *s, int srv, int inc)
+{
+	struct server *v = &s->srv[srv];
+
+	if (v->state != SRV_DOWN || v->inc != inc)
+		return;
+	trace(s, -1, "server %d: back in the quorum", srv);
+	v->state = SRV_UP;
+	v->inc++;
+	ztree_copy(&v->tree, &s->qu.tree);
+	v->applied = s->qu.nlog;
+	v->applied_zxid = s->qu.zxid;
+	v->apply_last = s->now;
+}
+
+void
+server_lag(struct sim *s, int srv, int64_t lag_ms)
+{
+	s->srv[srv].lag_ms = lag_ms;
+}
