@@ -29,7 +29,8 @@ SANFLAGS  = -fsanitize=address,undefined -fno-omit-frame-pointer \
 endif
 
 COMMON    = log xmalloc util
-DAEMON    = config config_value zk candidate election election_event hook \
+DAEMON    = config config_value zk candidate election election_event \
+            election_time hook \
             ctl ctl_listen status notify
 LIBSRC    = $(COMMON) $(DAEMON)
 LIBOBJ    = $(LIBSRC:%=$(BUILD)/%.o)
@@ -65,6 +66,12 @@ unit: $(UNIT:%=$(BUILD)/unit/%)
 check: all unit
 	@scripts/check.sh
 
+# `make mutants`: the core built with EL_MUTANTS re-introduces, one at a
+# time, each defect the tests were written for; every one must be caught.
+mutants:
+	$(MAKE) BUILD=build-mut CPPFLAGS=-DEL_MUTANTS unit
+	@scripts/mutants.sh build-mut
+
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) \
 	    $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
@@ -82,6 +89,6 @@ install: all
 	chmod 0644 $(DESTDIR)$(UNITDIR)/zkelectd@.service
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-mut
 
-.PHONY: all unit check install clean
+.PHONY: all unit check mutants install clean

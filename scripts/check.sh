@@ -3,7 +3,8 @@
 #
 # Runs, in order, printing each part's own output:
 #   1. every $BUILD/unit/test_* (cmocka)
-#   2. tests/conf/run.sh (config golden tests)
+#   2. tests/conf/run.sh (config golden tests), and the unit tests against
+#      each mutant of the election core (make mutants)
 #   3. the pytest integration suite against $BUILD
 #   4. a sanitizer build (make SAN=1 BUILD=build-san all) and the
 #      integration suite again against it, failing on any ASan/UBSan/LSan
@@ -101,6 +102,17 @@ conf_tests() {
 	fi
 }
 
+# Each mutant of the core (an old defect put back) must fail a unit test.
+mutant_tests() {
+	heading "mutants of the election core (make mutants)"
+	run "$MAKE" mutants || :	# survivors are counted below
+	passed=$((passed + $(grep -c ': caught$' "$out")))
+	failed=$((failed + $(grep -c ': survived' "$out")))
+	if ! grep -q ': caught$' "$out"; then
+		broken "make mutants did not run"
+	fi
+}
+
 # integration LABEL BIN_DIR SAN CHAOS_SECONDS
 integration() {
 	heading "integration tests: $1"
@@ -127,6 +139,7 @@ integration() {
 start=$SECONDS
 unit_tests
 conf_tests
+mutant_tests
 # The chaos test runs its full minute once; under the sanitizers (slower,
 # and what it looks for is memory errors) a shorter run keeps the whole
 # check within its time budget.

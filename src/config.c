@@ -327,6 +327,7 @@ config_finish(struct config_parse *p)
 	}
 	/* The demote hook must end well inside the lease. */
 	if (p->where[K_DEMOTE_TIMEOUT] != 0) {
+		cfg->demote_timeout_set = 1;
 		if (cfg->demote_timeout_ms * 3 >= cfg->session_timeout_ms) {
 			config_key_fail(p, K_DEMOTE_TIMEOUT, "%lldms is not "
 			    "less than a third of zookeeper.session_timeout "

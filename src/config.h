@@ -33,6 +33,7 @@ struct config {
 	char *hook_check;
 	int64_t hook_timeout_ms;
 	int64_t demote_timeout_ms;	/* session_timeout/4 unless set */
+	int demote_timeout_set;		/* set in the file: checked, not derived */
 	int64_t check_interval_ms;
 	int64_t check_fall;
 	int64_t check_rise;

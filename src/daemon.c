@@ -10,6 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/timerfd.h>
+#include <errno.h>
+#include <syslog.h>
+
 #include <event2/event.h>
 #include <zookeeper/zookeeper.h>
 
@@ -114,10 +118,17 @@ static void
 daemon_hook_done(const struct hook_result *res, void *arg)
 {
 	struct daemon *d = arg;
+	struct election_view v;
+	int was_unhealthy;
 
+	d->hook_pid = -1;
+	daemon_clock(d);
 	d->m.hook_runs[res->kind]++;
 	d->m.hook_seconds[res->kind] += (double)res->duration_ms / 1000.0;
-	if (!res->ok) {
+	if (!res->ok && d->hook_cancelled) {
+		log_info("%s hook stopped to free the hook slot",
+		    hook_kind_name(res->kind));
+	} else if (!res->ok) {
 		d->m.hook_failures[res->kind]++;
 		if (res->timed_out)
 			daemon_set_error(d, "%s hook timed out after %lld ms",
@@ -130,33 +141,23 @@ daemon_hook_done(const struct hook_result *res, void *arg)
 			daemon_set_error(d, "%s hook exited %d",
 			    hook_kind_name(res->kind), res->exit_code);
 		log_warnx("%s", d->last_error);
-	} else
+	} else if (res->kind == HOOK_CHECK)
+		log_debug("check hook succeeded in %lld ms",
+		    (long long)res->duration_ms);
+	else
 		log_info("%s hook succeeded in %lld ms",
 		    hook_kind_name(res->kind), (long long)res->duration_ms);
-	if (res->kind == HOOK_CHECK) {
-		d->health_running = 0;
-		if (res->ok) {
-			d->health_fails = 0;
-			if (d->unhealthy &&
-			    ++d->health_oks >= d->cfg.check_rise) {
-				log_notice("health check passed %lld times: "
-				    "rejoining", (long long)d->cfg.check_rise);
-				d->unhealthy = 0;
-				election_set_unhealthy(d->el, 0);
-			}
-		} else {
-			d->health_oks = 0;
-			if (!d->unhealthy &&
-			    ++d->health_fails >= d->cfg.check_fall) {
-				log_warnx("health check failed %lld times: "
-				    "leaving the election",
-				    (long long)d->cfg.check_fall);
-				d->unhealthy = 1;
-				election_set_unhealthy(d->el, 1);
-			}
-		}
-	} else
-		election_hook_done(d->el, res->kind, res->ok);
+	d->hook_cancelled = 0;
+	election_view(d->el, &v);
+	was_unhealthy = v.unhealthy;
+	election_hook_done(d->el, res->kind, res->ok);
+	election_view(d->el, &v);
+	if (v.unhealthy && !was_unhealthy)
+		log_warnx("health check failed %lld times: leaving the "
+		    "election", (long long)d->cfg.check_fall);
+	else if (!v.unhealthy && was_unhealthy)
+		log_notice("health check passed %lld times: rejoining",
+		    (long long)d->cfg.check_rise);
 	daemon_step(d);
 }
 
@@ -167,9 +168,10 @@ daemon_env_add(char **env, int *n, const char *name, const char *value)
 }
 
 static void
-daemon_run_hook(struct daemon *d, enum hook_kind kind, const char *reason)
+daemon_run_hook(struct daemon *d, const struct el_action *act)
 {
 	struct election_view v;
+	enum hook_kind kind = act->hook;
 	const char *cmd = daemon_hook_cmd(d, kind);
 	char *env[20], num[32];
 	int64_t timeout;
@@ -179,18 +181,16 @@ daemon_run_hook(struct daemon *d, enum hook_kind kind, const char *reason)
 	election_view(d->el, &v);
 	if (cmd == NULL) {
 		/* An unset hook succeeds at once. */
-		if (kind != HOOK_CHECK)
-			election_hook_done(d->el, kind, 1);
+		election_hook_done(d->el, kind, 1);
 		return;
 	}
 	daemon_env_add(env, &n, "ZKELECT_SERVICE", d->cfg.service);
 	daemon_env_add(env, &n, "ZKELECT_ID", d->cfg.id);
 	daemon_env_add(env, &n, "ZKELECT_EVENT", hook_kind_name(kind));
 	daemon_env_add(env, &n, "ZKELECT_ROLE",
-	    daemon_hook_role(kind, reason, v.role));
-	daemon_env_add(env, &n, "ZKELECT_REASON", reason);
-	(void)snprintf(num, sizeof(num), "%lld", (long long)(kind ==
-	    HOOK_CHECK ? v.leader_epoch : v.epoch));
+	    daemon_hook_role(kind, act->reason, v.role));
+	daemon_env_add(env, &n, "ZKELECT_REASON", act->reason);
+	(void)snprintf(num, sizeof(num), "%lld", (long long)act->epoch);
 	daemon_env_add(env, &n, "ZKELECT_EPOCH", num);
 	if (kind == HOOK_PROMOTE || kind == HOOK_FENCE) {
 		daemon_env_add(env, &n, "ZKELECT_LEADER", d->cfg.id);
@@ -208,19 +208,16 @@ daemon_run_hook(struct daemon *d, enum hook_kind kind, const char *reason)
 		daemon_env_add(env, &n, "ZKELECT_FENCE_EPOCH", num);
 	}
 	env[n] = NULL;
-	switch (kind) {
-	case HOOK_DEMOTE:
-		timeout = d->cfg.demote_timeout_ms;
-		break;
-	case HOOK_CHECK:
-		timeout = d->cfg.check_interval_ms;
-		break;
-	default:
-		timeout = d->cfg.hook_timeout_ms;
-		break;
-	}
-	log_info("running %s hook (reason %s, epoch %lld)",
-	    hook_kind_name(kind), reason, (long long)v.epoch);
+	/*
+	 * A demote must be over (its whole group gone) within act->ms: it
+	 * gets SIGTERM at three quarters of it and SIGKILL at its end.
+	 */
+	timeout = kind == HOOK_DEMOTE ? act->ms * 3 / 4 : act->ms;
+	if (kind == HOOK_CHECK)
+		log_debug("running check hook");
+	else
+		log_info("running %s hook (reason %s, epoch %lld)",
+		    hook_kind_name(kind), act->reason, (long long)act->epoch);
 	pid = hook_run(d->hooks, kind, cmd, env, timeout, daemon_hook_done,
 	    d);
 	for (i = 0; i < n; i++)
@@ -228,11 +225,13 @@ daemon_run_hook(struct daemon *d, enum hook_kind kind, const char *reason)
 	if (pid == -1) {
 		daemon_set_error(d, "%s hook could not be started",
 		    hook_kind_name(kind));
-		if (kind != HOOK_CHECK)
-			election_hook_done(d->el, kind, 0);
-		else
-			d->health_running = 0;
+		election_hook_done(d->el, kind, 0);
+		return;
 	}
+	if (kind == HOOK_DEMOTE)
+		hook_set_kill_delay(d->hooks, pid, act->ms - timeout);
+	d->hook_pid = pid;
+	d->hook_cancelled = 0;
 }
 
 /* ZooKeeper. */
@@ -270,8 +269,12 @@ daemon_send(struct daemon *d, const struct el_action *act)
 	uint64_t tag = daemon_tag(d);
 	int rc, watch = 1;
 
-	d->el_tag = tag;
-	d->el_op = act->op;
+	if (act->op == EL_OP_SYNC)
+		d->sync_tag = tag;
+	else {
+		d->el_tag = tag;
+		d->el_op = act->op;
+	}
 	switch (act->op) {
 	case EL_OP_PARENT:
 		rc = zk_create(d->zk, act->path, "", 0, tag);
@@ -294,6 +297,9 @@ daemon_send(struct daemon *d, const struct el_action *act)
 	case EL_OP_LEADER_EXISTS:
 		rc = zk_exists(d->zk, act->path, 1, tag);
 		break;
+	case EL_OP_SYNC:
+		rc = zk_sync(d->zk, act->path, tag);
+		break;
 	case EL_OP_ACK:
 	case EL_OP_RELEASE:
 	case EL_OP_SET_DATA:
@@ -310,6 +316,10 @@ daemon_send(struct daemon *d, const struct el_action *act)
 		    act->path != NULL ? act->path : d->epath, zk_strerror(rc));
 		memset(&res, 0, sizeof(res));
 		res.rc = rc;
+		if (act->op == EL_OP_SYNC)
+			d->sync_tag = 0;
+		else
+			d->el_tag = 0;
 		election_op_done(d->el, act->op, &res);
 	}
 }
@@ -318,31 +328,48 @@ void
 daemon_zk_event(const struct zk_event *ev, void *arg)
 {
 	struct daemon *d = arg;
+	struct election_view v;
 	struct el_result res;
 
+	daemon_clock(d);
 	switch (ev->type) {
 	case ZK_EV_SESSION:
 		log_info("zookeeper session %016llx: %s",
 		    (unsigned long long)ev->sid, zk_state_name(ev->state));
 		if (ev->state == ZOO_CONNECTED_STATE) {
 			d->zk_state = ev->state;
-			d->session_timeout_ms = ev->timeout_ms;
-			election_session(d->el, EL_ZK_CONNECTED, ev->sid);
+			election_session(d->el, EL_ZK_CONNECTED, ev->sid,
+			    ev->timeout_ms);
+			election_view(d->el, &v);
+			if (v.demote_clamped && !d->warned_clamp) {
+				log_warnx("hooks.demote_timeout %lld ms is not "
+				    "below a third of the negotiated session "
+				    "timeout %lld ms: using %lld ms",
+				    (long long)d->cfg.demote_timeout_ms,
+				    (long long)v.session_timeout_ms,
+				    (long long)v.demote_timeout_ms);
+				d->warned_clamp = 1;
+			}
 		} else if (ev->state == ZOO_CONNECTING_STATE ||
 		    ev->state == ZOO_ASSOCIATING_STATE) {
 			if (d->zk_state == ZOO_CONNECTED_STATE)
 				d->m.connection_losses++;
 			d->zk_state = ZOO_CONNECTING_STATE;
-			election_session(d->el, EL_ZK_CONNECTING, 0);
+			election_session(d->el, EL_ZK_CONNECTING, 0, 0);
 		} else if (ev->state == ZOO_READONLY_STATE) {
 			d->zk_state = ev->state;
-			election_session(d->el, EL_ZK_READONLY, 0);
+			election_session(d->el, EL_ZK_READONLY, 0, 0);
+		} else if (ev->state == ZOO_AUTH_FAILED_STATE) {
+			daemon_set_error(d, "zookeeper authentication failed "
+			    "(check zookeeper.auth)");
+			log_msg(LOG_ERR, "%s: retrying with a backoff",
+			    d->last_error);
+			d->zk_state = ZOO_EXPIRED_SESSION_STATE;
+			election_session(d->el, EL_ZK_AUTH_FAILED, 0, 0);
 		} else {
-			if (ev->state == ZOO_AUTH_FAILED_STATE)
-				log_warnx("zookeeper authentication failed");
 			d->m.session_expirations++;
 			d->zk_state = ZOO_EXPIRED_SESSION_STATE;
-			election_session(d->el, EL_ZK_EXPIRED, 0);
+			election_session(d->el, EL_ZK_EXPIRED, 0, 0);
 		}
 		break;
 	case ZK_EV_WATCH:
@@ -351,28 +378,30 @@ daemon_zk_event(const struct zk_event *ev, void *arg)
 		    ev->path);
 		break;
 	case ZK_EV_REPLY:
-		if (ev->rc == ZOK || ev->rc == ZNONODE ||
-		    ev->rc == ZNODEEXISTS) {
-			/* The server answered: our lease runs from the send. */
-			if (ev->sent_ms > d->lease_sent_ms)
-				d->lease_sent_ms = ev->sent_ms;
-		}
-		if (ev->tag == d->keepalive_tag && ev->tag != 0) {
-			d->keepalive_tag = 0;
+		if (ev->tag == d->count_tag && ev->tag != 0) {
+			d->count_tag = 0;
 			if (ev->rc == ZOK)
 				election_candidates(d->el, ev->children,
 				    ev->nchildren);
 			break;
 		}
-		if (ev->tag != d->el_tag) {
+		memset(&res, 0, sizeof(res));
+		res.rc = ev->rc;
+		if (ev->tag == d->sync_tag && ev->tag != 0) {
+			d->sync_tag = 0;
+			if (ev->rc != ZOK)
+				log_debug("keepalive sync: %s",
+				    zk_strerror(ev->rc));
+			election_op_done(d->el, EL_OP_SYNC, &res);
+			break;
+		}
+		if (ev->tag != d->el_tag || ev->tag == 0) {
 			(void)command_reply(d, ev);
 			break;
 		}
 		if (ev->rc != ZOK && ev->rc != ZNONODE)
 			log_debug("election request %d: %s", d->el_op,
 			    zk_strerror(ev->rc));
-		memset(&res, 0, sizeof(res));
-		res.rc = ev->rc;
 		res.path = ev->path;
 		res.data = ev->data != NULL ? ev->data : "";
 		res.czxid = ev->czxid;
@@ -387,58 +416,69 @@ daemon_zk_event(const struct zk_event *ev, void *arg)
 	daemon_step(d);
 }
 
-/* Leases and timers. */
+/* Timers. */
 
 void
-daemon_keepalive(evutil_socket_t fd, short what, void *arg)
+daemon_clock(struct daemon *d)
+{
+	election_clock(d->el, now_ms());
+}
+
+/*
+ * The candidate count in the status, refreshed without a children watch.
+ * It decides nothing (the election has its own listings and keepalive).
+ */
+void
+daemon_count(evutil_socket_t fd, short what, void *arg)
 {
 	struct daemon *d = arg;
+	struct election_view v;
 
 	(void)fd;
 	(void)what;
-	/*
-	 * A cheap request whose acknowledgement extends the lease, and keeps
-	 * the candidate count in the status fresh without a children watch.
-	 */
-	if (zk_is_open(d->zk) && d->zk_state == ZOO_CONNECTED_STATE) {
-		d->keepalive_tag = daemon_tag(d);
-		if (zk_children(d->zk, d->cpath, d->keepalive_tag) != ZOK)
-			d->keepalive_tag = 0;
+	election_view(d->el, &v);
+	if (zk_is_open(d->zk) && d->zk_state == ZOO_CONNECTED_STATE &&
+	    d->count_tag == 0) {
+		d->count_tag = daemon_tag(d);
+		if (zk_children(d->zk, d->cpath, d->count_tag) != ZOK)
+			d->count_tag = 0;
 	}
-	daemon_arm(d->ev_keepalive, d->session_timeout_ms / 3);
+	daemon_arm(d->ev_count, v.session_timeout_ms / 3);
+}
+
+/* The election's deadline passed (on CLOCK_BOOTTIME, suspend included). */
+void
+daemon_deadline(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+	uint64_t n;
+
+	(void)what;
+	if (read(fd, &n, sizeof(n)) == -1 && errno != EAGAIN)
+		log_warn("read timerfd");
+	daemon_clock(d);
 	daemon_step(d);
 }
 
-void
-daemon_timer_fired(evutil_socket_t fd, short what, void *arg)
+static void
+daemon_arm_deadline(struct daemon *d)
 {
-	struct daemon_timer *t = arg;
+	struct itimerspec its;
+	int64_t t = election_deadline(d->el);
 
-	(void)fd;
-	(void)what;
-	election_timer(t->d->el, t->which);
-	daemon_step(t->d);
-}
-
-static int
-daemon_lease_ok(const struct daemon *d)
-{
-	return now_ms() < d->lease_sent_ms + d->session_timeout_ms;
-}
-
-
-void
-daemon_health(evutil_socket_t fd, short what, void *arg)
-{
-	struct daemon *d = arg;
-
-	(void)fd;
-	(void)what;
-	if (d->cfg.hook_check != NULL && !d->health_running && !d->stopping) {
-		d->health_running = 1;
-		daemon_run_hook(d, HOOK_CHECK, "health");
+	memset(&its, 0, sizeof(its));
+	if (t == d->armed_deadline)
+		return;
+	d->armed_deadline = t;
+	if (t != INT64_MAX) {
+		if (t <= 0)
+			t = 1;	/* zero would disarm */
+		its.it_value.tv_sec = (time_t)(t / 1000);
+		its.it_value.tv_nsec = (long)(t % 1000) * 1000000;
 	}
-	daemon_arm(d->ev_health, d->cfg.check_interval_ms);
+	if (timerfd_settime(d->deadline_fd, TFD_TIMER_ABSTIME, &its,
+	    NULL) == -1)
+		fatal("timerfd_settime");
 }
 
 /* Carrying out what the election decided. */
@@ -446,8 +486,6 @@ daemon_health(evutil_socket_t fd, short what, void *arg)
 static void
 daemon_perform(struct daemon *d, const struct el_action *act)
 {
-	int64_t ms;
-
 	switch (act->type) {
 	case EL_ACT_NONE:
 		break;
@@ -455,18 +493,17 @@ daemon_perform(struct daemon *d, const struct el_action *act)
 		daemon_send(d, act);
 		break;
 	case EL_ACT_HOOK:
-		daemon_run_hook(d, act->hook, act->reason);
+		daemon_run_hook(d, act);
 		break;
-	case EL_ACT_TIMER:
-		ms = act->ms;
-		if (act->timer == EL_TIMER_GRACE) {
-			/* The grace never outlives the lease. */
-			int64_t left = d->lease_sent_ms +
-			    d->session_timeout_ms - now_ms();
-			if (left < ms)
-				ms = left;
+	case EL_ACT_CANCEL:
+		if (d->hook_pid > 0) {
+			d->hook_cancelled = 1;
+			log_notice("stopping the %s hook: %s",
+			    hook_kind_name(act->hook), act->hook == HOOK_CHECK ?
+			    "the hook slot is needed" :
+			    "the lease leaves no more time");
+			hook_cancel(d->hooks, d->hook_pid, act->ms);
 		}
-		daemon_arm(d->ev_timer[act->timer], ms);
 		break;
 	case EL_ACT_RESTART:
 		log_notice("replacing the expired zookeeper session");
@@ -474,6 +511,8 @@ daemon_perform(struct daemon *d, const struct el_action *act)
 		zk_close(d->zk);
 		election_restarted(d->el);
 		d->el_tag = 0;
+		d->sync_tag = 0;
+		d->count_tag = 0;
 		daemon_open(d);
 		break;
 	case EL_ACT_STOPPED:
@@ -491,12 +530,13 @@ daemon_perform(struct daemon *d, const struct el_action *act)
 
 /*
  * The cheap guard of the command path: a full step (and report) only when
- * a leader's lease has run out, which is the one thing a query must see.
+ * a leader's lease has run short, which is the one thing a query must see.
  */
 void
 daemon_check_lease(struct daemon *d)
 {
-	if (election_role(d->el) == ROLE_LEADER && !daemon_lease_ok(d))
+	daemon_clock(d);
+	if (d->last_role == ROLE_LEADER && election_role(d->el) != ROLE_LEADER)
 		daemon_step(d);
 }
 
@@ -506,14 +546,7 @@ daemon_step(struct daemon *d)
 	struct el_action act;
 	int guard;
 
-	/*
-	 * A leader whose lease ran out (a long freeze, a partition not yet
-	 * noticed by the client) demotes before anything else is done.
-	 */
-	if (election_role(d->el) == ROLE_LEADER && !daemon_lease_ok(d)) {
-		log_warnx("leader lease expired: demoting");
-		election_lease_expired(d->el);
-	}
+	daemon_clock(d);
 	for (guard = 0; guard < 1000; guard++) {
 		election_next(d->el, &act);
 		if (act.type == EL_ACT_NONE)
@@ -522,6 +555,7 @@ daemon_step(struct daemon *d)
 	}
 	if (guard == 1000)
 		fatalx("election made no progress");
+	daemon_arm_deadline(d);
 	daemon_report(d);
 }
 

@@ -2,11 +2,37 @@
  * ZooKeeper's leader-election recipe, made safe, as a pure state machine.
  *
  * Facts learned from ZooKeeper are kept as flags that say whether they are
- * fresh; a watch notification, a reconnect or a failed request marks them
- * stale, and election_next() refreshes whatever is stale before it takes
- * any decision that depends on it. Promotion needs every fact fresh:
- * our node exists and belongs to our session, it is first in the queue,
- * no other session holds E/leader, and the breadcrumb has been read.
+ * fresh; a watch notification, a reconnect, a failed request or the end
+ * of the lease marks them stale, and election_next() refreshes whatever is
+ * stale before it takes any decision that depends on it. Promotion needs
+ * every fact fresh: our node exists and belongs to our session, it is
+ * first in the queue, no other session holds E/leader, the breadcrumb has
+ * been read, and the lease (election_time.c) has room for a demote.
+ *
+ * Why no two leaders. A leader's application leads from its promote hook's
+ * start to its demote hook's end. (1) A candidate promotes only while it
+ * is first in the queue, and only once no other session holds E/leader;
+ * E/leader is written (in a multi that checks our node still exists)
+ * after promote and deleted only after demote, or by ZooKeeper when the
+ * session expires. (2) A leader that leaves on purpose demotes first, then
+ * deletes E/leader and its node in one multi, so its successor can see
+ * neither gone before the demote ended. (3) A leader that is cut off
+ * demotes once its lease is short: it has finished before the quorum can
+ * expire its session, which is the only other way E/leader goes away.
+ * (4) A stale read cannot make us first or hide E/leader: a server applies
+ * transactions in zxid order, so a listing that holds our node holds every
+ * node created before it, and one that lacks the old head's node has
+ * applied its deletion, which removed E/leader in the same transaction (a
+ * multi or the session's close). What a frozen leader's application does
+ * while its process cannot run is beyond any election: the epoch and the
+ * fence hook are for that.
+ *
+ * Why always a leader. Every wait has an end: for a predecessor's deletion
+ * (a watch), for E/leader's (a watch), for a reply (or the connection's
+ * loss), for a hook (its timeout), or for a time (election_deadline()).
+ * Every operator request and every failure path ends in a rejoin at the
+ * back of the queue, and a node we own is deleted whenever we must not be
+ * in the queue (paused, unhealthy, stopping, a failed promote).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -42,6 +68,10 @@ election_new(const struct election_params *p)
 	const char *s;
 	size_t len;
 
+#ifdef EL_MUTANTS
+	if ((s = getenv("ZKELECT_MUTANT")) != NULL)
+		el_mutant = atoi(s);
+#endif
 	el = xcalloc(1, sizeof(*el));
 	el->path = xstrdup(p->path);
 	(void)xasprintf(&el->cand_dir, "%s/candidates", p->path);
@@ -64,10 +94,10 @@ election_new(const struct election_params *p)
 	el->crumb_id = xstrdup("");
 	el->crumb_data = xstrdup("");
 	el->observer = p->observer;
-	el->fence_configured = p->fence;
-	el->backoff_ms = p->retry_backoff_ms;
-	el->grace_ms = p->disconnect_grace_ms;
 	el->startup_demote = p->demote_on_start;
+	el->timeout_ms = p->session_timeout_ms > 0 ? p->session_timeout_ms :
+	    10000;
+	election_reconfigure(el, p);
 	el->zk = EL_ZK_CONNECTING;
 	el->hook = -1;
 	return el;
@@ -132,6 +162,8 @@ el_forget_node(struct election *el)
 	el->listed = 0;
 	el->first = 0;
 	el->fenced = 0;
+	el->position = 0;
+	el->node_gen++;
 }
 
 void
@@ -142,8 +174,7 @@ el_node_lost(struct election *el)
 		el->release_pending = 1;
 	}
 	el_forget_node(el);
-	if (!el_leading(el))
-		el->epoch = 0;
+	el->epoch = 0;
 }
 
 static const char *
@@ -151,7 +182,7 @@ el_demote_reason(const struct election *el)
 {
 	if (el->lost_reason != NULL)
 		return el->lost_reason;
-	if (el->zk == EL_ZK_EXPIRED)
+	if (el->zk == EL_ZK_EXPIRED || el->zk == EL_ZK_AUTH_FAILED)
 		return "session-expired";
 	if (el->conn_lost)
 		return "disconnected";
@@ -173,13 +204,12 @@ el_demote_reason(const struct election *el)
 	return NULL;
 }
 
-static int
+int
 el_want_join(const struct election *el)
 {
 	return !el->observer && !el->paused && !el->unhealthy &&
-	    !el->stopping && !el->backoff && !el->promote_failed &&
-	    !el->release_pending && !el->restart &&
-	    !(el->resigning == 1);
+	    !el->stopping && el->backoff_until == 0 && !el->promote_failed &&
+	    !el->release_pending && !el->restart && el->resigning != 1;
 }
 
 void
@@ -192,11 +222,34 @@ el_release_done(struct election *el)
 	el_forget_node(el);
 	if (el->promote_failed) {
 		el->promote_failed = 0;
-		el->backoff = 1;
-		el->backoff_timer = 1;
+		el->backoff_until = el->now + el->backoff_ms;
+		if (el->backoff_until == 0)
+			el->backoff_until = 1;
 	}
 	if (el->resigning == 1)
 		el->resigning = 2;
+}
+
+/*
+ * The session is gone, and with it every ephemeral node we had: what a
+ * release was for is done, and the requests waiting on it go on.
+ */
+void
+el_session_lost(struct election *el)
+{
+	if (el_leading(el))
+		el->lost_reason = "session-expired";
+	if (EL_MUTANT(2)) {
+		el_forget_node(el);
+		el->release_pending = 0;
+		el->acked = 0;
+		el->leader_exists = 0;
+		return;
+	}
+	el_release_done(el);
+	el->leader_exists = 0;
+	el->leader_owner = 0;
+	el->crumb_exists = 0;
 }
 
 static void
@@ -207,6 +260,7 @@ el_act_zk(struct election *el, struct el_action *act, enum el_op op,
 	act->op = op;
 	act->path = path;
 	el->inflight = op;
+	el->op_sent = el->now;
 }
 
 static void
@@ -217,6 +271,37 @@ el_act_hook(struct election *el, struct el_action *act, enum hook_kind kind,
 	act->hook = kind;
 	act->reason = reason;
 	el->hook = (int)kind;
+	el->hook_gen = el->node_gen;
+	el->hook_cancelled = 0;
+	switch (kind) {
+	case HOOK_PROMOTE:
+	case HOOK_FENCE:
+		act->ms = el->hook_timeout_ms;
+		act->epoch = el->epoch;
+		break;
+	case HOOK_DEMOTE:
+		act->ms = el->demote_ms;
+		act->epoch = EL_MUTANT(7) ? el->epoch : el->lead_epoch;
+		break;
+	case HOOK_CHECK:
+		act->ms = el->check_interval_ms;
+		act->epoch = el->leader_exists ? el->leader_epoch : 0;
+		break;
+	}
+}
+
+/*
+ * grace_ms: from SIGTERM to SIGKILL. A check in a promote's way gets a
+ * moment to end cleanly; what stands between a leader and its demote
+ * gets none.
+ */
+static void
+el_act_cancel(struct election *el, struct el_action *act, int64_t grace_ms)
+{
+	act->type = EL_ACT_CANCEL;
+	act->hook = (enum hook_kind)el->hook;
+	act->ms = grace_ms;
+	el->hook_cancelled = 1;
 }
 
 static void
@@ -232,7 +317,8 @@ el_sub(struct el_action *act, enum zk_mop_kind kind, const char *path,
 int
 el_owns_leader(const struct election *el)
 {
-	return el->leader_exists && el->leader_owner == el->sid;
+	return el->leader_exists && el->leader_owner == el->sid &&
+	    el->sid != 0;
 }
 
 static void
@@ -241,8 +327,8 @@ el_build_release(struct election *el, struct el_action *act)
 	act->nsub = 0;
 	if (el_owns_leader(el))
 		el_sub(act, ZK_MOP_DELETE, el->leader_path, NULL);
-	if (el->crumb_exists && el->epoch != 0 &&
-	    el->crumb_epoch == el->epoch)
+	if (el->crumb_exists && el->lead_epoch != 0 &&
+	    el->crumb_epoch == el->lead_epoch)
 		el_sub(act, ZK_MOP_DELETE, el->crumb_path, NULL);
 	if (el->node_path != NULL)
 		el_sub(act, ZK_MOP_DELETE, el->node_path, NULL);
@@ -278,112 +364,68 @@ el_build_set_data(struct election *el, struct el_action *act)
 	}
 }
 
-void
-election_next(struct election *el, struct el_action *act)
+/* The slot is wanted for kind: take it, or have a running check killed. */
+static int
+el_take_slot(struct election *el, struct el_action *act, enum hook_kind kind,
+    const char *reason)
 {
-	const char *reason;
-
-	memset(act, 0, sizeof(*act));
-	act->type = EL_ACT_NONE;
-	if (el->stopped)
-		return;
-
-	/* Hooks come first: they never wait for ZooKeeper. */
 	if (el->hook == -1) {
-		if (el->startup_demote) {
-			el->startup_demote = 0;
-			el_act_hook(el, act, HOOK_DEMOTE, "startup");
-			return;
-		}
-		if (el->promoted && (reason = el_demote_reason(el)) != NULL) {
-			el->promoted = 0;
-			el->lost_reason = NULL;
-			el->conn_lost = 0;
-			el_act_hook(el, act, HOOK_DEMOTE, reason);
-			return;
-		}
+		el_act_hook(el, act, kind, reason);
+		return 1;
 	}
-	if (el->grace_timer) {
-		el->grace_timer = 0;
-		act->type = EL_ACT_TIMER;
-		act->timer = EL_TIMER_GRACE;
-		act->ms = el->grace_ms;
-		return;
+	if (el->hook == HOOK_CHECK && !el->hook_cancelled) {
+		el_act_cancel(el, act, kind == HOOK_DEMOTE ? 0 :
+		    EL_CANCEL_GRACE_MS);
+		return 1;
 	}
-	if (el->backoff_timer) {
-		el->backoff_timer = 0;
-		act->type = EL_ACT_TIMER;
-		act->timer = EL_TIMER_BACKOFF;
-		act->ms = el->backoff_ms;
-		return;
-	}
-	if (el->retry_timer) {
-		el->retry_timer = 0;
-		act->type = EL_ACT_TIMER;
-		act->timer = EL_TIMER_RETRY;
-		act->ms = EL_RETRY_MS;
-		return;
-	}
-	if (el->stopping && el->hook == -1 && !el->promoted &&
-	    (!el->release_pending || el->zk != EL_ZK_CONNECTED)) {
-		el->stopped = 1;
-		act->type = EL_ACT_STOPPED;
-		return;
-	}
-	if (el->pause_reply && el->hook == -1 && !el->promoted &&
-	    !el->release_pending) {
-		el->pause_reply = 0;
-		act->type = EL_ACT_PAUSED;
-		return;
-	}
-	if (el->resign_reply) {
-		el->resign_reply = 0;
-		el->resigning = 0;
-		act->type = EL_ACT_RESIGNED;
-		return;
-	}
-	if (el->restart) {
-		act->type = EL_ACT_RESTART;
-		return;
-	}
-	if (el->inflight != EL_OP_NONE || el->zk != EL_ZK_CONNECTED ||
-	    el->retry_wait)
-		return;
+	return 0;
+}
 
-	if (!el->leader_fresh) {
-		el_act_zk(el, act, el->leader_check ? EL_OP_LEADER_EXISTS :
-		    EL_OP_LEADER, el->leader_path);
+/* A release in progress: what we own goes, after any hook is over. */
+static void
+el_next_release(struct election *el, struct el_action *act)
+{
+	if ((el->hook != -1 && el->hook != HOOK_CHECK) || el->promoted)
+		return;
+	if (el->node == NULL && el->create_unknown && !EL_MUTANT(3)) {
+		/* Find the node a lost create may have made, to delete it. */
+		if (el->synced && !el->listed)
+			el_act_zk(el, act, EL_OP_LIST, el->cand_dir);
 		return;
 	}
-	if (el->release_pending) {
-		if (el->hook != -1 || el->promoted)
-			return;
-		if (!el->crumb_fresh) {
-			el_act_zk(el, act, EL_OP_BREADCRUMB, el->crumb_path);
-			return;
-		}
-		if (el->node_path != NULL && !el->node_ok) {
-			el_act_zk(el, act, EL_OP_WATCH_OWN, el->node_path);
-			return;
-		}
-		el_build_release(el, act);
-		if (act->nsub == 0) {
-			el_release_done(el);
-			election_next(el, act);
-			return;
-		}
-		el_act_zk(el, act, EL_OP_RELEASE, NULL);
+	if (!el->crumb_fresh) {
+		el_act_zk(el, act, EL_OP_BREADCRUMB, el->crumb_path);
 		return;
 	}
-	if (!el_want_join(el))
+	if (el->node_path != NULL && !el->node_ok) {
+		el_act_zk(el, act, EL_OP_WATCH_OWN, el->node_path);
 		return;
+	}
+	el_build_release(el, act);
+	if (act->nsub == 0) {
+		el_release_done(el);
+		election_next(el, act);
+		return;
+	}
+	el_act_zk(el, act, EL_OP_RELEASE, NULL);
+}
+
+/* Our place in the queue, and the promotion when it comes. */
+static void
+el_next_queue(struct election *el, struct el_action *act)
+{
 	if (!el->parents_done) {
 		el_act_zk(el, act, EL_OP_PARENT, el->parents[el->parent_idx]);
 		return;
 	}
 	if (el->node == NULL) {
 		if (el->create_unknown && !el->listed) {
-			el_act_zk(el, act, EL_OP_LIST, el->cand_dir);
+			/*
+			 * A sync first: a server behind the quorum could
+			 * lack the node the lost create made.
+			 */
+			if (el->synced || EL_MUTANT(11))
+				el_act_zk(el, act, EL_OP_LIST, el->cand_dir);
 			return;
 		}
 		free(el->create_path);
@@ -397,7 +439,7 @@ election_next(struct election *el, struct el_action *act)
 		el_act_zk(el, act, EL_OP_WATCH_OWN, el->node_path);
 		return;
 	}
-	if (el->data_dirty && el->hook == -1) {
+	if (el->data_dirty && (el->hook == -1 || el->hook == HOOK_CHECK)) {
 		el_build_set_data(el, act);
 		el_act_zk(el, act, EL_OP_SET_DATA, NULL);
 		return;
@@ -411,10 +453,8 @@ election_next(struct election *el, struct el_action *act)
 			el_act_zk(el, act, EL_OP_WATCH_PRED, el->pred_path);
 		return;
 	}
-	if (el->hook != -1)
-		return;
 	if (el->promoted) {
-		if (!el->acked) {
+		if (!el->acked && el->hook == -1) {
 			if (!el->crumb_fresh) {
 				el_act_zk(el, act, EL_OP_BREADCRUMB,
 				    el->crumb_path);
@@ -425,6 +465,8 @@ election_next(struct election *el, struct el_action *act)
 		}
 		return;
 	}
+	if (el_leading(el))
+		return;
 	/* Wait for the previous leader to withdraw its acknowledgement. */
 	if (el->leader_exists && el->leader_owner != el->sid)
 		return;
@@ -432,10 +474,133 @@ election_next(struct election *el, struct el_action *act)
 		el_act_zk(el, act, EL_OP_BREADCRUMB, el->crumb_path);
 		return;
 	}
+	/* Never on facts the lease does not cover. */
+	if (el_lease_short(el) && !EL_MUTANT(9))
+		return;
 	if (el->fence_configured && !el->fenced && el->crumb_exists &&
 	    el->crumb_epoch != el->epoch) {
-		el_act_hook(el, act, HOOK_FENCE, "elected");
+		(void)el_take_slot(el, act, HOOK_FENCE, "elected");
 		return;
 	}
-	el_act_hook(el, act, HOOK_PROMOTE, "elected");
+	if (el_take_slot(el, act, HOOK_PROMOTE, "elected") &&
+	    act->type == EL_ACT_HOOK) {
+		el->lead_epoch = el->epoch;
+		el->lost_reason = NULL;
+	}
+}
+
+static void
+el_next_zk(struct election *el, struct el_action *act)
+{
+	if (!el->leader_fresh) {
+		el_act_zk(el, act, el->leader_check ? EL_OP_LEADER_EXISTS :
+		    EL_OP_LEADER, el->leader_path);
+		return;
+	}
+	/*
+	 * An acknowledgement of ours with no node of ours behind it (the
+	 * node was deleted after a demote) would make the next head wait
+	 * forever: it goes.
+	 */
+	if (!el->release_pending && el_owns_leader(el) && !el_leading(el) &&
+	    el->node == NULL && !EL_MUTANT(4))
+		el->release_pending = 1;
+	if (el->release_pending) {
+		el_next_release(el, act);
+		return;
+	}
+	if (el_want_join(el))
+		el_next_queue(el, act);
+}
+
+/* The health check has the slot when nothing else wants it. */
+static void
+el_next_check(struct election *el, struct el_action *act)
+{
+	if (el->check_configured && !el->stopping && el->check_due != 0 &&
+	    el->now >= el->check_due &&
+	    (el->hook == -1 || (EL_MUTANT(5) && el->hook != HOOK_CHECK))) {
+		el->check_due = el->now + el->check_interval_ms;
+		el_act_hook(el, act, HOOK_CHECK, "health");
+	}
+}
+
+void
+election_next(struct election *el, struct el_action *act)
+{
+	const char *reason;
+
+	memset(act, 0, sizeof(*act));
+	act->type = EL_ACT_NONE;
+	if (el->stopped)
+		return;
+
+	/* A demote comes first: it never waits for ZooKeeper. */
+	if (el->startup_demote && el->hook == -1) {
+		el->startup_demote = 0;
+		el->lead_epoch = 0;
+		el_act_hook(el, act, HOOK_DEMOTE, "startup");
+		return;
+	}
+	if (el->promoted && (reason = el_demote_reason(el)) != NULL) {
+		if (el->hook == -1) {
+			el->promoted = 0;
+			el->lost_reason = NULL;
+			el->conn_lost = 0;
+			el->grace_until = 0;
+			el_act_hook(el, act, HOOK_DEMOTE, reason);
+			return;
+		}
+		if (el_take_slot(el, act, HOOK_DEMOTE, reason))
+			return;
+	}
+	/* A promote or fence may not outlive the lease: it is killed. */
+	if ((el->hook == HOOK_PROMOTE || el->hook == HOOK_FENCE) &&
+	    !el->hook_cancelled && el_lease_short(el)) {
+		el_act_cancel(el, act, 0);
+		return;
+	}
+	if (el->stopping && (el->hook == -1 || el->hook == HOOK_CHECK) &&
+	    !el->promoted &&
+	    (!el->release_pending || el->zk != EL_ZK_CONNECTED)) {
+		el->stopped = 1;
+		act->type = EL_ACT_STOPPED;
+		return;
+	}
+	if (el->pause_reply && (el->hook == -1 || el->hook == HOOK_CHECK) &&
+	    !el->promoted && !el->release_pending) {
+		el->pause_reply = 0;
+		act->type = EL_ACT_PAUSED;
+		return;
+	}
+	if (el->resign_reply) {
+		el->resign_reply = 0;
+		el->resigning = 0;
+		act->type = EL_ACT_RESIGNED;
+		return;
+	}
+	if (el->restart) {
+		if (!el->restart_sent && el->now >= el->restart_at) {
+			el->restart_sent = 1;
+			act->type = EL_ACT_RESTART;
+		} else
+			el_next_check(el, act);
+		return;
+	}
+	if (el_sync_due(el)) {
+		el->sync_inflight = 1;
+		el->sync_sent = el->now;
+		el->sync_conn = el->conn_gen;
+		act->type = EL_ACT_ZK;
+		act->op = EL_OP_SYNC;
+		act->path = "/";
+		return;
+	}
+	if (el->inflight == EL_OP_NONE && el->zk == EL_ZK_CONNECTED &&
+	    el->retry_until == 0) {
+		el_next_zk(el, act);
+		if (act->type != EL_ACT_NONE)
+			return;
+	}
+	el_next_check(el, act);
 }

@@ -4,9 +4,12 @@
  * It performs no I/O: the daemon feeds it events (session state changes,
  * completed ZooKeeper requests, watch notifications, finished hooks,
  * timers, operator requests) and asks it for the next action with
- * election_next() until there is none. At most one ZooKeeper request and
- * one promote/demote/fence hook are outstanding at any time, which keeps
- * every transition easy to follow and to test without a server.
+ * election_next() until there is none. Time comes in through
+ * election_clock(); the election says through election_deadline() when it
+ * must be woken. At most one election request, one keepalive sync and one
+ * hook (promote, demote, fence or check: they share one slot) are
+ * outstanding at any time, which keeps every transition easy to follow,
+ * and lets the simulator in tests/sim run this very code.
  */
 #ifndef ZKELECTD_ELECTION_H
 #define ZKELECTD_ELECTION_H
@@ -32,6 +35,7 @@ enum el_zk {
 	EL_ZK_CONNECTED,
 	EL_ZK_READONLY,
 	EL_ZK_EXPIRED,
+	EL_ZK_AUTH_FAILED,	/* like EXPIRED, but the new session waits */
 };
 
 enum el_op {
@@ -47,19 +51,16 @@ enum el_op {
 	EL_OP_ACK,		/* multi: check own, write E/leader and breadcrumb */
 	EL_OP_RELEASE,		/* multi: delete what we own */
 	EL_OP_SET_DATA,		/* multi: new data on our node (and E/leader) */
-};
-
-enum el_timer {
-	EL_TIMER_BACKOFF,	/* retry_backoff after a failed promote */
-	EL_TIMER_GRACE,		/* disconnect_grace after a lost connection */
-	EL_TIMER_RETRY,		/* a pause after an unexpected error */
+	EL_OP_SYNC,		/* zoo_async on E: a quorum-confirmed round trip */
 };
 
 enum el_act_type {
 	EL_ACT_NONE,
 	EL_ACT_ZK,		/* send op; answer with election_op_done() */
 	EL_ACT_HOOK,		/* run hook; answer with election_hook_done() */
-	EL_ACT_TIMER,		/* arm timer; answer with election_timer() */
+	EL_ACT_CANCEL,		/* end the running hook: SIGTERM to its group,
+				 * SIGKILL act->ms later (0: SIGKILL now); its
+				 * election_hook_done() still follows */
 	EL_ACT_RESTART,		/* close the handle, open a new session */
 	EL_ACT_STOPPED,		/* the stop handoff is complete: exit */
 	EL_ACT_RESIGNED,	/* resign done and rejoined: answer "ok" */
@@ -71,14 +72,16 @@ enum el_act_type {
 struct el_action {
 	enum el_act_type type;
 	enum el_op op;
-	const char *path;	/* PARENT, CREATE, WATCH_*, LEADER*, ... */
+	const char *path;	/* PARENT, CREATE, WATCH_*, LEADER*, SYNC */
 	const char *data;	/* CREATE */
-	struct zk_mop sub[EL_MAX_SUBOPS];	/* ACK, RELEASE */
+	struct zk_mop sub[EL_MAX_SUBOPS];	/* ACK, RELEASE, SET_DATA */
 	int nsub;
 	enum hook_kind hook;
 	const char *reason;	/* ZKELECT_REASON of the hook */
-	enum el_timer timer;
-	int64_t ms;
+	int64_t epoch;		/* ZKELECT_EPOCH of the hook */
+	int64_t ms;		/* HOOK: its timeout; it must have ended
+				 * (group gone) by then for DEMOTE.
+				 * CANCEL: from SIGTERM to SIGKILL */
 };
 
 /* What a completed ZooKeeper request returned. */
@@ -99,7 +102,14 @@ struct election_params {
 	const char *data;
 	int observer;
 	int fence;		/* a fence hook is configured */
+	int check;		/* a health check is configured */
 	int demote_on_start;
+	int64_t session_timeout_ms;	/* requested; until one is negotiated */
+	int64_t hook_timeout_ms;	/* promote and fence */
+	int64_t demote_timeout_ms;
+	int64_t check_interval_ms;
+	int64_t check_fall;
+	int64_t check_rise;
 	int64_t retry_backoff_ms;
 	int64_t disconnect_grace_ms;
 };
@@ -109,31 +119,40 @@ struct election;
 struct election *election_new(const struct election_params *p);
 void election_free(struct election *el);
 
+/*
+ * The clock: milliseconds on one monotonic clock that keeps counting
+ * through a suspend (CLOCK_BOOTTIME in the daemon, virtual time in the
+ * simulator). Call it before every event and before election_next(); it
+ * never goes backwards. A leader past the point where its demote must
+ * start is demoted by this call's next election_next().
+ */
+void election_clock(struct election *el, int64_t now_ms);
+/* When the election next wants election_clock() + election_next() called
+ * even if nothing else happens (INT64_MAX: never). */
+int64_t election_deadline(const struct election *el);
+
 /* Next action to perform, or EL_ACT_NONE. Pointers in act stay valid until
  * the next call into the election. */
 void election_next(struct election *el, struct el_action *act);
 
 /* Events. */
-void election_session(struct election *el, enum el_zk state, int64_t sid);
+void election_session(struct election *el, enum el_zk state, int64_t sid,
+    int64_t timeout_ms);
 void election_restarted(struct election *el);
 void election_op_done(struct election *el, enum el_op op,
     const struct el_result *res);
 void election_watch(struct election *el, int deleted, const char *path);
 void election_hook_done(struct election *el, enum hook_kind kind, int ok);
-void election_timer(struct election *el, enum el_timer t);
 void election_set_data(struct election *el, const char *data);
-/* A reload: data, fence, retry_backoff and disconnect_grace. */
+/* A reload: data, fence, check, hook timings, backoff and grace. */
 void election_reconfigure(struct election *el,
     const struct election_params *p);
 /* A fresh listing made for other reasons: only the count is taken. */
 void election_candidates(struct election *el, char *const *names, int n);
-/* The daemon's lease ran out: a leader must demote now. */
-void election_lease_expired(struct election *el);
 
 /* Operator requests. resign returns -1 when not leader. */
 int election_resign(struct election *el);
 void election_pause(struct election *el, int paused);
-void election_set_unhealthy(struct election *el, int unhealthy);
 void election_stop(struct election *el);
 
 /* What it knows, for status, socket and hooks. */
@@ -150,13 +169,19 @@ struct election_view {
 	int candidates;
 	const char *node;	/* our node name or NULL */
 	int paused;
+	int unhealthy;		/* the health check failed check_fall times */
+	int hook;		/* -1, or the enum hook_kind running */
 	const char *id;		/* ours */
 	const char *data;
 	const char *crumb_id;	/* the breadcrumb: who led last */
 	const char *crumb_data;
 	int64_t crumb_epoch;
+	int64_t session_timeout_ms;	/* negotiated (or requested) */
+	int64_t demote_timeout_ms;	/* in force (clamped to T/4) */
+	int demote_clamped;	/* configured demote_timeout >= T/3 */
+	int64_t lease_end;	/* 0 before a quorum-confirmed reply */
+	int64_t backoff_until;	/* 0 when not backing off */
 };
 void election_view(const struct election *el, struct election_view *v);
-
 
 #endif

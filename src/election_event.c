@@ -14,22 +14,23 @@
 
 
 void
-election_session(struct election *el, enum el_zk state, int64_t sid)
+election_session(struct election *el, enum el_zk state, int64_t sid,
+    int64_t timeout_ms)
 {
+	int64_t wait;
+
 	switch (state) {
 	case EL_ZK_CONNECTED:
-		if (el->sid != 0 && sid != el->sid) {
-			/* A new session: nothing of the old one survives. */
-			if (el_leading(el))
-				el->lost_reason = "session-expired";
-			el_forget_node(el);
-			el->acked = 0;
-			if (!el_leading(el))
-				el->epoch = 0;
-		}
+		if (el->sid != 0 && sid != el->sid)
+			el_session_lost(el);	/* nothing of it survives */
 		el->sid = sid;
 		el->zk = EL_ZK_CONNECTED;
 		el->conn_lost = 0;
+		el->grace_until = 0;
+		el->auth_failures = 0;
+		el->conn_gen++;
+		el->synced = 0;
+		el_set_timeout(el, timeout_ms);
 		el_invalidate(el);
 		break;
 	case EL_ZK_CONNECTING:
@@ -37,26 +38,37 @@ election_session(struct election *el, enum el_zk state, int64_t sid)
 		if (el->zk == state)
 			break;
 		el->zk = state;
+		el->conn_gen++;
+		el->synced = 0;
 		el_invalidate(el);
-		if (el_leading(el)) {
+		if (el_leading(el) && !el->conn_lost) {
 			if (el->grace_ms == 0)
 				el->conn_lost = 1;
-			else
-				el->grace_timer = 1;
+			else if (el->grace_until == 0)
+				el->grace_until = el->now + el->grace_ms;
 		}
 		break;
 	case EL_ZK_EXPIRED:
-		if (el->zk == EL_ZK_EXPIRED)
+	case EL_ZK_AUTH_FAILED:
+		if (el->zk == state)
 			break;
-		el->zk = EL_ZK_EXPIRED;
-		if (el_leading(el))
-			el->lost_reason = "session-expired";
-		el_forget_node(el);
+		el->zk = state;
+		el->conn_gen++;
+		el->synced = 0;
+		el_session_lost(el);
 		el_invalidate(el);
-		el->acked = 0;
-		el->leader_exists = 0;
-		el->release_pending = 0;
 		el->restart = 1;
+		el->restart_sent = 0;
+		el->restart_at = el->now;
+		if (state == EL_ZK_AUTH_FAILED && !EL_MUTANT(10)) {
+			/* Credentials do not mend by retrying at once. */
+			wait = (int64_t)EL_RETRY_MS << (el->auth_failures < 5 ?
+			    el->auth_failures : 5);
+			if (wait > EL_RESTART_MAX_MS)
+				wait = EL_RESTART_MAX_MS;
+			el->restart_at = el->now + wait;
+			el->auth_failures++;
+		}
 		break;
 	}
 }
@@ -65,9 +77,13 @@ void
 election_restarted(struct election *el)
 {
 	el->restart = 0;
+	el->restart_sent = 0;
 	el->inflight = EL_OP_NONE;
+	el->sync_inflight = 0;
 	el->zk = EL_ZK_CONNECTING;
 	el->sid = 0;
+	el->conn_gen++;
+	el->synced = 0;
 	el_invalidate(el);
 }
 
@@ -76,8 +92,7 @@ el_op_error(struct election *el, int rc)
 {
 	if (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT)
 		return;		/* the session event tells what to do */
-	el->retry_wait = 1;
-	el->retry_timer = 1;
+	el->retry_until = el->now + EL_RETRY_MS;
 }
 
 static void
@@ -114,6 +129,7 @@ el_list_done(struct election *el, const struct el_result *res)
 	el->listed = 1;
 	el->listed_once = 1;
 	el->first = me == 0;
+	el->position = me + 1;
 	/* A resign is done once the new node is seen in the queue. */
 	if (el->resigning == 2 && el->node != NULL)
 		el->resign_reply = 1;
@@ -127,6 +143,22 @@ el_list_done(struct election *el, const struct el_result *res)
 		(void)xasprintf(&el->pred_path, "%s/%s", el->cand_dir,
 		    c[me - 1].name);
 	free(c);
+}
+
+/* Writes go through the quorum; their replies confirm the session. */
+static int
+el_writes(enum el_op op)
+{
+	switch (op) {
+	case EL_OP_PARENT:
+	case EL_OP_CREATE:
+	case EL_OP_ACK:
+	case EL_OP_RELEASE:
+	case EL_OP_SET_DATA:
+		return 1;
+	default:
+		return 0;
+	}
 }
 
 static void
@@ -164,11 +196,26 @@ election_op_done(struct election *el, enum el_op op,
 	char buf[64], big[1024];
 	int rc = res->rc;
 
+	if (op == EL_OP_SYNC) {
+		if (!el->sync_inflight)
+			return;
+		el->sync_inflight = 0;
+		if (rc == ZOK) {
+			el_confirmed(el, el->sync_sent);
+			if (el->sync_conn == el->conn_gen)
+				el->synced = 1;
+		}
+		return;
+	}
 	if (op != el->inflight)
 		return;
 	el->inflight = EL_OP_NONE;
+	if (el_writes(op) ? el_answered(rc) :
+	    EL_MUTANT(1) && (rc == ZOK || rc == ZNONODE))
+		el_confirmed(el, el->op_sent);
 	switch (op) {
 	case EL_OP_NONE:
+	case EL_OP_SYNC:
 		break;
 	case EL_OP_PARENT:
 		if (rc == ZOK || rc == ZNODEEXISTS) {
@@ -188,6 +235,10 @@ election_op_done(struct election *el, enum el_op op,
 			el->create_unknown = 0;
 			el->node_ok = 0;
 			el->listed = 0;
+			/* Paused, unhealthy or stopping meanwhile: it goes. */
+			if ((el->paused || el->unhealthy || el->stopping) &&
+			    !EL_MUTANT(3))
+				el->release_pending = 1;
 		} else if (rc == ZNONODE) {
 			el->parents_done = 0;
 			el->parent_idx = 0;
@@ -332,13 +383,31 @@ election_watch(struct election *el, int deleted, const char *path)
 void
 election_hook_done(struct election *el, enum hook_kind kind, int ok)
 {
+	int cancelled = el->hook_cancelled;
+	int same_node = el->hook_gen == el->node_gen;
+
 	if (el->hook != (int)kind)
 		return;
 	el->hook = -1;
+	el->hook_cancelled = 0;
 	switch (kind) {
+	case HOOK_CHECK:
+		/* A check killed to free the slot tells nothing. */
+		if (!cancelled)
+			el_check_done(el, ok);
+		break;
 	case HOOK_FENCE:
+		if (!same_node && !EL_MUTANT(6)) {
+			/* The node it fenced for is gone: so is its use. */
+			el->lost_reason = NULL;
+			break;
+		}
 		if (ok) {
 			el->fenced = 1;
+			break;
+		}
+		if (cancelled) {
+			el->lost_reason = NULL;
 			break;
 		}
 		/* A failed fence must not promote: leave like a failed promote. */
@@ -346,30 +415,14 @@ election_hook_done(struct election *el, enum hook_kind kind, int ok)
 	case HOOK_PROMOTE:
 		el->promoted = 1;
 		el->acked = 0;
-		if (!ok) {
+		if (!ok && !cancelled && same_node) {
 			el->promote_failed = 1;
 			el->release_pending = 1;
 		}
+		if (!same_node && el->lost_reason == NULL)
+			el->lost_reason = "session-expired";
 		break;
 	case HOOK_DEMOTE:
-	case HOOK_CHECK:
-		break;
-	}
-}
-
-void
-election_timer(struct election *el, enum el_timer t)
-{
-	switch (t) {
-	case EL_TIMER_BACKOFF:
-		el->backoff = 0;
-		break;
-	case EL_TIMER_GRACE:
-		if (el->zk != EL_ZK_CONNECTED && el_leading(el))
-			el->conn_lost = 1;
-		break;
-	case EL_TIMER_RETRY:
-		el->retry_wait = 0;
 		break;
 	}
 }
@@ -387,26 +440,27 @@ election_candidates(struct election *el, char *const *names, int n)
 }
 
 void
-election_lease_expired(struct election *el)
-{
-	if (!el_leading(el))
-		return;
-	el->conn_lost = 1;
-	/*
-	 * The connection may look fine to the client library (a freeze it
-	 * has not noticed yet): nothing learned before the lease ran out is
-	 * trusted for the next promotion.
-	 */
-	el_invalidate(el);
-}
-
-void
 election_reconfigure(struct election *el, const struct election_params *p)
 {
 	el->fence_configured = p->fence;
 	el->backoff_ms = p->retry_backoff_ms;
 	el->grace_ms = p->disconnect_grace_ms;
-	if (strcmp(p->data, el->data) != 0)
+	el->hook_timeout_ms = p->hook_timeout_ms;
+	el->demote_cfg_ms = p->demote_timeout_ms > 0 ? p->demote_timeout_ms : 0;
+	el_set_timeout(el, 0);
+	el->check_interval_ms = p->check_interval_ms > 0 ?
+	    p->check_interval_ms : 5000;
+	el->check_fall = p->check_fall > 0 ? p->check_fall : 1;
+	el->check_rise = p->check_rise > 0 ? p->check_rise : 1;
+	if (p->check && !el->check_configured)
+		el->check_due = 0;	/* first run one interval from now */
+	if (!p->check) {
+		el->unhealthy = 0;
+		el->check_fails = 0;
+		el->check_oks = 0;
+	}
+	el->check_configured = p->check;
+	if (el->data != NULL && strcmp(p->data, el->data) != 0)
 		election_set_data(el, p->data);
 }
 
@@ -429,12 +483,22 @@ election_resign(struct election *el)
 	return 0;
 }
 
+/* Whether we have, or may be about to have, a node in the queue. */
+static int
+el_has_node(const struct election *el)
+{
+	if (EL_MUTANT(3))
+		return el->node != NULL;
+	return el->node != NULL || el->create_unknown ||
+	    el->inflight == EL_OP_CREATE;
+}
+
 void
 election_pause(struct election *el, int paused)
 {
 	if (paused && !el->paused) {
 		el->paused = 1;
-		if (el->node != NULL || el->create_unknown)
+		if (el_has_node(el))
 			el->release_pending = 1;
 	} else if (!paused)
 		el->paused = 0;
@@ -443,18 +507,10 @@ election_pause(struct election *el, int paused)
 }
 
 void
-election_set_unhealthy(struct election *el, int unhealthy)
-{
-	if (unhealthy && !el->unhealthy && el->node != NULL)
-		el->release_pending = 1;
-	el->unhealthy = unhealthy;
-}
-
-void
 election_stop(struct election *el)
 {
 	el->stopping = 1;
-	if (el->node != NULL)
+	if (el_has_node(el))
 		el->release_pending = 1;
 }
 
@@ -470,7 +526,8 @@ election_role(const struct election *el)
 	if (el->promoted) {
 		if (!el->acked)
 			return ROLE_PROMOTING;
-		if (el->zk == EL_ZK_CONNECTED || !el->conn_lost)
+		/* Only inside the lease, with room left for a demote. */
+		if (!el->conn_lost && !el_lease_short(el))
 			return ROLE_LEADER;
 		return ROLE_DEMOTING;
 	}
@@ -516,6 +573,13 @@ election_view(const struct election *el, struct election_view *v)
 	v->candidates = el->ncandidates;
 	v->node = el->node;
 	v->paused = el->paused;
+	v->unhealthy = el->unhealthy;
+	v->hook = el->hook;
+	v->session_timeout_ms = el->timeout_ms;
+	v->demote_timeout_ms = el->demote_ms;
+	v->demote_clamped = el->demote_clamped;
+	v->lease_end = el->lease_known ? el->lease_sent + el->timeout_ms : 0;
+	v->backoff_until = el->backoff_until;
 	v->crumb_id = el->crumb_exists ? el->crumb_id : "";
 	v->crumb_data = el->crumb_exists ? el->crumb_data : "";
 	v->crumb_epoch = el->crumb_exists ? el->crumb_epoch : 0;

@@ -1,6 +1,7 @@
 /*
- * The election's internal state, shared by election.c (decisions) and
- * election_event.c (what ZooKeeper, hooks and operators report).
+ * The election's internal state, shared by election.c (decisions),
+ * election_event.c (what ZooKeeper, hooks and operators report) and
+ * election_time.c (the clock: lease, keepalive, grace, health schedule).
  */
 #ifndef ZKELECTD_ELECTION_INT_H
 #define ZKELECTD_ELECTION_INT_H
@@ -10,6 +11,21 @@
 
 #define EL_PREFIX CANDIDATE_NAME_PREFIX
 #define EL_RETRY_MS 1000
+#define EL_RESTART_MAX_MS 30000
+/* Room for the process group to be seen gone after the demote's SIGKILL. */
+#define EL_LEASE_MARGIN_MS 100
+/* A check killed to free the slot for a promote: SIGTERM, then SIGKILL. */
+#define EL_CANCEL_GRACE_MS 100
+/* Keepalive syncs per session timeout. */
+#define EL_SYNCS_PER_T 6
+
+#ifdef EL_MUTANTS
+/* The simulator's build re-introduces old defects on request. */
+extern int el_mutant;
+#define EL_MUTANT(n) (el_mutant == (n))
+#else
+#define EL_MUTANT(n) 0
+#endif
 
 struct election {
 	char *path;		/* E */
@@ -25,29 +41,56 @@ struct election {
 	char *create_path;
 	int observer;
 	int fence_configured;
+	int check_configured;
 	int64_t backoff_ms;
 	int64_t grace_ms;
+	int64_t hook_timeout_ms;
+	int64_t demote_cfg_ms;	/* as configured */
+	int64_t demote_ms;	/* in force: clamped below T/3 */
+	int demote_clamped;
+	int64_t check_interval_ms;
+	int64_t check_fall;
+	int64_t check_rise;
+
+	/* time */
+	int64_t now;
+	int64_t timeout_ms;	/* T: negotiated, or requested until then */
+	int64_t lease_sent;	/* send time of the last confirmed request */
+	int lease_known;	/* lease_sent is set */
+	int lease_lapsed;	/* the lease ran out: facts were dropped */
+	int sync_inflight;
+	int64_t sync_sent;
+	int sync_conn;		/* conn_gen when the sync in flight was sent */
+	int synced;		/* a sync of this connection came back */
+	int64_t op_sent;	/* when the election request in flight went */
+	int conn_gen;		/* counts connections */
 
 	/* session */
 	enum el_zk zk;
 	int64_t sid;
-	int conn_lost;		/* disconnected past the grace period */
-	int grace_timer;	/* a grace timer is to be armed */
+	int conn_lost;		/* a leader must demote: disconnected */
+	int64_t grace_until;	/* 0, or when a disconnected leader demotes */
 	int restart;		/* the session must be replaced */
+	int64_t restart_at;
+	int restart_sent;
+	int auth_failures;
 
 	/* requests */
 	int paused;
-	int unhealthy;
 	int stopping;
 	int stopped;
 	int resigning;		/* 1 leaving, 2 released: rejoining */
 	int pause_reply;
 	int resign_reply;
-	int backoff;
-	int backoff_timer;
-	int retry_wait;
-	int retry_timer;
+	int64_t backoff_until;	/* 0, or the end of retry_backoff */
+	int64_t retry_until;	/* 0, or the end of the pause after an error */
 	int startup_demote;
+
+	/* health */
+	int unhealthy;
+	int64_t check_due;
+	int64_t check_fails;
+	int64_t check_oks;
 
 	/* our place in the queue */
 	enum el_op inflight;
@@ -55,6 +98,7 @@ struct election {
 	int parents_done;
 	char *node;		/* basename, or NULL */
 	char *node_path;
+	int node_gen;		/* counts the nodes we forgot */
 	int64_t epoch;		/* czxid of our node */
 	int create_unknown;	/* a create's reply was lost */
 	int node_ok;		/* watched and owned, since the last change */
@@ -64,10 +108,11 @@ struct election {
 	char *pred_path;
 	int pred_watched;
 	int ncandidates;
+	int position;		/* ours in the last listing, 1-based; 0 none */
 
 	/* E/leader */
 	int leader_fresh;
-	int leader_check;		/* E/leader was absent: exists-watch it */
+	int leader_check;	/* E/leader was absent: exists-watch it */
 	int leader_exists;
 	int64_t leader_owner;
 	char *leader_id;
@@ -81,10 +126,15 @@ struct election {
 	char *crumb_id;
 	char *crumb_data;
 
-	/* leadership */
+	/* the hook slot, shared by promote, demote, fence and check */
 	int hook;		/* -1, or the enum hook_kind running */
+	int hook_gen;		/* node_gen when it started */
+	int hook_cancelled;	/* EL_ACT_CANCEL sent for it */
+
+	/* leadership */
 	int fenced;
 	int promoted;		/* the application was told to lead */
+	int64_t lead_epoch;	/* the epoch the application was told */
 	int promote_failed;
 	int acked;		/* E/leader written for this leadership */
 	const char *lost_reason;
@@ -93,6 +143,7 @@ struct election {
 	int data_dirty;		/* election.data changed: rewrite our nodes */
 };
 
+/* election.c */
 void el_replace(char **dst, const char *src);
 void el_make_data(struct election *el);
 void el_invalidate(struct election *el);
@@ -100,6 +151,17 @@ int el_leading(const struct election *el);
 void el_forget_node(struct election *el);
 void el_node_lost(struct election *el);
 void el_release_done(struct election *el);
+void el_session_lost(struct election *el);
 int el_owns_leader(const struct election *el);
+int el_want_join(const struct election *el);
+
+/* election_time.c */
+int64_t el_demote_point(const struct election *el);
+int el_lease_short(const struct election *el);
+int el_answered(int rc);
+void el_confirmed(struct election *el, int64_t sent);
+void el_set_timeout(struct election *el, int64_t timeout_ms);
+int el_sync_due(const struct election *el);
+void el_check_done(struct election *el, int ok);
 
 #endif

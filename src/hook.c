@@ -50,6 +50,7 @@ struct hook {
 	int running;		/* the shell has not been reaped */
 	enum hook_phase phase;
 	int64_t start_ms;
+	int64_t kill_delay_ms;	/* from SIGTERM to SIGKILL */
 	int fd;			/* read end of the output pipe, or -1 */
 	struct event *ev_out;
 	struct event *ev_timer;
@@ -291,8 +292,8 @@ hook_timer(evutil_socket_t fd, short events, void *arg)
 		if (kill(-h->pid, SIGTERM) == -1 && errno != ESRCH)
 			log_warn("hook %s[%ld]: kill SIGTERM", name,
 			    (long)h->pid);
-		tv.tv_sec = HOOK_KILL_DELAY_MS / 1000;
-		tv.tv_usec = (HOOK_KILL_DELAY_MS % 1000) * 1000;
+		tv.tv_sec = (time_t)(h->kill_delay_ms / 1000);
+		tv.tv_usec = (suseconds_t)(h->kill_delay_ms % 1000) * 1000;
 		if (evtimer_add(h->ev_timer, &tv) == -1)
 			log_warnx("hook %s[%ld]: cannot arm the SIGKILL timer",
 			    name, (long)h->pid);
@@ -541,6 +542,7 @@ hook_run(struct hook_runner *hr, enum hook_kind kind, const char *cmd,
 	h->running = 1;
 	h->phase = HOOK_WAITING;
 	h->start_ms = now_ms();
+	h->kill_delay_ms = HOOK_KILL_DELAY_MS;
 	h->fd = pfd[0];
 	h->done = done;
 	h->arg = arg;
@@ -613,6 +615,45 @@ hook_exited(struct hook *h, int status)
 	/* h may be gone: only the copies are used from here. */
 	if (done != NULL)
 		done(&res, arg);
+}
+
+static struct hook *
+hook_find(struct hook_runner *hr, pid_t pid)
+{
+	struct hook *h;
+
+	TAILQ_FOREACH(h, &hr->hooks, entry)
+		if (h->pid == pid && (h->running || h->deferred))
+			return h;
+	return NULL;
+}
+
+void
+hook_set_kill_delay(struct hook_runner *hr, pid_t pid, int64_t ms)
+{
+	struct hook *h;
+
+	if ((h = hook_find(hr, pid)) != NULL)
+		h->kill_delay_ms = ms;
+}
+
+void
+hook_cancel(struct hook_runner *hr, pid_t pid, int64_t grace_ms)
+{
+	struct hook *h;
+
+	if ((h = hook_find(hr, pid)) == NULL || h->phase != HOOK_WAITING)
+		return;
+	log_debug("hook %s[%ld]: cancelled", hook_kind_name(h->kind),
+	    (long)h->pid);
+	(void)evtimer_del(h->ev_timer);
+	if (grace_ms > 0) {
+		h->kill_delay_ms = grace_ms;
+		hook_timer(-1, 0, h);	/* SIGTERM now, SIGKILL after grace */
+		return;
+	}
+	h->phase = HOOK_TERMED;
+	hook_timer(-1, 0, h);		/* SIGKILL now */
 }
 
 void

@@ -45,6 +45,15 @@ void hook_runner_free(struct hook_runner *hr);
 pid_t hook_run(struct hook_runner *hr, enum hook_kind kind, const char *cmd,
     char *const env[], int64_t timeout_ms, hook_done_fn done, void *arg);
 
+/* The time from a timeout's SIGTERM to the SIGKILL (5 s unless set). */
+void hook_set_kill_delay(struct hook_runner *hr, pid_t pid, int64_t ms);
+/*
+ * Ends the hook as a timeout would: SIGTERM to its process group and
+ * SIGKILL grace_ms later, or SIGKILL at once when grace_ms is 0; done
+ * follows (not ok) once the group is gone.
+ */
+void hook_cancel(struct hook_runner *hr, pid_t pid, int64_t grace_ms);
+
 /* Reaps every exited child; call on SIGCHLD. */
 void hook_runner_reap(struct hook_runner *hr);
 

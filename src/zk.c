@@ -209,6 +209,15 @@ zk_create_cb(int rc, const char *value, const struct Stat *st,
 }
 
 static void
+zk_sync_cb(int rc, const char *value, const void *data)
+{
+	struct zk_req *r = (struct zk_req *)data;
+
+	(void)value;
+	zk_done(r, zk_reply_new(r, rc));
+}
+
+static void
 zk_void_cb(int rc, const void *data)
 {
 	struct zk_req *r = (struct zk_req *)data;
@@ -411,6 +420,17 @@ zk_exists(struct zk *zk, const char *path, int watch, uint64_t tag)
 	r = zk_req_new(zk, tag);
 	return zk_submitted(r, zoo_aexists(zk->zh, path, watch, zk_stat_cb,
 	    r));
+}
+
+int
+zk_sync(struct zk *zk, const char *path, uint64_t tag)
+{
+	struct zk_req *r;
+
+	if (zk->zh == NULL)
+		return ZINVALIDSTATE;
+	r = zk_req_new(zk, tag);
+	return zk_submitted(r, zoo_async(zk->zh, path, zk_sync_cb, r));
 }
 
 int

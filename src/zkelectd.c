@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -57,11 +58,21 @@ daemon_election_params(const struct daemon *d, struct election_params *ep)
 	    d->cfg.mode == CONFIG_MODE_CANDIDATE;
 	ep->retry_backoff_ms = d->cfg.retry_backoff_ms;
 	ep->disconnect_grace_ms = d->cfg.disconnect_grace_ms;
+	ep->check = d->cfg.hook_check != NULL;
+	ep->session_timeout_ms = d->cfg.session_timeout_ms;
+	ep->hook_timeout_ms = d->cfg.hook_timeout_ms;
+	/* Unset, it follows the negotiated timeout (T/4). */
+	ep->demote_timeout_ms = d->cfg.demote_timeout_set ?
+	    d->cfg.demote_timeout_ms : 0;
+	ep->check_interval_ms = d->cfg.check_interval_ms;
+	ep->check_fall = d->cfg.check_fall;
+	ep->check_rise = d->cfg.check_rise;
 }
 
 static void
 daemon_reload(struct daemon *d)
 {
+	struct election_view v;
 	struct election_params ep;
 	struct config nc;
 	char err[512];
@@ -89,6 +100,17 @@ daemon_reload(struct daemon *d)
 	KEEP(socket_path, "control.socket");
 	KEEP(status_file, "control.status_file");
 #undef KEEP
+	/*
+	 * The live session's timeout was negotiated with it, and the lease
+	 * and demote budget derive from it: it changes with a new session.
+	 */
+	if (nc.session_timeout_ms != d->cfg.session_timeout_ms) {
+		log_warnx("reload: zookeeper.session_timeout cannot change "
+		    "while running; restart to apply it");
+		nc.session_timeout_ms = d->cfg.session_timeout_ms;
+		if (!nc.demote_timeout_set)
+			nc.demote_timeout_ms = nc.session_timeout_ms / 4;
+	}
 	if (nc.mode != d->cfg.mode) {
 		log_warnx("reload: election.mode cannot change while running; "
 		    "restart to apply it");
@@ -100,13 +122,14 @@ daemon_reload(struct daemon *d)
 	election_reconfigure(d->el, &ep);
 	log_setlevel(d->cfg.log_level);
 	zk_set_loglevel(d->cfg.log_level);
-	if (d->cfg.hook_check == NULL && d->unhealthy) {
-		d->unhealthy = 0;
-		election_set_unhealthy(d->el, 0);
-	}
-	if (evtimer_pending(d->ev_health, NULL))
-		(void)evtimer_del(d->ev_health);
-	daemon_arm(d->ev_health, d->cfg.check_interval_ms);
+	election_view(d->el, &v);
+	if (v.demote_clamped)
+		log_warnx("reload: hooks.demote_timeout %lld ms is not below a "
+		    "third of the negotiated session timeout %lld ms: using "
+		    "%lld ms", (long long)d->cfg.demote_timeout_ms,
+		    (long long)v.session_timeout_ms,
+		    (long long)v.demote_timeout_ms);
+	d->warned_clamp = v.demote_clamped;
 	log_info("configuration reloaded from %s", d->config_path);
 	notify_ready_again(d->notify);
 	daemon_step(d);
@@ -240,7 +263,8 @@ main(int argc, char *argv[])
 	d.last_role = ROLE_UNKNOWN;
 	d.since = time(NULL);
 	d.zk_state = ZOO_CONNECTING_STATE;
-	d.session_timeout_ms = d.cfg.session_timeout_ms;
+	d.hook_pid = -1;
+	d.armed_deadline = -1;
 
 	memset(&cp, 0, sizeof(cp));
 	cp.path = d.cfg.socket_path;
@@ -265,22 +289,22 @@ main(int argc, char *argv[])
 		if (d.ev_sig[i] == NULL || event_add(d.ev_sig[i], NULL) == -1)
 			fatalx("signal event");
 	}
-	for (i = 0; i < 3; i++) {
-		d.timers[i].d = &d;
-		d.timers[i].which = (enum el_timer)i;
-		d.ev_timer[i] = evtimer_new(d.base, daemon_timer_fired,
-		    &d.timers[i]);
-	}
+	/*
+	 * One timer for all the election's deadlines, on the lease's clock:
+	 * after a suspend it fires at once, so a leader demotes on wake.
+	 */
+	d.deadline_fd = timerfd_create(CLOCK_BOOTTIME,
+	    TFD_NONBLOCK | TFD_CLOEXEC);
+	if (d.deadline_fd == -1)
+		fatal("timerfd_create");
+	d.ev_deadline = event_new(d.base, d.deadline_fd, EV_READ | EV_PERSIST,
+	    daemon_deadline, &d);
 	d.ev_reopen = evtimer_new(d.base, daemon_reopen, &d);
-	d.ev_keepalive = evtimer_new(d.base, daemon_keepalive, &d);
-	d.ev_health = evtimer_new(d.base, daemon_health, &d);
-	if (d.ev_timer[0] == NULL || d.ev_timer[1] == NULL ||
-	    d.ev_timer[2] == NULL || d.ev_reopen == NULL ||
-	    d.ev_keepalive == NULL || d.ev_health == NULL)
-		fatalx("evtimer_new");
-	if (d.cfg.hook_check != NULL)
-		daemon_arm(d.ev_health, d.cfg.check_interval_ms);
-	daemon_arm(d.ev_keepalive, d.session_timeout_ms / 3);
+	d.ev_count = evtimer_new(d.base, daemon_count, &d);
+	if (d.ev_deadline == NULL || d.ev_reopen == NULL || d.ev_count == NULL ||
+	    event_add(d.ev_deadline, NULL) == -1)
+		fatalx("event_new");
+	daemon_arm(d.ev_count, d.cfg.session_timeout_ms / 3);
 
 	log_notice("starting: service %s, id %s, %s, election path %s",
 	    d.cfg.service, d.cfg.id, d.cfg.mode == CONFIG_MODE_OBSERVER ?
@@ -315,11 +339,10 @@ main(int argc, char *argv[])
 	notify_free(d.notify);
 	for (i = 0; sigs[i] != 0; i++)
 		event_free(d.ev_sig[i]);
-	for (i = 0; i < 3; i++)
-		event_free(d.ev_timer[i]);
+	event_free(d.ev_deadline);
+	(void)close(d.deadline_fd);
 	event_free(d.ev_reopen);
-	event_free(d.ev_keepalive);
-	event_free(d.ev_health);
+	event_free(d.ev_count);
 	event_base_free(d.base);
 	free(d.epath);
 	free(d.cpath);

@@ -27,11 +27,6 @@ struct waiter {
 	uint64_t client;
 };
 
-struct daemon_timer {
-	struct daemon *d;
-	enum el_timer which;
-};
-
 struct metrics {
 	uint64_t leader_changes;
 	uint64_t elections_won;
@@ -60,19 +55,21 @@ struct daemon {
 	struct notify *notify;
 
 	struct event *ev_sig[5];
-	struct event *ev_timer[3];	/* indexed by enum el_timer */
-	struct daemon_timer timers[3];
+	int deadline_fd;	/* timerfd on CLOCK_BOOTTIME */
+	struct event *ev_deadline;	/* the election's deadline */
+	int64_t armed_deadline;
 	struct event *ev_reopen;	/* retry a failed zookeeper_init */
-	struct event *ev_keepalive;	/* lease refresh while leading */
-	struct event *ev_health;
+	struct event *ev_count;		/* candidate count for the status */
 
 	int zk_state;		/* ZOO_*_STATE of the handle */
-	int64_t session_timeout_ms;	/* negotiated */
-	int64_t lease_sent_ms;	/* send time of the last acknowledged request */
 	uint64_t next_tag;
-	uint64_t keepalive_tag;
+	uint64_t count_tag;
+	uint64_t sync_tag;	/* the election's keepalive sync in flight */
 	uint64_t el_tag;	/* tag of the election's request in flight */
 	enum el_op el_op;
+	pid_t hook_pid;		/* the hook in the slot, or -1 */
+	int hook_cancelled;
+	int warned_clamp;
 
 	struct members_query *queries;
 	struct waiter *resign_waiters;
@@ -85,10 +82,6 @@ struct daemon {
 	enum role last_role;
 	char *last_leader;
 	time_t since;
-	int health_fails;
-	int health_oks;
-	int health_running;
-	int unhealthy;
 	struct metrics m;
 };
 
@@ -99,9 +92,9 @@ void daemon_open(struct daemon *d);
 void daemon_arm(struct event *ev, int64_t ms);
 void daemon_zk_event(const struct zk_event *ev, void *arg);
 void daemon_reopen(evutil_socket_t fd, short what, void *arg);
-void daemon_keepalive(evutil_socket_t fd, short what, void *arg);
-void daemon_timer_fired(evutil_socket_t fd, short what, void *arg);
-void daemon_health(evutil_socket_t fd, short what, void *arg);
+void daemon_count(evutil_socket_t fd, short what, void *arg);
+void daemon_deadline(evutil_socket_t fd, short what, void *arg);
+void daemon_clock(struct daemon *d);
 void daemon_status(struct daemon *d, struct status *st, struct election_view *v);
 const char *daemon_zk_state(const struct daemon *d);
 uint64_t daemon_tag(struct daemon *d);

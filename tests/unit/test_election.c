@@ -23,11 +23,26 @@
 #define OTHER2 "candidate-00000000000000bb_0000000002"
 #define NEWER "candidate-000000001234abcd_0000000009"
 #define OTHER1_LATER "candidate-00000000000000aa_0000000004"
+#define T_MS 10000
+
+static int hold_syncs;		/* keepalive syncs are the test's to answer */
+static int syncs_seen;
+
+/* The virtual clock of every test, in milliseconds. */
+static int64_t now = 1000;
+
+static void
+tick(struct election *el, int64_t ms)
+{
+	now += ms;
+	election_clock(el, now);
+}
 
 static struct election *
 el_new_grace(int demote_on_start, int fence, int64_t grace_ms)
 {
 	struct election_params p;
+	struct election *el;
 
 	memset(&p, 0, sizeof(p));
 	p.path = E;
@@ -37,7 +52,12 @@ el_new_grace(int demote_on_start, int fence, int64_t grace_ms)
 	p.fence = fence;
 	p.retry_backoff_ms = 5000;
 	p.disconnect_grace_ms = grace_ms;
-	return election_new(&p);
+	p.session_timeout_ms = T_MS;
+	p.hook_timeout_ms = 30000;
+	el = election_new(&p);
+	election_clock(el, now);
+	hold_syncs = 0;
+	return el;
 }
 
 static struct election *
@@ -46,13 +66,27 @@ el_new(int demote_on_start, int fence)
 	return el_new_grace(demote_on_start, fence, 0);
 }
 
+/*
+ * The next action; keepalive syncs are answered at once (ZOK) unless a
+ * test holds them, so that scripts read as the recipe's steps.
+ */
+
 static struct el_action
 next(struct election *el)
 {
 	struct el_action a;
+	struct el_result r;
 
-	election_next(el, &a);
-	return a;
+	election_clock(el, now);
+	for (;;) {
+		election_next(el, &a);
+		if (a.type != EL_ACT_ZK || a.op != EL_OP_SYNC || hold_syncs)
+			return a;
+		syncs_seen++;
+		memset(&r, 0, sizeof(r));
+		r.rc = ZOK;
+		election_op_done(el, EL_OP_SYNC, &r);
+	}
 }
 
 static void
@@ -139,7 +173,7 @@ join(struct election *el, int64_t sid, const char *node)
 	struct el_action a;
 	char want[128];
 
-	election_session(el, EL_ZK_CONNECTED, sid);
+	election_session(el, EL_ZK_CONNECTED, sid, T_MS);
 	expect_op(el, EL_OP_LEADER, E "/leader");
 	reply(el, EL_OP_LEADER, ZNONODE);
 	expect_op(el, EL_OP_LEADER_EXISTS, E "/leader");
@@ -269,7 +303,7 @@ test_lost_create_reply_adopts(void **state)
 	struct el_action a;
 
 	(void)state;
-	election_session(el, EL_ZK_CONNECTED, SID);
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
 	expect_op(el, EL_OP_LEADER, NULL);
 	reply(el, EL_OP_LEADER, ZNONODE);
 	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
@@ -278,14 +312,20 @@ test_lost_create_reply_adopts(void **state)
 		reply(el, EL_OP_PARENT, ZOK);
 	assert_int_equal(a.op, EL_OP_CREATE);
 	reply(el, EL_OP_CREATE, ZCONNECTIONLOSS);
-	election_session(el, EL_ZK_CONNECTING, 0);
+	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
 	expect_none(el);
 	assert_int_equal(election_role(el), ROLE_UNKNOWN);
-	election_session(el, EL_ZK_CONNECTED, SID);
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+	hold_syncs = 1;
+	expect_op(el, EL_OP_SYNC, NULL);
 	expect_op(el, EL_OP_LEADER, NULL);
 	reply(el, EL_OP_LEADER, ZNONODE);
 	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
 	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	/* A server behind the quorum could hide the node: sync first. */
+	expect_none(el);
+	reply(el, EL_OP_SYNC, ZOK);
+	hold_syncs = 0;
 	/* It lists and adopts the node that carries its session id. */
 	expect_op(el, EL_OP_LIST, CAND);
 	reply_list(el, kids, 2);
@@ -305,7 +345,7 @@ test_lost_create_reply_not_created(void **state)
 	struct el_action a;
 
 	(void)state;
-	election_session(el, EL_ZK_CONNECTED, SID);
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
 	expect_op(el, EL_OP_LEADER, NULL);
 	reply(el, EL_OP_LEADER, ZNONODE);
 	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
@@ -327,14 +367,14 @@ test_session_expiry_while_leader(void **state)
 
 	(void)state;
 	become_leader(el);
-	election_session(el, EL_ZK_EXPIRED, 0);
+	election_session(el, EL_ZK_EXPIRED, 0, T_MS);
 	expect_hook(el, HOOK_DEMOTE, "session-expired");
 	assert_int_equal(election_role(el), ROLE_DEMOTING);
 	a = next(el);
 	assert_int_equal(a.type, EL_ACT_RESTART);
 	election_restarted(el);
 	expect_none(el);
-	election_session(el, EL_ZK_CONNECTED, SID + 1);
+	election_session(el, EL_ZK_CONNECTED, SID + 1, T_MS);
 	/* The demote is still running: nothing promotes meanwhile. */
 	expect_op(el, EL_OP_LEADER, NULL);
 	reply(el, EL_OP_LEADER, ZNONODE);
@@ -354,7 +394,7 @@ test_disconnect_demotes_at_once(void **state)
 
 	(void)state;
 	become_leader(el);
-	election_session(el, EL_ZK_CONNECTING, 0);
+	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
 	expect_hook(el, HOOK_DEMOTE, "disconnected");
 	expect_none(el);
 	election_hook_done(el, HOOK_DEMOTE, 1);
@@ -366,24 +406,72 @@ static void
 test_lease_expired_relearns_before_promoting(void **state)
 {
 	struct election *el = el_new(0, 0);
+	struct el_action a;
 
 	(void)state;
 	become_leader(el);
 	/* Frozen past the lease while the client still says connected. */
-	election_lease_expired(el);
+	hold_syncs = 1;
+	tick(el, T_MS + 1);
 	expect_hook(el, HOOK_DEMOTE, "disconnected");
 	election_hook_done(el, HOOK_DEMOTE, 1);
 	/* Nothing from before is trusted: it reads again, no promote yet. */
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_ZK);
+	assert_int_equal(a.op, EL_OP_SYNC);
 	expect_op(el, EL_OP_LEADER, E "/leader");
 	reply(el, EL_OP_LEADER, ZSESSIONEXPIRED);
-	{
-		struct el_action a = next(el);
-
-		assert_int_equal(a.type, EL_ACT_TIMER);
-		assert_int_equal(a.timer, EL_TIMER_RETRY);
-	}
 	expect_none(el);
 	assert_int_equal(election_role(el), ROLE_FOLLOWER);
+	hold_syncs = 0;
+	election_free(el);
+}
+
+/* The lease is refreshed by syncs, never by reads. */
+static void
+test_reads_do_not_refresh_the_lease(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct election_view v;
+	struct el_action a;
+	char *kids[] = { OURS };
+	int64_t end;
+
+	(void)state;
+	become_leader(el);
+	election_view(el, &v);
+	end = v.lease_end;
+	assert_true(end > now);
+	hold_syncs = 1;
+	/* A sync goes out on its schedule and hangs (a cut-off server). */
+	tick(el, T_MS / 6);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_ZK);
+	assert_int_equal(a.op, EL_OP_SYNC);
+	/* Reads still come back: the lease does not move. */
+	election_watch(el, 0, CAND "/" OURS);
+	expect_op(el, EL_OP_WATCH_OWN, NULL);
+	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
+	election_view(el, &v);
+	assert_int_equal(v.lease_end, end);
+	assert_int_equal(election_role(el), ROLE_LEADER);
+	/* Short of the demote's budget before the lease's end: demote. */
+	now = end - v.demote_timeout_ms - 100;
+	expect_hook(el, HOOK_DEMOTE, "disconnected");
+	assert_int_equal(election_role(el), ROLE_DEMOTING);
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	/*
+	 * The sync answers at last: the session was alive when it was sent,
+	 * and nothing changed since (a watch would have come first), so it
+	 * leads again on the same node and epoch.
+	 */
+	hold_syncs = 0;
+	reply(el, EL_OP_SYNC, ZOK);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_HOOK);
+	assert_int_equal(a.hook, HOOK_PROMOTE);
+	assert_int_equal(a.epoch, 100);
+	(void)kids;
 	election_free(el);
 }
 
@@ -391,35 +479,50 @@ static void
 test_disconnect_grace(void **state)
 {
 	struct election *el = el_new_grace(0, 0, 1500);
-	struct el_action a;
 	char *kids[] = { OURS };
 
 	(void)state;
 	become_leader(el);
-	election_session(el, EL_ZK_CONNECTING, 0);
-	a = next(el);
-	assert_int_equal(a.type, EL_ACT_TIMER);
-	assert_int_equal(a.timer, EL_TIMER_GRACE);
-	assert_int_equal(a.ms, 1500);
+	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
 	expect_none(el);
+	assert_int_equal(election_deadline(el), now + 1500);
 	/* Within the grace it still leads. */
 	assert_int_equal(election_role(el), ROLE_LEADER);
 	/* Back in time: it re-reads everything, keeps leading, no hook. */
-	election_session(el, EL_ZK_CONNECTED, SID);
-	election_timer(el, EL_TIMER_GRACE);
+	tick(el, 1000);
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
 	expect_op(el, EL_OP_LEADER, NULL);
 	reply_get(el, EL_OP_LEADER, "id=node1\ndata=x\nepoch=100\n", SID, 100);
 	expect_op(el, EL_OP_WATCH_OWN, NULL);
 	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
 	expect_op(el, EL_OP_LIST, NULL);
 	reply_list(el, kids, 1);
+	tick(el, 1000);
 	expect_none(el);
 	assert_int_equal(election_role(el), ROLE_LEADER);
 	/* Gone longer than the grace: demote. */
-	election_session(el, EL_ZK_CONNECTING, 0);
-	a = next(el);
-	assert_int_equal(a.type, EL_ACT_TIMER);
-	election_timer(el, EL_TIMER_GRACE);
+	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
+	expect_none(el);
+	tick(el, 1500);
+	expect_hook(el, HOOK_DEMOTE, "disconnected");
+	election_free(el);
+}
+
+/* The grace never eats the time the demote needs before the lease ends. */
+static void
+test_grace_capped_by_the_lease(void **state)
+{
+	struct election *el = el_new_grace(0, 0, 60000);
+	struct election_view v;
+
+	(void)state;
+	become_leader(el);
+	election_view(el, &v);
+	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
+	expect_none(el);
+	assert_int_equal(election_deadline(el),
+	    v.lease_end - v.demote_timeout_ms - 100);
+	now = v.lease_end - v.demote_timeout_ms - 100;
 	expect_hook(el, HOOK_DEMOTE, "disconnected");
 	election_free(el);
 }
@@ -449,12 +552,17 @@ test_promote_failure(void **state)
 	assert_int_equal(a.sub[0].kind, ZK_MOP_DELETE);
 	assert_string_equal(a.sub[0].path, CAND "/" OURS);
 	reply(el, EL_OP_RELEASE, ZOK);
-	a = next(el);
-	assert_int_equal(a.type, EL_ACT_TIMER);
-	assert_int_equal(a.timer, EL_TIMER_BACKOFF);
-	assert_int_equal(a.ms, 5000);
 	expect_none(el);
-	election_timer(el, EL_TIMER_BACKOFF);
+	{
+		struct election_view v;
+
+		election_view(el, &v);
+		assert_int_equal(v.backoff_until, now + 5000);
+		assert_true(election_deadline(el) <= now + 5000);
+	}
+	tick(el, 4999);
+	expect_none(el);
+	tick(el, 1);
 	expect_op(el, EL_OP_CREATE, NULL);
 	election_free(el);
 }
@@ -497,7 +605,7 @@ test_demote_waits_for_promote(void **state)
 	expect_op(el, EL_OP_BREADCRUMB, NULL);
 	reply(el, EL_OP_BREADCRUMB, ZNONODE);
 	expect_hook(el, HOOK_PROMOTE, "elected");
-	election_session(el, EL_ZK_CONNECTING, 0);
+	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
 	expect_none(el);	/* never two hooks at once */
 	election_hook_done(el, HOOK_PROMOTE, 1);
 	expect_hook(el, HOOK_DEMOTE, "disconnected");
@@ -511,7 +619,7 @@ test_waits_for_old_ack(void **state)
 	char *kids[] = { OURS };
 
 	(void)state;
-	election_session(el, EL_ZK_CONNECTED, SID);
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
 	expect_op(el, EL_OP_LEADER, NULL);
 	reply_get(el, EL_OP_LEADER, "id=old\ndata=x\nepoch=7\n", 0x99, 7);
 	assert_int_equal(election_role(el), ROLE_UNKNOWN);
@@ -647,6 +755,376 @@ test_new_data_applies_at_once(void **state)
 	election_free(el);
 }
 
+/* Defect: a resign whose release cannot reach ZooKeeper, then expiry. */
+static void
+test_resign_then_expiry_rejoins_and_answers(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *kids[] = { OTHER1_LATER, NEWER };
+	struct el_action a;
+
+	(void)state;
+	become_leader(el);
+	assert_int_equal(election_resign(el), 0);
+	expect_hook(el, HOOK_DEMOTE, "resign");
+	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	expect_none(el);
+	election_session(el, EL_ZK_EXPIRED, 0, T_MS);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_RESTART);
+	election_restarted(el);
+	election_session(el, EL_ZK_CONNECTED, SID + 1, T_MS);
+	expect_op(el, EL_OP_LEADER, NULL);
+	reply(el, EL_OP_LEADER, ZNONODE);
+	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	/* Back in the queue on the new session... */
+	expect_op(el, EL_OP_CREATE, NULL);
+	reply_create(el, CAND "/" NEWER);
+	expect_op(el, EL_OP_WATCH_OWN, NULL);
+	reply_get(el, EL_OP_WATCH_OWN, "", SID + 1, 130);
+	expect_op(el, EL_OP_LIST, NULL);
+	reply_list(el, kids, 2);
+	/* ...and the resign is answered. */
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_RESIGNED);
+	election_free(el);
+}
+
+/* Defect: a failed promote, then expiry, must not leave the election. */
+static void
+test_promote_failed_then_expiry_rejoins(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *kids[] = { OURS };
+	struct election_view v;
+
+	(void)state;
+	join(el, SID, CAND "/" OURS);
+	expect_op(el, EL_OP_LIST, NULL);
+	reply_list(el, kids, 1);
+	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
+	election_hook_done(el, HOOK_PROMOTE, 0);
+	expect_hook(el, HOOK_DEMOTE, "disconnected");
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	election_session(el, EL_ZK_EXPIRED, 0, T_MS);
+	assert_int_equal(next(el).type, EL_ACT_RESTART);
+	election_restarted(el);
+	election_session(el, EL_ZK_CONNECTED, SID + 1, T_MS);
+	expect_op(el, EL_OP_LEADER, NULL);
+	reply(el, EL_OP_LEADER, ZNONODE);
+	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	/* The backoff of the failed promote, then a new node. */
+	election_view(el, &v);
+	assert_true(v.backoff_until > now);
+	expect_none(el);
+	tick(el, 5000);
+	expect_op(el, EL_OP_CREATE, NULL);
+	election_free(el);
+}
+
+/* Defect: pause while the create is in flight leaves a live node. */
+static void
+test_pause_during_create_releases_it(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct el_action a;
+
+	(void)state;
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+	expect_op(el, EL_OP_LEADER, NULL);
+	reply(el, EL_OP_LEADER, ZNONODE);
+	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	for (a = next(el); a.op == EL_OP_PARENT; a = next(el))
+		reply(el, EL_OP_PARENT, ZOK);
+	assert_int_equal(a.op, EL_OP_CREATE);
+	election_pause(el, 1);
+	reply_create(el, CAND "/" OURS);
+	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	expect_op(el, EL_OP_WATCH_OWN, NULL);
+	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_RELEASE);
+	assert_int_equal(a.nsub, 1);
+	assert_string_equal(a.sub[0].path, CAND "/" OURS);
+	reply(el, EL_OP_RELEASE, ZOK);
+	assert_int_equal(next(el).type, EL_ACT_PAUSED);
+	expect_none(el);
+	assert_int_equal(election_role(el), ROLE_OBSERVER);
+	election_free(el);
+}
+
+/* Defect: a lost create, then pause: the orphan is found and deleted. */
+static void
+test_pause_after_lost_create_deletes_orphan(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *kids[] = { OTHER1, OURS };
+	struct el_action a;
+
+	(void)state;
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+	expect_op(el, EL_OP_LEADER, NULL);
+	reply(el, EL_OP_LEADER, ZNONODE);
+	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	for (a = next(el); a.op == EL_OP_PARENT; a = next(el))
+		reply(el, EL_OP_PARENT, ZOK);
+	reply(el, EL_OP_CREATE, ZCONNECTIONLOSS);
+	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
+	election_pause(el, 1);
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+	/* A sync before the listing that looks for the orphan. */
+	hold_syncs = 1;
+	expect_op(el, EL_OP_SYNC, NULL);
+	expect_op(el, EL_OP_LEADER, NULL);
+	reply(el, EL_OP_LEADER, ZNONODE);
+	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	expect_none(el);
+	reply(el, EL_OP_SYNC, ZOK);
+	hold_syncs = 0;
+	expect_op(el, EL_OP_LIST, NULL);
+	reply_list(el, kids, 2);
+	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	expect_op(el, EL_OP_WATCH_OWN, CAND "/" OURS);
+	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_RELEASE);
+	assert_string_equal(a.sub[0].path, CAND "/" OURS);
+	reply(el, EL_OP_RELEASE, ZOK);
+	assert_int_equal(next(el).type, EL_ACT_PAUSED);
+	/* Resumed: exactly one new node. */
+	election_pause(el, 0);
+	expect_op(el, EL_OP_CREATE, NULL);
+	election_free(el);
+}
+
+/* Defect: our node deleted after a demote, E/leader still ours. */
+static void
+test_orphan_leader_node_is_deleted(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct el_action a;
+
+	(void)state;
+	become_leader(el);
+	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
+	expect_hook(el, HOOK_DEMOTE, "disconnected");
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+	expect_op(el, EL_OP_LEADER, NULL);
+	reply_get(el, EL_OP_LEADER, "id=node1\ndata=x\nepoch=100\n", SID, 100);
+	/* Someone deleted our node meanwhile. */
+	expect_op(el, EL_OP_WATCH_OWN, CAND "/" OURS);
+	reply(el, EL_OP_WATCH_OWN, ZNONODE);
+	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	reply_get(el, EL_OP_BREADCRUMB, "id=node1\ndata=x\nepoch=100\n", SID,
+	    101);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_RELEASE);
+	assert_int_equal(a.nsub, 2);
+	assert_string_equal(a.sub[0].path, E "/leader");
+	assert_string_equal(a.sub[1].path, E "/breadcrumb");
+	reply(el, EL_OP_RELEASE, ZOK);
+	expect_op(el, EL_OP_LEADER, NULL);
+	election_free(el);
+}
+
+/* Defect: checks ran beside promote; now one slot, killed when needed. */
+static void
+test_check_shares_the_slot(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	char *kids[] = { OURS };
+	struct el_action a;
+
+	(void)state;
+	memset(&p, 0, sizeof(p));
+	p.path = E;
+	p.id = "node1";
+	p.data = "10.0.0.1:5432";
+	p.check = 1;
+	p.check_interval_ms = 100;
+	p.check_fall = 2;
+	p.check_rise = 1;
+	p.session_timeout_ms = T_MS;
+	p.hook_timeout_ms = 30000;
+	p.retry_backoff_ms = 5000;
+	el = election_new(&p);
+	election_clock(el, now);
+	hold_syncs = 0;
+	join(el, SID, CAND "/" OURS);
+	expect_op(el, EL_OP_LIST, NULL);
+	tick(el, 100);
+	/* Due while a request is out: the check takes the free slot. */
+	expect_hook(el, HOOK_CHECK, "health");
+	reply_list(el, kids, 1);
+	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	/* The promote wants the slot: the check is killed, not joined. */
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_CANCEL);
+	assert_int_equal(a.hook, HOOK_CHECK);
+	expect_none(el);
+	election_hook_done(el, HOOK_CHECK, 0);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	/* While promote runs, no check starts, however late it is. */
+	tick(el, 1000);
+	a = next(el);
+	assert_int_not_equal(a.type, EL_ACT_HOOK);
+	election_hook_done(el, HOOK_PROMOTE, 1);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_ACK);
+	/* A killed check counted for nothing: still healthy. */
+	expect_hook(el, HOOK_CHECK, "health");
+	election_free(el);
+}
+
+/* Defect: a fence cut short by expiry left stale state behind. */
+static void
+test_fence_during_expiry_counts_for_nothing(void **state)
+{
+	struct election *el = el_new(0, 1);
+	char *kids[] = { OURS };
+	char *kids2[] = { NEWER };
+
+	(void)state;
+	join(el, SID, CAND "/" OURS);
+	expect_op(el, EL_OP_LIST, NULL);
+	reply_list(el, kids, 1);
+	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	reply_get(el, EL_OP_BREADCRUMB, "id=old\ndata=\nepoch=7\n", 0, 7);
+	expect_hook(el, HOOK_FENCE, "elected");
+	election_session(el, EL_ZK_EXPIRED, 0, T_MS);
+	assert_int_equal(next(el).type, EL_ACT_RESTART);
+	election_restarted(el);
+	election_hook_done(el, HOOK_FENCE, 1);
+	/* No demote follows: nothing was promoted. */
+	election_session(el, EL_ZK_CONNECTED, SID + 1, T_MS);
+	expect_op(el, EL_OP_LEADER, NULL);
+	reply(el, EL_OP_LEADER, ZNONODE);
+	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	expect_op(el, EL_OP_CREATE, NULL);
+	reply_create(el, CAND "/" NEWER);
+	expect_op(el, EL_OP_WATCH_OWN, NULL);
+	reply_get(el, EL_OP_WATCH_OWN, "", SID + 1, 130);
+	expect_op(el, EL_OP_LIST, NULL);
+	reply_list(el, kids2, 1);
+	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	reply_get(el, EL_OP_BREADCRUMB, "id=old\ndata=\nepoch=7\n", 0, 7);
+	/* The breadcrumb is still there: fence again, for this node. */
+	expect_hook(el, HOOK_FENCE, "elected");
+	election_hook_done(el, HOOK_FENCE, 1);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	election_hook_done(el, HOOK_PROMOTE, 1);
+	assert_int_equal(next(el).op, EL_OP_ACK);
+	reply(el, EL_OP_ACK, ZOK);
+	/* No spurious demote after this promote. */
+	expect_none(el);
+	assert_int_equal(election_role(el), ROLE_LEADER);
+	election_free(el);
+}
+
+/* Defect: the demote ending a leadership lost to expiry had a new epoch. */
+static void
+test_demote_carries_the_lost_epoch(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *kids[] = { OURS };
+	struct el_action a;
+
+	(void)state;
+	join(el, SID, CAND "/" OURS);
+	expect_op(el, EL_OP_LIST, NULL);
+	reply_list(el, kids, 1);
+	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	a = next(el);
+	assert_int_equal(a.hook, HOOK_PROMOTE);
+	assert_int_equal(a.epoch, 100);
+	election_session(el, EL_ZK_EXPIRED, 0, T_MS);
+	assert_int_equal(next(el).type, EL_ACT_RESTART);
+	election_restarted(el);
+	election_session(el, EL_ZK_CONNECTED, SID + 1, T_MS);
+	expect_op(el, EL_OP_LEADER, NULL);
+	reply(el, EL_OP_LEADER, ZNONODE);
+	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	expect_op(el, EL_OP_CREATE, NULL);
+	reply_create(el, CAND "/" NEWER);
+	expect_op(el, EL_OP_WATCH_OWN, NULL);
+	reply_get(el, EL_OP_WATCH_OWN, "", SID + 1, 130);
+	election_hook_done(el, HOOK_PROMOTE, 1);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_HOOK);
+	assert_int_equal(a.hook, HOOK_DEMOTE);
+	assert_string_equal(a.reason, "session-expired");
+	assert_int_equal(a.epoch, 100);
+	election_free(el);
+}
+
+/* Defect: authentication failures restarted sessions in a tight loop. */
+static void
+test_auth_failure_backs_off(void **state)
+{
+	struct election *el = el_new(0, 0);
+	int64_t prev = 0, wait;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 8; i++) {
+		election_session(el, EL_ZK_AUTH_FAILED, 0, T_MS);
+		expect_none(el);
+		wait = election_deadline(el) - now;
+		assert_true(wait >= prev);
+		assert_true(wait >= 1000 && wait <= 30000);
+		tick(el, wait);
+		assert_int_equal(next(el).type, EL_ACT_RESTART);
+		election_restarted(el);
+		prev = wait;
+	}
+	assert_int_equal(prev, 30000);
+	election_free(el);
+}
+
+/* A demote_timeout too long for the negotiated T is clamped to T/4. */
+static void
+test_demote_timeout_clamped_to_negotiated(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	struct election_view v;
+
+	(void)state;
+	memset(&p, 0, sizeof(p));
+	p.path = E;
+	p.id = "node1";
+	p.data = "";
+	p.session_timeout_ms = 30000;
+	p.demote_timeout_ms = 7000;
+	el = election_new(&p);
+	election_view(el, &v);
+	assert_int_equal(v.demote_timeout_ms, 7000);
+	assert_false(v.demote_clamped);
+	election_session(el, EL_ZK_CONNECTED, SID, 12000);
+	election_view(el, &v);
+	assert_int_equal(v.session_timeout_ms, 12000);
+	assert_int_equal(v.demote_timeout_ms, 3000);
+	assert_true(v.demote_clamped);
+	election_free(el);
+}
+
 int
 main(void)
 {
@@ -659,7 +1137,9 @@ main(void)
 		cmocka_unit_test(test_session_expiry_while_leader),
 		cmocka_unit_test(test_disconnect_demotes_at_once),
 		cmocka_unit_test(test_lease_expired_relearns_before_promoting),
+		cmocka_unit_test(test_reads_do_not_refresh_the_lease),
 		cmocka_unit_test(test_disconnect_grace),
+		cmocka_unit_test(test_grace_capped_by_the_lease),
 		cmocka_unit_test(test_promote_failure),
 		cmocka_unit_test(test_stop_is_an_ordered_handoff),
 		cmocka_unit_test(test_demote_waits_for_promote),
@@ -668,6 +1148,16 @@ main(void)
 		cmocka_unit_test(test_own_node_deleted_while_leader),
 		cmocka_unit_test(test_resign_rejoins_at_back),
 		cmocka_unit_test(test_new_data_applies_at_once),
+		cmocka_unit_test(test_resign_then_expiry_rejoins_and_answers),
+		cmocka_unit_test(test_promote_failed_then_expiry_rejoins),
+		cmocka_unit_test(test_pause_during_create_releases_it),
+		cmocka_unit_test(test_pause_after_lost_create_deletes_orphan),
+		cmocka_unit_test(test_orphan_leader_node_is_deleted),
+		cmocka_unit_test(test_check_shares_the_slot),
+		cmocka_unit_test(test_fence_during_expiry_counts_for_nothing),
+		cmocka_unit_test(test_demote_carries_the_lost_epoch),
+		cmocka_unit_test(test_auth_failure_backs_off),
+		cmocka_unit_test(test_demote_timeout_clamped_to_negotiated),
 	};
 
 	return cmocka_run_group_tests_name("election", tests, NULL, NULL);

@@ -59,6 +59,9 @@ if [ "$hang" = 1 ]; then
 	exit 1
 fi
 
+# SIGTERM (a timeout, or a check stopped to free the hook slot) ends the
+# run with its end line, so the history shows when it was over.
+trap 'record end; exit 143' TERM
 if [ "$sleep_s" != 0 ]; then
 	sleep "$sleep_s"
 fi

@@ -1,0 +1,17 @@
+#!/bin/bash
+# Runs the election's unit tests against each mutant of the core (see
+# EL_MUTANT in src/election_int.h): each re-introduces one old defect, and
+# the tests must fail on every one of them. Exits 1 if a mutant survives.
+#   scripts/mutants.sh BUILD_DIR
+set -u
+build=${1:-build-mut}
+survivors=0
+for m in 1 2 3 4 5 6 7 8 9 10 11; do
+	if ZKELECT_MUTANT=$m "$build/unit/test_election" >/dev/null 2>&1; then
+		echo "mutant $m: survived (no unit test fails)"
+		survivors=$((survivors + 1))
+	else
+		echo "mutant $m: caught"
+	fi
+done
+[ "$survivors" -eq 0 ]
