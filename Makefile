@@ -35,6 +35,11 @@ DAEMON    = config config_value zk candidate election election_event \
 LIBSRC    = $(COMMON) $(DAEMON)
 LIBOBJ    = $(LIBSRC:%=$(BUILD)/%.o)
 UNIT      = $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
+# The simulator links the real pure core, nothing of the daemon around it.
+SIMSRC    = $(wildcard tests/sim/*.c)
+SIMCORE   = $(patsubst %,$(BUILD)/%.o,election election_event election_time             candidate xmalloc log)
+SEEDS    ?= 20000
+SEED     ?= 1
 
 all: $(BUILD)/zkelectd $(BUILD)/zkelectctl
 
@@ -62,6 +67,16 @@ $(BUILD)/unit/%: tests/unit/%.c $(BUILD)/libzkelect.a src/*.h
 	    $(ALL_LDFLAGS) $(LIBS) -lcmocka
 
 unit: $(UNIT:%=$(BUILD)/unit/%)
+
+$(BUILD)/sim: $(SIMSRC) tests/sim/sim.h $(SIMCORE) src/*.h
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -o $@ $(SIMSRC) $(SIMCORE) \
+	    $(ALL_LDFLAGS)
+
+# `make sim SEEDS=N [SEED=S]`: a campaign of N schedules from seed S, then
+# the regression seeds; exit status 1 on any violation.
+sim: $(BUILD)/sim
+	$(BUILD)/sim -s $(SEED) -n $(SEEDS)
+	$(BUILD)/sim -f tests/sim/seeds.txt
 
 check: all unit
 	@scripts/check.sh
@@ -91,4 +106,4 @@ install: all
 clean:
 	rm -rf build build-san build-mut
 
-.PHONY: all unit check mutants install clean
+.PHONY: all unit sim check mutants install clean

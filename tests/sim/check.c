@@ -166,8 +166,10 @@ check_promote(struct sim *s, struct peer *p, const struct el_action *act)
 	}
 	if (act->epoch < s->last_epoch)
 		check_fail(s, "(d) %s: promote epoch %lld below the last "
-		    "leader's %lld", p->id, (long long)act->epoch,
-		    (long long)s->last_epoch);
+		    "leader's %lld%s", p->id, (long long)act->epoch,
+		    (long long)s->last_epoch,
+		    s->pc[s->last_epoch_peer].admin_at > 0 ?
+		    " [an administrator deleted nodes]" : "");
 	else if (act->epoch == s->last_epoch && v.node != NULL &&
 	    (s->last_epoch_peer != p->idx ||
 	    strcmp(s->last_epoch_node, v.node) != 0))
@@ -183,11 +185,18 @@ check_promote(struct sim *s, struct peer *p, const struct el_action *act)
 
 		if (i == p->idx || !o->open || o->excused)
 			continue;
+		/* Frozen, and the freeze has reached its demote point. */
+		if (s->peer[i].frozen && s->now >= o->demote_at_freeze)
+			continue;
 		check_fail(s, "(a) two leaders: %s promotes (epoch %lld) "
-		    "while %s leads since %s (epoch %lld)", p->id,
+		    "while %s leads since %s (epoch %lld)%s", p->id,
 		    (long long)act->epoch, s->peer[i].id,
 		    check_ts(s, o->open_at, ts, sizeof(ts)),
-		    (long long)o->epoch);
+		    (long long)o->epoch, o->admin_at > 0 &&
+		    o->admin_at >= o->open_at - s->T ?
+		    " [an administrator deleted its node or E/leader]" :
+		    s->admin_last > 0 && s->admin_last >= o->open_at - s->T ?
+		    " [an administrator deleted nodes meanwhile]" : "");
 	}
 	if (!pc->open) {
 		pc->open = 1;
@@ -313,7 +322,8 @@ check_action(struct sim *s, struct peer *p, const struct el_action *act)
 		break;
 	case EL_ACT_STOPPED:
 		trace(s, p->idx, "-> stopped");
-		if (p->hook_on)
+		/* A check dies with the daemon (hook_runner_free). */
+		if (p->hook_on && p->hook_kind != HOOK_CHECK)
 			check_fail(s, "%s: exits with hook %s running", p->id,
 			    trace_hook(p->hook_kind));
 		if (pc->open)
@@ -440,7 +450,8 @@ check_final(struct sim *s)
 			leaders++;
 			leader = i;
 		}
-		if (v.zk != EL_ZK_CONNECTED || v.hook != -1 ||
+		if (v.zk != EL_ZK_CONNECTED ||
+		    (v.hook != -1 && v.hook != HOOK_CHECK) ||
 		    v.role == ROLE_PROMOTING || v.role == ROLE_DEMOTING ||
 		    v.role == ROLE_UNKNOWN)
 			check_fail(s, "(f) %s: stuck: role %s, zk %d, hook %d",

@@ -126,7 +126,7 @@ client_request(struct sim *s, struct peer *p, struct zreq *r, enum el_op op)
 	pd->op = op;
 	pd->kind = r->kind;
 	pd->watch = r->watch;
-	(void)strcpy(pd->path, r->path);
+	sim_copy(pd->path, sizeof(pd->path), r->path);
 	if (cl->state == CL_CONNECTED && cl->conn != -1 && !cl->handshake)
 		client_send(s, p, r);
 	else
@@ -147,7 +147,7 @@ client_watch_add(struct client *cl, enum wkind kind, const char *path)
 		cl->w = xreallocarray(cl->w, (size_t)cl->capw, sizeof(*cl->w));
 	}
 	cl->w[cl->nw].kind = kind;
-	(void)strcpy(cl->w[cl->nw].path, path);
+	sim_copy(cl->w[cl->nw].path, sizeof(cl->w[cl->nw].path), path);
 	cl->nw++;
 }
 
@@ -351,6 +351,8 @@ client_connect(struct sim *s, struct peer *p)
 	}
 	cl->last_send = s->now;
 	cl->last_recv = s->now;
+	trace(s, p->idx, "zk: connecting to server %d (conn %d)", c->server,
+	    c->id);
 	conn_send_c2s(s, c, m);
 	/* The Java client's connect timeout: T / number of hosts. */
 	client_push(s, p, s->now + cl->timeout / SIM_SERVERS, EV_CL_CONNTMO,

@@ -108,6 +108,7 @@ conn_free_all(struct sim *s)
 			ztree_names_free(r->res.children, r->res.nchildren);
 			free(r);
 		}
+		free(s->conns[i]->hs_watches);
 		free(s->conns[i]);
 	}
 	free(s->conns);

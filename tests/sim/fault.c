@@ -51,9 +51,11 @@ fault_config(struct sim *s)
 	}
 	for (i = 0; i < F_NKINDS; i++) {
 		fc->w[i] = rng_permille(&s->rng, 650) ? fault_weight[i] : 0;
+		if (s->disabled & (1u << i))
+			fc->w[i] = 0;
 		any += fc->w[i];
 	}
-	if (any == 0)
+	if (any == 0 && !(s->disabled & (1u << F_BLIP)))
 		fc->w[F_BLIP] = 1;
 	fc->promote_fail = (int)rng_between(&s->rng, 0, 150);
 	fc->promote_hang = (int)rng_between(&s->rng, 0, 50);
@@ -84,6 +86,8 @@ fault_pick_kind(struct sim *s)
 
 	for (i = 0; i < F_NKINDS; i++)
 		total += s->fc.w[i];
+	if (total == 0)
+		return -1;
 	r = rng_between(&s->rng, 0, total - 1);
 	for (i = 0; i < F_NKINDS; i++) {
 		if (r < s->fc.w[i])
@@ -268,8 +272,11 @@ fault_inject(struct sim *s, int kind)
 void
 fault_apply(struct sim *s, const struct ev *ev)
 {
+	int kind;
+
 	if (ev->x == 0) {
-		fault_inject(s, fault_pick_kind(s));
+		if ((kind = fault_pick_kind(s)) >= 0)
+			fault_inject(s, kind);
 		fault_next(s);
 		return;
 	}
@@ -365,6 +372,8 @@ fault_hook_fate(struct sim *s, struct peer *p, enum hook_kind kind,
 
 	*duration = rng_between(&s->rng, 5, 300);
 	if (kind == HOOK_CHECK) {
+		/* A check takes a fraction of its interval (its timeout). */
+		*duration = rng_between(&s->rng, 1, limit > 4 ? limit / 2 : 1);
 		if (s->quiet || p->healthy)
 			return !s->quiet && rng_permille(&s->rng,
 			    fc->check_hang) ? HF_HANG : HF_OK;

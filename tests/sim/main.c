@@ -1,13 +1,14 @@
 /*
  * build/sim: runs a campaign of simulated schedules.
  *
- *   sim [-s SEED] [-n COUNT] [-v] [-x] [-f FILE] [-t LINES] [-S]
+ *   sim [-s SEED] [-n COUNT] [-v] [-x] [-f FILE] [-t LINES] [-S] [-D KINDS]
  *
  * Runs seeds SEED .. SEED+COUNT-1 (or the seeds listed in FILE, one per
  * line, first word). A failing seed is run again with a trace and its
  * last LINES lines (default 300) are printed; -v prints the whole trace
  * of every run as it goes (for one seed). -x stops at the first failure.
- * -S prints what the runs injected. The last line is the summary that
+ * -S prints what the runs injected; -D leaves out the fault kinds named
+ * (comma-separated, as -S names them), to tell causes apart. The last line is the summary that
  * scripts/check.sh reads:
  *   sim: N schedules, N passed, N failed, N events, N.N s, N sched/s, N events/s
  * Exit status 1 if any schedule failed.
@@ -25,7 +26,7 @@ static void
 main_usage(void)
 {
 	(void)fprintf(stderr, "usage: sim [-s SEED] [-n COUNT] [-v] [-x] "
-	    "[-f FILE] [-t LINES] [-S]\n");
+	    "[-f FILE] [-t LINES] [-S] [-D KIND,...]\n");
 	exit(2);
 }
 
@@ -49,6 +50,29 @@ main_clock(void)
 
 	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint32_t
+main_kinds(const char *list)
+{
+	char buf[256], *tok, *save = NULL;
+	uint32_t mask = 0;
+	int k;
+
+	(void)snprintf(buf, sizeof(buf), "%s", list);
+	for (tok = strtok_r(buf, ",", &save); tok != NULL;
+	    tok = strtok_r(NULL, ",", &save)) {
+		for (k = 0; k < F_NKINDS; k++)
+			if (strcmp(tok, fault_name(k)) == 0)
+				break;
+		if (k == F_NKINDS) {
+			(void)fprintf(stderr, "sim: unknown fault kind %s\n",
+			    tok);
+			exit(2);
+		}
+		mask |= 1u << k;
+	}
+	return mask;
 }
 
 /* Seeds of FILE: the first word of every line not starting with '#'. */
@@ -89,13 +113,15 @@ int
 main(int argc, char **argv)
 {
 	struct sim_stats st;
+	struct sim_opts o, replay;
 	uint64_t seed = 1, count = 1, i, *list = NULL, failed = 0, shown = 0;
-	int ch, verbose = 0, stop = 0, lines = 300, stats = 0, k;
+	int ch, stop = 0, lines = 300, stats = 0, k;
 	const char *file = NULL;
 	char why[512];
 	double t0, dt;
 
-	while ((ch = getopt(argc, argv, "s:n:vxf:t:S")) != -1) {
+	memset(&o, 0, sizeof(o));
+	while ((ch = getopt(argc, argv, "s:n:vxf:t:SD:")) != -1) {
 		switch (ch) {
 		case 's':
 			seed = main_number(optarg);
@@ -104,7 +130,10 @@ main(int argc, char **argv)
 			count = main_number(optarg);
 			break;
 		case 'v':
-			verbose = 1;
+			o.verbose = 1;
+			break;
+		case 'D':
+			o.disabled = main_kinds(optarg);
 			break;
 		case 'x':
 			stop = 1;
@@ -125,7 +154,7 @@ main(int argc, char **argv)
 	if (optind != argc)
 		main_usage();
 	/* The core logs through log.c: keep a campaign's output readable. */
-	log_init("sim", verbose ? LOG_DEBUG : LOG_CRIT);
+	log_init("sim", o.verbose ? LOG_DEBUG : LOG_CRIT);
 	if (file != NULL)
 		list = main_seed_file(file, &count);
 	memset(&st, 0, sizeof(st));
@@ -133,19 +162,21 @@ main(int argc, char **argv)
 	for (i = 0; i < count; i++) {
 		uint64_t sd = list != NULL ? list[i] : seed + i;
 
-		if (verbose)
+		if (o.verbose)
 			(void)printf("==== seed %llu\n", (unsigned long long)sd);
-		if (sim_run(sd, verbose, 0, 0, &st, why, sizeof(why)) == 0)
+		if (sim_run(sd, &o, &st, why, sizeof(why)) == 0)
 			continue;
 		failed++;
 		(void)printf("sim: seed %llu FAILED: %s\n",
 		    (unsigned long long)sd, why);
-		if (!verbose && shown++ < 1) {
+		if (!o.verbose && shown++ < 1) {
 			(void)printf("sim: trace of seed %llu (last %d lines; "
 			    "all: build/sim -s %llu -v):\n",
 			    (unsigned long long)sd, lines,
 			    (unsigned long long)sd);
-			(void)sim_run(sd, 0, lines, 0, NULL, NULL, 0);
+			replay = o;
+			replay.tracing = lines;
+			(void)sim_run(sd, &replay, NULL, NULL, 0);
 		}
 		(void)fflush(stdout);
 		if (stop) {

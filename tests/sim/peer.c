@@ -187,7 +187,7 @@ peer_send(struct sim *s, struct peer *p, const struct el_action *act)
 	int i, rc;
 
 	if (act->path != NULL)
-		(void)strncpy(r->path, act->path, sizeof(r->path) - 1);
+		sim_copy(r->path, sizeof(r->path), act->path);
 	switch (act->op) {
 	case EL_OP_PARENT:
 		r->kind = ZR_CREATE;
@@ -195,7 +195,7 @@ peer_send(struct sim *s, struct peer *p, const struct el_action *act)
 	case EL_OP_CREATE:
 		r->kind = ZR_CREATE;
 		r->flags = 3;
-		(void)strncpy(r->data, act->data, sizeof(r->data) - 1);
+		sim_copy(r->data, sizeof(r->data), act->data);
 		if (!s->quiet && rng_permille(&s->rng, s->fc.create_blip))
 			/* A reset while the create is on its way: its reply
 			 * is lost whether or not it was applied. */
@@ -225,11 +225,9 @@ peer_send(struct sim *s, struct peer *p, const struct el_action *act)
 		r->nmop = act->nsub;
 		for (i = 0; i < act->nsub; i++) {
 			r->mop[i].kind = act->sub[i].kind;
-			(void)strncpy(r->mop[i].path, act->sub[i].path,
-			    SIM_PATH - 1);
+			sim_copy(r->mop[i].path, sizeof(r->mop[i].path), act->sub[i].path);
 			if (act->sub[i].data != NULL)
-				(void)strncpy(r->mop[i].data,
-				    act->sub[i].data, SIM_DATA - 1);
+				sim_copy(r->mop[i].data, sizeof(r->mop[i].data), act->sub[i].data);
 		}
 		break;
 	case EL_OP_SYNC:
@@ -306,6 +304,10 @@ peer_perform(struct sim *s, struct peer *p, const struct el_action *act)
 	case EL_ACT_STOPPED:
 		p->stopped = 1;
 		peer_exit(s, p, 1);
+		/* After the faults, whoever stops is started again. */
+		if (s->quiet)
+			sim_push(s, s->now + rng_between(&s->rng, 0, 100),
+			    EV_PEER_START, p->idx, 0, 0, 0, NULL);
 		break;
 	case EL_ACT_RESIGNED:
 		p->resign_wait = 0;

@@ -43,8 +43,6 @@ quorum_free(struct sim *s)
 }
 
 /* Applies one transaction to a tree: the quorum's, or a server's replay. */
-void quorum_txn_apply(struct ztree *t, const struct txn *x);
-
 void
 quorum_txn_apply(struct ztree *t, const struct txn *x)
 {
@@ -64,8 +62,7 @@ quorum_txn_apply(struct ztree *t, const struct txn *x)
 			break;
 		case CHG_SET:
 			if ((z = ztree_get(t, c->path)) != NULL) {
-				(void)strncpy(z->data, c->data,
-				    sizeof(z->data) - 1);
+				sim_copy(z->data, sizeof(z->data), c->data);
 				z->version++;
 				z->mzxid = x->zxid;
 			}
@@ -217,8 +214,7 @@ quorum_close_session(struct sim *s, int64_t sid, const char *why)
 	for (i = 0; i < s->qu.tree.n; i++)
 		if (s->qu.tree.v[i].owner == sid) {
 			chg[n].kind = CHG_DELETE;
-			(void)strncpy(chg[n].path, s->qu.tree.v[i].path,
-			    sizeof(chg[n].path) - 1);
+			sim_copy(chg[n].path, sizeof(chg[n].path), s->qu.tree.v[i].path);
 			n++;
 		}
 	trace(s, -1, "quorum: session %016llx %s, %d ephemeral(s) deleted",
@@ -231,13 +227,20 @@ void
 quorum_admin_delete(struct sim *s, const char *path)
 {
 	struct change c;
+	struct znode *z = ztree_get(&s->qu.tree, path);
+	int i;
 
-	if (ztree_get(&s->qu.tree, path) == NULL ||
-	    ztree_has_children(&s->qu.tree, path))
+	if (z == NULL || ztree_has_children(&s->qu.tree, path))
 		return;
+	/* The checker tells the violations this may explain apart. */
+	s->admin_last = s->now;
+	for (i = 0; i < s->npeers; i++)
+		if (z->owner != 0 && s->peer[i].running &&
+		    s->peer[i].cl.sid == z->owner)
+			s->pc[i].admin_at = s->now;
 	memset(&c, 0, sizeof(c));
 	c.kind = CHG_DELETE;
-	(void)strncpy(c.path, path, sizeof(c.path) - 1);
+	sim_copy(c.path, sizeof(c.path), path);
 	trace(s, -1, "admin: delete %s", path);
 	(void)quorum_append(s, &c, 1, 0);
 }
@@ -252,8 +255,8 @@ quorum_op(struct sim *s, struct ztree *t, enum zk_mop_kind kind,
 	struct txn x;
 
 	memset(c, 0, sizeof(*c));
-	(void)strncpy(c->path, path, sizeof(c->path) - 1);
-	(void)strncpy(c->data, data != NULL ? data : "", sizeof(c->data) - 1);
+	sim_copy(c->path, sizeof(c->path), path);
+	sim_copy(c->data, sizeof(c->data), data != NULL ? data : "");
 	z = ztree_get(t, path);
 	switch (kind) {
 	case ZK_MOP_CHECK:
@@ -273,7 +276,7 @@ quorum_op(struct sim *s, struct ztree *t, enum zk_mop_kind kind,
 		c->kind = CHG_CREATE;
 		c->owner = kind == ZK_MOP_CREATE_EPHEMERAL ? sid : 0;
 		if (created != NULL)
-			(void)strcpy(created, c->path);
+			sim_copy(created, SIM_PATH, c->path);
 		break;
 	case ZK_MOP_SET:
 		if (z == NULL)
@@ -297,8 +300,14 @@ quorum_op(struct sim *s, struct ztree *t, enum zk_mop_kind kind,
 	return ZOK;
 }
 
+/*
+ * srv forwarded req for session sid. Once the session has reconnected
+ * through another server, ZooKeeper's leader refuses what the old one
+ * still forwards (SESSIONMOVED): a request of a dead connection is
+ * applied before the session moves, or never.
+ */
 void
-quorum_commit(struct sim *s, struct zreq *req, int64_t sid)
+quorum_commit(struct sim *s, struct zreq *req, int64_t sid, int srv)
 {
 	struct qsession *qs = quorum_session(s, sid);
 	struct change chg[EL_MAX_SUBOPS], real[EL_MAX_SUBOPS];
@@ -311,10 +320,14 @@ quorum_commit(struct sim *s, struct zreq *req, int64_t sid)
 		req->res.rc = ZSESSIONEXPIRED;
 		return;
 	}
+	if (qs->owner != srv) {
+		req->res.rc = ZSESSIONMOVED;
+		return;
+	}
 	switch (req->kind) {
 	case ZR_SYNC:
 		req->res.rc = ZOK;
-		(void)strcpy(req->res.path, req->path);
+		sim_copy(req->res.path, sizeof(req->res.path), req->path);
 		return;
 	case ZR_CREATE:
 		ztree_init(&scratch);

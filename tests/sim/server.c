@@ -16,8 +16,6 @@
 #include "sim.h"
 #include "xmalloc.h"
 
-void quorum_txn_apply(struct ztree *t, const struct txn *x);
-
 void
 server_init(struct sim *s)
 {
@@ -81,7 +79,7 @@ server_watch_add(struct server *v, int conn, enum wkind kind,
 	}
 	v->w[v->nw].conn = conn;
 	v->w[v->nw].kind = kind;
-	(void)strncpy(v->w[v->nw].path, path, SIM_PATH - 1);
+	sim_copy(v->w[v->nw].path, sizeof(v->w[v->nw].path), path);
 	v->w[v->nw].path[SIM_PATH - 1] = '\0';
 	v->nw++;
 }
@@ -94,7 +92,7 @@ server_notify(struct sim *s, struct conn *c, enum wev wev, const char *path,
 
 	m->wev = wev;
 	m->zxid = zxid;
-	(void)strncpy(m->path, path, sizeof(m->path) - 1);
+	sim_copy(m->path, sizeof(m->path), path);
 	conn_send_s2c(s, c, m);
 }
 
@@ -174,7 +172,7 @@ server_read(struct sim *s, struct conn *c, struct zreq *r)
 
 	memset(&r->res, 0, sizeof(r->res));
 	if (z != NULL) {
-		(void)strcpy(r->res.data, z->data);
+		sim_copy(r->res.data, sizeof(r->res.data), z->data);
 		r->res.czxid = z->czxid;
 		r->res.mzxid = z->mzxid;
 		r->res.owner = z->owner;
@@ -210,6 +208,7 @@ server_pump(struct sim *s, struct conn *c)
 {
 	struct server *v = &s->srv[c->server];
 	struct zreq *r;
+	int64_t t;
 
 	while ((r = c->q_head) != NULL && c->s_open) {
 		if (r->state == ZS_QUEUED && (r->kind == ZR_GET ||
@@ -221,8 +220,12 @@ server_pump(struct sim *s, struct conn *c)
 			r->state = ZS_FORWARDED;
 			r->sid = c->sid;
 			r->conn = c->id;
-			sim_push(s, s->now + rng_between(&s->rng, 1, 8),
-			    EV_COMMIT, -1, c->server, v->inc, 0, r);
+			/* The link to the leader is one FIFO per server. */
+			t = s->now + rng_between(&s->rng, 1, 8);
+			if (t < v->fwd_last)
+				t = v->fwd_last;
+			v->fwd_last = t;
+			sim_push(s, t, EV_COMMIT, -1, c->server, v->inc, 0, r);
 			return;
 		} else if (r->state == ZS_COMMITTED &&
 		    v->applied_zxid >= r->wait_zxid && v->state == SRV_UP) {
@@ -301,26 +304,36 @@ server_forwarded(struct sim *s, struct zreq *r, int conn, int srv, int inc)
 			free(r);
 		return;
 	}
-	quorum_commit(s, r, r->sid);
+	quorum_commit(s, r, r->sid, srv);
 	r->state = ZS_COMMITTED;
+	if (r->kind != ZR_SYNC)
+		trace(s, -1, "quorum: %s from server %d conn %d: rc %d %s",
+		    r->kind == ZR_CREATE ? "create" : "multi", srv, conn,
+		    r->res.rc, r->res.path);
 	if (r->orphan) {
 		ztree_names_free(r->res.children, r->res.nchildren);
 		free(r);
 		return;
 	}
-	if (c != NULL && c->s_open)
+	if (c == NULL || !c->s_open)
+		return;
+	/* A connection-level error: ZooKeeper tears the connection down
+	 * (the queue, r with it), and the client reconnects. */
+	if (r->res.rc == ZSESSIONMOVED)
+		server_hangup(s, c);
+	else
 		server_pump(s, c);
 }
 
 static void
-server_set_watches(struct sim *s, struct conn *c, const struct msg *m)
+server_set_watches(struct sim *s, struct conn *c)
 {
 	struct server *v = &s->srv[c->server];
 	struct znode *z;
 	int i;
 
-	for (i = 0; i < m->nwatch; i++) {
-		const struct cwatch *w = &m->watches[i];
+	for (i = 0; i < c->hs_nwatch; i++) {
+		const struct cwatch *w = &c->hs_watches[i];
 
 		z = ztree_get(&v->tree, w->path);
 		if (w->kind == W_EXIST) {
@@ -332,7 +345,7 @@ server_set_watches(struct sim *s, struct conn *c, const struct msg *m)
 		} else if (z == NULL)
 			server_notify(s, c, WE_DELETED, w->path,
 			    v->applied_zxid);
-		else if (z->mzxid > m->zxid)
+		else if (z->mzxid > c->hs_zxid)
 			server_notify(s, c, WE_CHANGED, w->path,
 			    v->applied_zxid);
 		else
@@ -340,12 +353,19 @@ server_set_watches(struct sim *s, struct conn *c, const struct msg *m)
 	}
 }
 
+/*
+ * A connection request. The server checks what it can alone, then asks
+ * the leader to create or revalidate the session, through the same FIFO
+ * as the writes it forwards: so whatever an older connection of the
+ * session had forwarded reaches the leader first, while the session still
+ * belongs to its old server (and is refused there as moved).
+ */
 static void
 server_connect(struct sim *s, struct conn *c, const struct msg *m)
 {
 	struct server *v = &s->srv[c->server];
-	struct qsession *qs;
-	struct msg *r;
+	int i;
+	int64_t t;
 
 	/* A cut-off server cannot validate a session: the client waits. */
 	if (v->state == SRV_CUT)
@@ -355,23 +375,68 @@ server_connect(struct sim *s, struct conn *c, const struct msg *m)
 		server_hangup(s, c);
 		return;
 	}
-	if (m->sid == 0)
-		c->sid = quorum_session_new(s, m->timeout);
+	/* The session's older connection here is closed (reopenSession). */
+	for (i = 0; m->sid != 0 && i < s->nconns; i++) {
+		struct conn *o = s->conns[i];
+
+		if (o != c && o->server == c->server && o->s_open &&
+		    o->sid == m->sid)
+			server_hangup(s, o);
+	}
+	c->hs_sid = m->sid;
+	c->hs_zxid = m->zxid;
+	c->hs_timeout = m->timeout;
+	free(c->hs_watches);
+	c->hs_watches = NULL;
+	c->hs_nwatch = m->nwatch;
+	if (m->nwatch > 0) {
+		c->hs_watches = xreallocarray(NULL, (size_t)m->nwatch,
+		    sizeof(*m->watches));
+		memcpy(c->hs_watches, m->watches,
+		    (size_t)m->nwatch * sizeof(*m->watches));
+	}
+	t = s->now + rng_between(&s->rng, 1, 8);
+	if (t < v->fwd_last)
+		t = v->fwd_last;
+	v->fwd_last = t;
+	sim_push(s, t, EV_REVALIDATE, -1, c->id, v->inc, 0, NULL);
+}
+
+/* The leader's answer to a connection request. */
+void
+server_revalidate(struct sim *s, int conn, int inc)
+{
+	struct conn *c = conn_get(s, conn);
+	struct server *v;
+	struct qsession *qs;
+	struct msg *r;
+
+	if (c == NULL || !c->s_open)
+		return;
+	v = &s->srv[c->server];
+	if (v->inc != inc || v->state != SRV_UP)
+		return;		/* cut off meanwhile: the client times out */
+	if (c->hs_sid == 0)
+		/* The servers grant T whatever the client asked. */
+		c->sid = quorum_session_new(s, s->T);
 	else
-		c->sid = m->sid;
+		c->sid = c->hs_sid;
 	qs = quorum_session(s, c->sid);
 	if (qs == NULL || !qs->live) {
 		conn_send_s2c(s, c, msg_new(M_EXPIRED));
 		server_hangup(s, c);
 		return;
 	}
+	qs->owner = c->server;
+	trace(s, -1, "server %d: session %016llx connected (conn %d)",
+	    c->server, (unsigned long long)c->sid, c->id);
 	quorum_touch(s, c->sid);
 	c->established = 1;
 	r = msg_new(M_CONNECTED);
 	r->sid = c->sid;
 	r->timeout = qs->timeout;
 	conn_send_s2c(s, c, r);
-	server_set_watches(s, c, m);
+	server_set_watches(s, c);
 }
 
 void

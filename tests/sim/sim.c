@@ -28,6 +28,19 @@ sim_push(struct sim *s, int64_t t, enum ev_type type, int peer, int a,
 	evq_push(&s->q, &ev);
 }
 
+void
+sim_copy(char *dst, size_t len, const char *src)
+{
+	size_t n = strlen(src);
+
+	if (n >= len) {
+		(void)fprintf(stderr, "sim: \"%s\" does not fit in %zu bytes\n",
+		    src, len);
+		abort();
+	}
+	memcpy(dst, src, n + 1);
+}
+
 static void
 sim_dispatch(struct sim *s, const struct ev *ev)
 {
@@ -43,6 +56,9 @@ sim_dispatch(struct sim *s, const struct ev *ev)
 	case EV_COMMIT:
 		r = ev->p;
 		server_forwarded(s, r, r->conn, ev->a, ev->b);
+		break;
+	case EV_REVALIDATE:
+		server_revalidate(s, ev->a, ev->b);
 		break;
 	case EV_APPLY:
 		server_apply(s, ev->a, ev->b);
@@ -142,18 +158,18 @@ sim_setup(struct sim *s)
 }
 
 int
-sim_run(uint64_t seed, int verbose, int tracing, int touch_tick,
-    struct sim_stats *st, char *why, size_t whylen)
+sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
+    char *why, size_t whylen)
 {
 	struct sim *s = xcalloc(1, sizeof(*s));
 	struct ev ev;
 	int i, failed;
 
 	s->seed = seed;
-	s->verbose = verbose;
-	s->tracing = tracing > 0;
-	s->touch_tick = touch_tick;
-	trace_init(s, tracing);
+	s->verbose = o->verbose;
+	s->tracing = o->tracing > 0;
+	s->disabled = o->disabled;
+	trace_init(s, o->tracing);
 	rng_seed(&s->rng, seed);
 	evq_init(&s->q);
 	sim_setup(s);
@@ -169,7 +185,7 @@ sim_run(uint64_t seed, int verbose, int tracing, int touch_tick,
 			break;
 		}
 	}
-	if (tracing > 0 && s->failed)
+	if (o->tracing > 0 && s->failed)
 		trace_dump(s);
 	failed = s->failed;
 	if (why != NULL)

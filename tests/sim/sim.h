@@ -27,6 +27,7 @@
 #ifndef ZKELECTD_SIM_H
 #define ZKELECTD_SIM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "election.h"
@@ -58,6 +59,7 @@ enum ev_type {
 	EV_C2S,			/* a client's message reaches its server */
 	EV_S2C,			/* a server's message reaches the client */
 	EV_COMMIT,		/* a proposal reaches the quorum's leader */
+	EV_REVALIDATE,		/* a connection request reaches the leader */
 	EV_APPLY,		/* a server applies the next txn of the log */
 	EV_EXPIRE,		/* the quorum looks at a session's last touch */
 	EV_SRV_NOTICE,		/* a cut-off server notices, drops clients */
@@ -248,6 +250,10 @@ struct conn {
 	int established;
 	int64_t c2s_last, s2c_last;	/* FIFO: arrival of the last message */
 	struct zreq *q_head, *q_tail;	/* server: requests in order */
+	/* the handshake, while the leader revalidates the session */
+	int64_t hs_sid, hs_zxid, hs_timeout;
+	struct cwatch *hs_watches;
+	int hs_nwatch;
 };
 
 /* server.c */
@@ -272,6 +278,7 @@ struct server {
 	int64_t applied_zxid;
 	int64_t apply_last;	/* when the last scheduled apply happens */
 	int64_t lag_ms;		/* how far behind the quorum it applies */
+	int64_t fwd_last;	/* FIFO to the leader: last arrival there */
 	struct swatch *w;
 	int nw, capw;
 };
@@ -281,6 +288,7 @@ struct qsession {
 	int64_t sid;
 	int64_t timeout;
 	int64_t last_touch;
+	int owner;		/* the server it last connected through */
 	int live;
 	int check_pending;
 };
@@ -394,6 +402,8 @@ struct pcheck {
 	int fenced_between;	/* a fence ran since the last demote */
 	int must_demote;	/* woke past its lease: demote first */
 	char node[SIM_PATH];
+	int64_t admin_at;	/* an administrator last deleted a node of
+				 * its session (E/leader included) */
 };
 
 /* fault.c: the knobs of a run and what it injected. */
@@ -422,7 +432,7 @@ struct sim {
 	int64_t now;
 	int verbose;		/* trace to stdout as it happens */
 	int tracing;		/* keep a trace (replay of a failure) */
-	int touch_tick;		/* model follower touch batching */
+	uint32_t disabled;	/* fault kinds left out */
 	int npeers;
 	struct peer peer[SIM_MAX_PEERS];
 	struct pcheck pc[SIM_MAX_PEERS];
@@ -438,6 +448,7 @@ struct sim {
 	int failed;
 	char why[512];
 	struct sim_stats st;
+	int64_t admin_last;	/* the last administrator's delete */
 	int64_t last_epoch;	/* of the last promote */
 	int last_epoch_peer;
 	char last_epoch_node[SIM_PATH];
@@ -452,11 +463,19 @@ struct sim {
 	int ring_n, ring_pos, ring_cap;
 };
 
-/* sim.c */
-int sim_run(uint64_t seed, int verbose, int tracing, int touch_tick,
-    struct sim_stats *st, char *why, size_t whylen);
+/* sim.c: how a run is made, from the command line. */
+struct sim_opts {
+	int verbose;		/* print the trace as it goes */
+	int tracing;		/* keep the last N lines, print them on failure */
+	uint32_t disabled;	/* fault kinds never injected (1 << kind) */
+};
+int sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
+    char *why, size_t whylen);
 void sim_push(struct sim *s, int64_t t, enum ev_type type, int peer,
     int a, int b, int64_t x, void *p);
+/* Copies src into dst; a model string too long for its field is a bug in
+ * the model, never cut silently: it aborts. */
+void sim_copy(char *dst, size_t len, const char *src);
 
 /* quorum.c */
 void quorum_init(struct sim *s);
@@ -467,7 +486,8 @@ void quorum_touch(struct sim *s, int64_t sid);
 void quorum_expire_check(struct sim *s, int64_t sid);
 /* Commits req of session sid: fills req->res and appends a txn (its zxid
  * in req->wait_zxid); a read-only outcome commits nothing. */
-void quorum_commit(struct sim *s, struct zreq *req, int64_t sid);
+void quorum_commit(struct sim *s, struct zreq *req, int64_t sid, int srv);
+void quorum_txn_apply(struct ztree *t, const struct txn *x);
 void quorum_close_session(struct sim *s, int64_t sid, const char *why);
 /* An administrator's zkCli: deletes path (NONODE is fine). */
 void quorum_admin_delete(struct sim *s, const char *path);
@@ -481,6 +501,7 @@ void server_apply(struct sim *s, int srv, int inc);
 void server_receive(struct sim *s, struct conn *c, struct msg *m);
 void server_forwarded(struct sim *s, struct zreq *req, int conn, int srv,
     int inc);
+void server_revalidate(struct sim *s, int conn, int inc);
 void server_cut(struct sim *s, int srv, int64_t notice_ms);
 void server_notice(struct sim *s, int srv, int inc);
 void server_rejoin(struct sim *s, int srv, int inc);

@@ -143,6 +143,8 @@ trace_rc(int rc)
 		return "BADVERSION";
 	case ZNOCHILDRENFOREPHEMERALS:
 		return "NOCHILDRENFOREPHEMERALS";
+	case ZSESSIONMOVED:
+		return "SESSIONMOVED";
 	default:
 		return "error";
 	}

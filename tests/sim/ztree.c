@@ -53,7 +53,7 @@ ztree_parent(const struct ztree *t, const char *path)
 	char buf[SIM_PATH];
 	char *slash;
 
-	(void)strncpy(buf, path, sizeof(buf) - 1);
+	sim_copy(buf, sizeof(buf), path);
 	buf[sizeof(buf) - 1] = '\0';
 	slash = strrchr(buf, '/');
 	if (slash == NULL || slash == buf)
@@ -140,8 +140,8 @@ ztree_add(struct ztree *t, const char *path, const char *data, int64_t zxid,
 		parent->cversion++;
 	z = &t->v[t->n++];
 	memset(z, 0, sizeof(*z));
-	(void)strncpy(z->path, path, sizeof(z->path) - 1);
-	(void)strncpy(z->data, data, sizeof(z->data) - 1);
+	sim_copy(z->path, sizeof(z->path), path);
+	sim_copy(z->data, sizeof(z->data), data);
 	z->czxid = zxid;
 	z->mzxid = zxid;
 	z->owner = owner;
