@@ -14,6 +14,11 @@
  *      healthy unpaused candidate and none for anyone else, nobody stuck
  *  (g) a promote or fence starts only inside a lease; a daemon that wakes
  *      past the start of its demote demotes before anything else
+ *  (i) with a fence hook, a promote over a breadcrumb of another epoch
+ *      comes after a successful fence for the same candidate node
+ *  (h) what hooks are told is true: a demote that ends a leadership
+ *      carries that leadership's epoch; "session-expired" means the session
+ *      it led in is gone
  * The first violation stops the run.
  */
 #include <stdarg.h>
@@ -164,6 +169,12 @@ check_promote(struct sim *s, struct peer *p, const struct el_action *act)
 			    "%s has czxid %lld", p->id,
 			    (long long)act->epoch, v.node, (long long)czxid);
 	}
+	if (s->fc.fence && v.node != NULL && v.crumb_epoch != 0 &&
+	    v.crumb_epoch != act->epoch &&
+	    strcmp(pc->fenced_node, v.node) != 0)
+		check_fail(s, "(i) %s: promotes over the breadcrumb of epoch "
+		    "%lld (%s) without fencing it", p->id,
+		    (long long)v.crumb_epoch, v.crumb_id);
 	if (act->epoch < s->last_epoch)
 		check_fail(s, "(d) %s: promote epoch %lld below the last "
 		    "leader's %lld%s", p->id, (long long)act->epoch,
@@ -204,6 +215,31 @@ check_promote(struct sim *s, struct peer *p, const struct el_action *act)
 		pc->excused = 0;
 	}
 	pc->epoch = act->epoch;
+	pc->sid = p->cl.sid;
+}
+
+static void
+check_demote(struct sim *s, struct peer *p, const struct el_action *act)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+	struct qsession *qs;
+
+	s->st.demotes++;
+	/* A restarted process cannot know what its predecessor led with. */
+	if (!pc->open || (act->reason != NULL &&
+	    strcmp(act->reason, "startup") == 0))
+		return;
+	if (act->epoch != pc->epoch)
+		check_fail(s, "(h) %s: demote with epoch %lld ends the "
+		    "leadership of epoch %lld", p->id, (long long)act->epoch,
+		    (long long)pc->epoch);
+	qs = quorum_session(s, pc->sid);
+	/* The core reports an auth failure as an expiry, by design. */
+	if (act->reason != NULL && strcmp(act->reason, "session-expired") ==
+	    0 && qs != NULL && qs->live && p->auth_failed_at < pc->open_at)
+		check_fail(s, "(h) %s: demote reason session-expired, but "
+		    "session %016llx it led in is alive", p->id,
+		    (unsigned long long)pc->sid);
 }
 
 void
@@ -226,9 +262,11 @@ check_hook_start(struct sim *s, struct peer *p, const struct el_action *act)
 		(void)snprintf(p->fence_id, sizeof(p->fence_id), "%s",
 		    v.crumb_id);
 		p->fence_epoch = v.crumb_epoch;
+		(void)snprintf(p->fence_node, sizeof(p->fence_node), "%s",
+		    v.node != NULL ? v.node : "");
 		break;
 	case HOOK_DEMOTE:
-		s->st.demotes++;
+		check_demote(s, p, act);
 		break;
 	case HOOK_CHECK:
 		break;
@@ -246,6 +284,9 @@ check_hook_exit(struct sim *s, struct peer *p, enum hook_kind kind, int ok)
 		s->pc[p->idx].open = 0;
 		s->pc[p->idx].excused = 0;
 	}
+	if (kind == HOOK_FENCE && ok)
+		(void)snprintf(s->pc[p->idx].fenced_node,
+		    sizeof(s->pc[p->idx].fenced_node), "%s", p->fence_node);
 	if (kind == HOOK_FENCE && ok)
 		for (i = 0; i < s->npeers; i++)
 			if (s->pc[i].open && s->pc[i].epoch == p->fence_epoch &&

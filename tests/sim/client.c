@@ -263,6 +263,15 @@ client_receive(struct sim *s, struct peer *p, struct conn *c, struct msg *m)
 		if (cl->state == CL_EXPIRED)
 			client_fail_all(s, p, ZSESSIONEXPIRED);
 		break;
+	case M_AUTH_FAILED:
+		client_hangup(s, p);
+		cl->state = CL_EXPIRED;
+		trace(s, p->idx, "zk: authentication failed");
+		p->auth_failed_at = s->now;
+		peer_session(s, p, EL_ZK_AUTH_FAILED);
+		if (cl->state == CL_EXPIRED)
+			client_fail_all(s, p, ZAUTHFAILED);
+		break;
 	case M_HANGUP:
 		client_lost(s, p);
 		break;

@@ -27,7 +27,7 @@ conn_new(struct sim *s, int peer, int client_gen, int srv)
 	c->peer = peer;
 	c->client_gen = client_gen;
 	c->server = srv;
-	c->srv_inc = s->srv[srv].inc;
+	c->srv_inc = s->srv[srv].conn_inc;
 	c->c_open = 1;
 	c->s_open = 1;
 	s->conns[s->nconns++] = c;

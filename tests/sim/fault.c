@@ -15,13 +15,13 @@ static const int fault_weight[F_NKINDS] = {
 	[F_SRV_CUT] = 8, [F_SRV_CRASH] = 4, [F_SRV_LAG] = 4, [F_BLIP] = 10,
 	[F_ISOLATE] = 6, [F_FREEZE] = 8, [F_CRASH] = 3, [F_RESIGN] = 6,
 	[F_PAUSE] = 5, [F_RESUME] = 4, [F_STOP] = 2, [F_DELETE_NODE] = 4,
-	[F_DELETE_LEADER] = 3, [F_HEALTH] = 6, [F_SET_DATA] = 2,
+	[F_DELETE_LEADER] = 3, [F_HEALTH] = 6, [F_SET_DATA] = 2, [F_AUTH] = 1,
 };
 
 static const char *fault_names[F_NKINDS] = {
 	"server-cut", "server-crash", "server-lag", "blip", "isolate",
 	"freeze", "crash", "resign", "pause", "resume", "stop",
-	"delete-node", "delete-leader", "health", "set-data",
+	"delete-node", "delete-leader", "health", "set-data", "auth",
 };
 
 const char *
@@ -64,6 +64,7 @@ fault_config(struct sim *s)
 	fc->fence_fail = (int)rng_between(&s->rng, 0, 150);
 	fc->fence_hang = (int)rng_between(&s->rng, 0, 50);
 	fc->check_hang = (int)rng_between(&s->rng, 0, 20);
+	fc->hook_slow = (int)rng_between(&s->rng, 0, 400);
 	fc->create_blip = (int)rng_between(&s->rng, 0, 300);
 	fc->fence = rng_permille(&s->rng, 500);
 }
@@ -179,6 +180,12 @@ fault_inject(struct sim *s, int kind)
 		if (!fault_servers_all_up(s))
 			return;
 		srv = (int)rng_between(&s->rng, 0, SIM_SERVERS - 1);
+		/* Often the leader's own server: defect 1's topology. */
+		p = fault_pick_peer(s, 1000);
+		if (p != NULL && p->cl.conn != -1 &&
+		    election_role(p->el) == ROLE_LEADER &&
+		    rng_permille(&s->rng, 600))
+			srv = conn_get(s, p->cl.conn)->server;
 		/* Noticing takes syncLimit x tickTime: often more than T. */
 		server_cut(s, srv, fault_duration(s, 350, 300));
 		return;
@@ -202,6 +209,13 @@ fault_inject(struct sim *s, int kind)
 	}
 	if (kind == F_DELETE_NODE) {
 		fault_delete_node(s);
+		return;
+	}
+	if (kind == F_AUTH) {
+		/* Credentials or ACLs changed under the daemons, then fixed. */
+		s->auth_until = s->now + fault_duration(s, 0, 500);
+		trace(s, -1, "fault: servers refuse authentication until %lld",
+		    (long long)s->auth_until);
 		return;
 	}
 	if (kind == F_DELETE_LEADER) {
@@ -318,6 +332,7 @@ fault_quiet(struct sim *s)
 	int64_t hook = 0, demote = 0, backoff = 0, rise = 0;
 
 	s->quiet = 1;
+	s->auth_until = 0;
 	trace(s, -1, "faults stop");
 	for (i = 0; i < SIM_SERVERS; i++) {
 		server_lag(s, i, rng_between(&s->rng, 0, 20));
@@ -356,8 +371,9 @@ fault_quiet(struct sim *s)
 		fault_operator(s, &s->peer[0], OP_RESUME, 0, 0);
 	if (demote > s->T / 3)
 		demote = s->T / 3;
+	/* An auth failure's restart backoff reaches 30 s (EL_RESTART_MAX_MS). */
 	s->bound_ms = 3 * s->T + 2 * hook + 2 * demote + backoff + rise +
-	    3000 + 2000;
+	    3000 + 2000 + (s->fc.w[F_AUTH] > 0 ? 30000 : 0);
 	s->end_at = s->now + s->bound_ms;
 	sim_push(s, s->end_at, EV_END, -1, 0, 0, 0, NULL);
 }
@@ -400,7 +416,7 @@ fault_hook_fate(struct sim *s, struct peer *p, enum hook_kind kind,
 	if (rng_permille(&s->rng, hang))
 		return HF_HANG;
 	/* Slow hooks: up to and past their timeout (killed then). */
-	if (limit > 0 && rng_permille(&s->rng, 100))
-		*duration = rng_between(&s->rng, limit / 2, limit + limit / 4);
+	if (limit > 0 && rng_permille(&s->rng, fc->hook_slow))
+		*duration = rng_between(&s->rng, limit / 4, limit + limit / 4);
 	return rng_permille(&s->rng, fail) ? HF_FAIL : HF_OK;
 }

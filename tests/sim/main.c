@@ -4,8 +4,8 @@
  *   sim [-s SEED] [-n COUNT] [-v] [-x] [-f FILE] [-t LINES] [-S] [-D KINDS]
  *
  * Runs seeds SEED .. SEED+COUNT-1 (or the seeds listed in FILE, one per
- * line, first word). A failing seed is run again with a trace and its
- * last LINES lines (default 300) are printed; -v prints the whole trace
+ * line, first word). The first failing seed is run again with a trace
+ * and its last LINES lines (default 300, 0: none) are printed; -v prints the whole trace
  * of every run as it goes (for one seed). -x stops at the first failure.
  * -S prints what the runs injected; -D leaves out the fault kinds named
  * (comma-separated, as -S names them), to tell causes apart. The last line is the summary that
@@ -169,7 +169,7 @@ main(int argc, char **argv)
 		failed++;
 		(void)printf("sim: seed %llu FAILED: %s\n",
 		    (unsigned long long)sd, why);
-		if (!o.verbose && shown++ < 1) {
+		if (!o.verbose && lines > 0 && shown++ < 1) {
 			(void)printf("sim: trace of seed %llu (last %d lines; "
 			    "all: build/sim -s %llu -v):\n",
 			    (unsigned long long)sd, lines,
@@ -191,11 +191,13 @@ main(int argc, char **argv)
 			(void)printf(" %s=%llu", fault_name(k),
 			    (unsigned long long)st.faults[k]);
 		(void)printf("\nsim: promotes=%llu demotes=%llu "
-		    "session-expiries=%llu requests-lost=%llu\n",
+		    "session-expiries=%llu requests-lost=%llu "
+		    "fences-across-a-new-session=%llu\n",
 		    (unsigned long long)st.promotes,
 		    (unsigned long long)st.demotes,
 		    (unsigned long long)st.expiries,
-		    (unsigned long long)st.losses);
+		    (unsigned long long)st.losses,
+		    (unsigned long long)st.fence_lost);
 	}
 	(void)printf("sim: %llu schedules, %llu passed, %llu failed, "
 	    "%llu events, %.1f s, %.0f sched/s, %.0f events/s\n",

@@ -105,6 +105,7 @@ peer_start(struct sim *s, struct peer *p)
 	p->resign_wait = p->pause_wait = 0;
 	p->timer_at = SIM_NEVER;
 	p->busy = 0;
+	p->nrestarts = 0;
 	p->el = election_new(&p->params);
 	trace(s, p->idx, "process starts (T requested %lld ms)",
 	    (long long)p->params.session_timeout_ms);
@@ -261,6 +262,7 @@ peer_hook(struct sim *s, struct peer *p, const struct el_action *act)
 	p->hook_seq++;
 	p->hook_kind = act->hook;
 	p->hook_start = s->now;
+	p->hook_sid = p->cl.sid;
 	p->hook_ms = act->ms;
 	p->hook_exited = 0;
 	check_hook_start(s, p, act);
@@ -296,6 +298,13 @@ peer_perform(struct sim *s, struct peer *p, const struct el_action *act)
 		}
 		break;
 	case EL_ACT_RESTART:
+		/* A session replaced over and over is a tight loop. */
+		if (p->nrestarts >= 16 && s->now - p->restarts[p->nrestarts %
+		    16] < 10000)
+			check_fail(s, "%s: 16 sessions replaced within %lld ms",
+			    p->id, (long long)(s->now - p->restarts[
+			    p->nrestarts % 16]));
+		p->restarts[p->nrestarts++ % 16] = s->now;
 		client_close(s, p, 1);
 		p->out_el = p->out_sync = 0;
 		client_open(s, p);
@@ -354,8 +363,13 @@ peer_session(struct sim *s, struct peer *p, enum el_zk state)
 	peer_clock(s, p);
 	trace(s, p->idx, "session %016llx %s", (unsigned long long)p->cl.sid,
 	    state == EL_ZK_CONNECTED ? "connected" : state ==
-	    EL_ZK_EXPIRED ? "expired" : "connecting");
-	election_session(p->el, state, p->cl.sid, p->cl.timeout);
+	    EL_ZK_EXPIRED ? "expired" : state == EL_ZK_AUTH_FAILED ?
+	    "auth failed" : "connecting");
+	/* As daemon.c: only CONNECTED carries the session and its T. */
+	if (state == EL_ZK_CONNECTED)
+		election_session(p->el, state, p->cl.sid, p->cl.timeout);
+	else
+		election_session(p->el, state, 0, 0);
 	peer_step(s, p);
 }
 
@@ -403,6 +417,8 @@ peer_hook_reap(struct sim *s, struct peer *p, int seq)
 	p->hook_on = 0;
 	trace(s, p->idx, "hook_done %s %s", trace_hook(p->hook_kind),
 	    p->hook_ok ? "ok" : "failed");
+	if (p->hook_kind == HOOK_FENCE && p->cl.sid != p->hook_sid)
+		s->st.fence_lost++;
 	peer_clock(s, p);
 	election_hook_done(p->el, p->hook_kind, p->hook_ok);
 	peer_step(s, p);

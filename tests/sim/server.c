@@ -31,6 +31,10 @@ server_init(struct sim *s)
 		ztree_copy(&v->tree, &s->qu.tree);
 		v->lag_ms = rng_between(&s->rng, 0, 20);
 	}
+	/* Some ensembles have a slow follower (a slow disk, a far site). */
+	if (rng_permille(&s->rng, 250))
+		s->srv[rng_between(&s->rng, 0, SIM_SERVERS - 1)].lag_ms =
+		    rng_between(&s->rng, 50, 600);
 }
 
 void
@@ -436,6 +440,12 @@ server_revalidate(struct sim *s, int conn, int inc)
 	r->sid = c->sid;
 	r->timeout = qs->timeout;
 	conn_send_s2c(s, c, r);
+	if (s->now < s->auth_until) {
+		/* The client's zoo_add_auth() packet is refused. */
+		conn_send_s2c(s, c, msg_new(M_AUTH_FAILED));
+		server_hangup(s, c);
+		return;
+	}
 	server_set_watches(s, c);
 }
 
@@ -445,7 +455,7 @@ server_receive(struct sim *s, struct conn *c, struct msg *m)
 	struct server *v = &s->srv[c->server];
 	struct zreq *r;
 
-	if (!c->s_open || c->srv_inc != v->inc) {
+	if (!c->s_open || c->srv_inc != v->conn_inc) {
 		/* A restarted server answers a stale connection with RST. */
 		if (c->s_open)
 			server_hangup(s, c);
@@ -523,6 +533,7 @@ server_notice(struct sim *s, int srv, int inc)
 	trace(s, -1, "server %d: out of service, drops its clients", srv);
 	v->state = SRV_DOWN;
 	v->inc++;
+	v->conn_inc++;
 	for (i = 0; i < s->nconns; i++) {
 		struct conn *c = s->conns[i];
 
@@ -544,6 +555,7 @@ server_rejoin(struct sim *s, int srv, int inc)
 	trace(s, -1, "server %d: back in the quorum", srv);
 	v->state = SRV_UP;
 	v->inc++;
+	v->conn_inc++;
 	ztree_copy(&v->tree, &s->qu.tree);
 	v->applied = s->qu.nlog;
 	v->applied_zxid = s->qu.zxid;

@@ -196,6 +196,7 @@ sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
 		st->demotes += s->st.demotes;
 		st->expiries += s->st.expiries;
 		st->losses += s->st.losses;
+		st->fence_lost += s->st.fence_lost;
 		for (i = 0; i < F_NKINDS; i++)
 			st->faults[i] += s->st.faults[i];
 	}

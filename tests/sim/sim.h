@@ -211,6 +211,7 @@ enum msg_type {
 	M_HANGUP,		/* either way: the TCP connection is gone */
 	M_CONNECTED,		/* s2c: sid, negotiated timeout */
 	M_EXPIRED,		/* s2c: the session is gone (then hangup) */
+	M_AUTH_FAILED,		/* s2c: credentials refused (then hangup) */
 	M_REPLY,		/* s2c */
 	M_WATCH,		/* s2c */
 	M_PONG,			/* s2c */
@@ -244,7 +245,7 @@ struct conn {
 	int id;
 	int peer, client_gen;	/* the client end */
 	int server;
-	int srv_inc;		/* the server's incarnation when accepted */
+	int srv_inc;		/* the server's conn_inc when accepted */
 	int c_open, s_open;	/* each end's view */
 	int64_t sid;		/* once the handshake is done */
 	int established;
@@ -272,7 +273,9 @@ struct swatch {
 struct server {
 	int idx;
 	enum srv_state state;
-	int inc;		/* bumped at every cut and rejoin */
+	int inc;		/* bumped at every cut and rejoin: what the
+				 * server had in flight with the quorum is void */
+	int conn_inc;		/* bumped when it drops every client */
 	struct ztree tree;
 	int applied;		/* count of txns of the log applied */
 	int64_t applied_zxid;
@@ -307,7 +310,7 @@ struct quorum {
 enum cl_state {
 	CL_CONNECTING,
 	CL_CONNECTED,
-	CL_EXPIRED,
+	CL_EXPIRED,		/* or auth failed: the handle is dead */
 	CL_CLOSED,
 };
 
@@ -377,15 +380,20 @@ struct peer {
 	int hook_seq;
 	enum hook_kind hook_kind;
 	int64_t hook_start, hook_ms;
+	int64_t hook_sid;	/* the session when it started */
 	int hook_exited;	/* the process group is gone */
 	int hook_ok;
 	int64_t timer_at;	/* the pending EV_PEER_TIMER, or SIM_NEVER */
 	int timer_gen;
 	int busy;		/* consecutive steps with deadline <= now */
 	char fence_id[16];	/* whom the running fence hook fences */
+	char fence_node[SIM_PATH];	/* the node it fences for */
 	int64_t fence_epoch;
 	enum role last_role;	/* after its last step */
 	int64_t last_lease;
+	int64_t auth_failed_at;	/* its last AUTH_FAILED */
+	int64_t restarts[16];	/* when the last sessions were replaced */
+	int nrestarts;
 	/* the operator's waiting clients */
 	int resign_wait, pause_wait;
 	int64_t resign_since, pause_since;
@@ -402,6 +410,8 @@ struct pcheck {
 	int fenced_between;	/* a fence ran since the last demote */
 	int must_demote;	/* woke past its lease: demote first */
 	char node[SIM_PATH];
+	int64_t sid;		/* the session it promoted in */
+	char fenced_node[SIM_PATH];	/* the node of its last good fence */
 	int64_t admin_at;	/* an administrator last deleted a node of
 				 * its session (E/leader included) */
 };
@@ -415,6 +425,7 @@ struct fault_cfg {
 	int demote_fail, demote_hang;
 	int fence_fail, fence_hang;
 	int check_hang;
+	int hook_slow;		/* per mille: a hook takes seconds */
 	int create_blip;	/* per mille: a blip right after a create */
 	int fence;		/* the run configures a fence hook */
 };
@@ -423,6 +434,7 @@ struct sim_stats {
 	uint64_t events;
 	uint64_t faults[16];
 	uint64_t promotes, demotes, expiries, losses;
+	uint64_t fence_lost;	/* fences whose session ended meanwhile */
 };
 
 struct sim {
@@ -442,6 +454,7 @@ struct sim {
 	int nconns, capconns;
 	int64_t T;		/* the negotiated session timeout of the run */
 	int64_t link_block[SIM_MAX_PEERS][SIM_SERVERS];
+	int64_t auth_until;	/* the servers refuse our credentials */
 	struct fault_cfg fc;
 	int quiet;		/* faults have stopped */
 	int64_t quiet_at, end_at, bound_ms;
@@ -571,6 +584,7 @@ enum fault_kind {
 	F_DELETE_LEADER,
 	F_HEALTH,
 	F_SET_DATA,
+	F_AUTH,
 	F_NKINDS,
 };
 void fault_config(struct sim *s);
