@@ -2,13 +2,17 @@
  * build/sim: runs a campaign of simulated schedules.
  *
  *   sim [-s SEED] [-n COUNT] [-v] [-x] [-f FILE] [-t LINES] [-S] [-D KINDS]
+ *       [-k TICK]
  *
  * Runs seeds SEED .. SEED+COUNT-1 (or the seeds listed in FILE, one per
  * line, first word). The first failing seed is run again with a trace
  * and its last LINES lines (default 300, 0: none) are printed; -v prints the whole trace
  * of every run as it goes (for one seed). -x stops at the first failure.
  * -S prints what the runs injected; -D leaves out the fault kinds named
- * (comma-separated, as -S names them), to tell causes apart. The last line is the summary that
+ * (comma-separated, as -S names them), to tell causes apart. -k TICK
+ * models ZooKeeper's tickTime (capped at T/2): followers report the
+ * sessions they heard from to the leader every TICK/2 instead of at once.
+ * The last line is the summary that
  * scripts/check.sh reads:
  *   sim: N schedules, N passed, N failed, N events, N.N s, N sched/s, N events/s
  * Exit status 1 if any schedule failed.
@@ -26,7 +30,7 @@ static void
 main_usage(void)
 {
 	(void)fprintf(stderr, "usage: sim [-s SEED] [-n COUNT] [-v] [-x] "
-	    "[-f FILE] [-t LINES] [-S] [-D KIND,...]\n");
+	    "[-f FILE] [-t LINES] [-S] [-D KIND,...] [-k TICK]\n");
 	exit(2);
 }
 
@@ -121,7 +125,7 @@ main(int argc, char **argv)
 	double t0, dt;
 
 	memset(&o, 0, sizeof(o));
-	while ((ch = getopt(argc, argv, "s:n:vxf:t:SD:")) != -1) {
+	while ((ch = getopt(argc, argv, "s:n:vxf:t:SD:k:")) != -1) {
 		switch (ch) {
 		case 's':
 			seed = main_number(optarg);
@@ -134,6 +138,9 @@ main(int argc, char **argv)
 			break;
 		case 'D':
 			o.disabled = main_kinds(optarg);
+			break;
+		case 'k':
+			o.tick_ms = (int64_t)main_number(optarg);
 			break;
 		case 'x':
 			stop = 1;

@@ -31,6 +31,9 @@ server_init(struct sim *s)
 		ztree_copy(&v->tree, &s->qu.tree);
 		v->lag_ms = rng_between(&s->rng, 0, 20);
 	}
+	for (i = 0; s->tick_ms > 0 && i < SIM_SERVERS; i++)
+		sim_push(s, rng_between(&s->rng, 1, s->tick_ms / 2),
+		    EV_SRV_PING, -1, i, 0, 0, NULL);
 	/* Some ensembles have a slow follower (a slow disk, a far site). */
 	if (rng_permille(&s->rng, 250))
 		s->srv[rng_between(&s->rng, 0, SIM_SERVERS - 1)].lag_ms =
@@ -45,6 +48,7 @@ server_free(struct sim *s)
 	for (i = 0; i < SIM_SERVERS; i++) {
 		ztree_free(&s->srv[i].tree);
 		free(s->srv[i].w);
+		free(s->srv[i].touched);
 	}
 }
 
@@ -118,6 +122,47 @@ server_fire(struct sim *s, struct server *v, enum wkind kind,
 		v->w[k++] = v->w[i];
 	}
 	v->nw = k;
+}
+
+/*
+ * A client's packet reached this server. By default the quorum hears of
+ * it at once; with -k, as in ZooKeeper, a follower reports the sessions
+ * it heard from with its next ping to the leader (every tick/2), and a
+ * follower cut off meanwhile never reports them.
+ */
+static void
+server_touch(struct sim *s, struct server *v, int64_t sid)
+{
+	int i;
+
+	if (v->state != SRV_UP)
+		return;
+	if (s->tick_ms == 0) {
+		quorum_touch(s, sid);
+		return;
+	}
+	for (i = 0; i < v->ntouched; i++)
+		if (v->touched[i] == sid)
+			return;
+	if (v->ntouched == v->captouched) {
+		v->captouched = v->captouched ? v->captouched * 2 : 16;
+		v->touched = xreallocarray(v->touched, (size_t)v->captouched,
+		    sizeof(*v->touched));
+	}
+	v->touched[v->ntouched++] = sid;
+}
+
+void
+server_report(struct sim *s, int srv)
+{
+	struct server *v = &s->srv[srv];
+	int i;
+
+	if (v->state == SRV_UP)
+		for (i = 0; i < v->ntouched; i++)
+			quorum_touch(s, v->touched[i]);
+	v->ntouched = 0;
+	sim_push(s, s->now + s->tick_ms / 2, EV_SRV_PING, -1, srv, 0, 0, NULL);
 }
 
 static void
@@ -476,8 +521,7 @@ server_receive(struct sim *s, struct conn *c, struct msg *m)
 			free(r);
 			break;
 		}
-		if (v->state == SRV_UP)
-			quorum_touch(s, c->sid);
+		server_touch(s, v, c->sid);
 		r->next = NULL;
 		if (c->q_tail != NULL)
 			c->q_tail->next = r;
@@ -489,8 +533,7 @@ server_receive(struct sim *s, struct conn *c, struct msg *m)
 	case M_PING:
 		if (!c->established)
 			break;
-		if (v->state == SRV_UP)
-			quorum_touch(s, c->sid);
+		server_touch(s, v, c->sid);
 		conn_send_s2c(s, c, msg_new(M_PONG));
 		break;
 	case M_CLOSE_SESSION:

@@ -72,6 +72,9 @@ sim_dispatch(struct sim *s, const struct ev *ev)
 	case EV_SRV_REJOIN:
 		server_rejoin(s, ev->a, ev->b);
 		break;
+	case EV_SRV_PING:
+		server_report(s, ev->a);
+		break;
 	case EV_OPERATOR:
 		/* A resume planned during the faults is one of them. */
 		if (ev->x == 1 && s->quiet)
@@ -126,6 +129,9 @@ sim_setup(struct sim *s)
 	int i;
 
 	s->T = rng_between(&s->rng, 2000, 10000);
+	/* minSessionTimeout is 2 ticks: the tick never exceeds T/2. */
+	if (s->tick_ms > s->T / 2)
+		s->tick_ms = s->T / 2;
 	s->npeers = (int)rng_between(&s->rng, 2, SIM_MAX_PEERS);
 	fault_config(s);
 	s->quiet_at = s->fc.fault_ms;
@@ -169,6 +175,7 @@ sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
 	s->verbose = o->verbose;
 	s->tracing = o->tracing > 0;
 	s->disabled = o->disabled;
+	s->tick_ms = o->tick_ms;
 	trace_init(s, o->tracing);
 	rng_seed(&s->rng, seed);
 	evq_init(&s->q);

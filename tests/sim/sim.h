@@ -64,6 +64,7 @@ enum ev_type {
 	EV_EXPIRE,		/* the quorum looks at a session's last touch */
 	EV_SRV_NOTICE,		/* a cut-off server notices, drops clients */
 	EV_SRV_REJOIN,		/* a server is back in the quorum */
+	EV_SRV_PING,		/* a server reports its touches (-k) */
 	EV_CL_PING,		/* the client library's ping timer */
 	EV_CL_RECV,		/* its "nothing heard for 2T/3" timer */
 	EV_CL_CONNECT,		/* its next connection attempt */
@@ -284,6 +285,8 @@ struct server {
 	int64_t fwd_last;	/* FIFO to the leader: last arrival there */
 	struct swatch *w;
 	int nw, capw;
+	int64_t *touched;	/* sessions heard since the last report */
+	int ntouched, captouched;
 };
 
 /* quorum.c */
@@ -445,6 +448,7 @@ struct sim {
 	int verbose;		/* trace to stdout as it happens */
 	int tracing;		/* keep a trace (replay of a failure) */
 	uint32_t disabled;	/* fault kinds left out */
+	int64_t tick_ms;	/* servers report touches every tick/2 */
 	int npeers;
 	struct peer peer[SIM_MAX_PEERS];
 	struct pcheck pc[SIM_MAX_PEERS];
@@ -481,6 +485,7 @@ struct sim_opts {
 	int verbose;		/* print the trace as it goes */
 	int tracing;		/* keep the last N lines, print them on failure */
 	uint32_t disabled;	/* fault kinds never injected (1 << kind) */
+	int64_t tick_ms;	/* model follower touch batching (0: off) */
 };
 int sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
     char *why, size_t whylen);
@@ -519,6 +524,7 @@ void server_cut(struct sim *s, int srv, int64_t notice_ms);
 void server_notice(struct sim *s, int srv, int inc);
 void server_rejoin(struct sim *s, int srv, int inc);
 void server_lag(struct sim *s, int srv, int64_t lag_ms);
+void server_report(struct sim *s, int srv);
 void server_conn_gone(struct sim *s, struct conn *c);
 
 /* conn.c */
