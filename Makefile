@@ -68,7 +68,7 @@ $(BUILD)/unit/%: tests/unit/%.c $(BUILD)/libzkelect.a src/*.h
 
 unit: $(UNIT:%=$(BUILD)/unit/%)
 
-$(BUILD)/sim: $(SIMSRC) tests/sim/sim.h $(SIMCORE) src/*.h
+$(BUILD)/sim: $(SIMSRC) tests/sim/*.h $(SIMCORE) src/*.h
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -o $@ $(SIMSRC) $(SIMCORE) \
 	    $(ALL_LDFLAGS)
 

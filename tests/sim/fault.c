@@ -30,6 +30,31 @@ fault_name(int kind)
 	return kind >= 0 && kind < F_NKINDS ? fault_names[kind] : "?";
 }
 
+int
+fault_kinds(const char *list, uint32_t *mask)
+{
+	const char *p = list, *comma;
+	size_t len;
+	int k;
+
+	*mask = 0;
+	while (*p != '\0') {
+		comma = strchr(p, ',');
+		len = comma != NULL ? (size_t)(comma - p) : strlen(p);
+		for (k = 0; k < F_NKINDS; k++)
+			if (strlen(fault_names[k]) == len &&
+			    strncmp(p, fault_names[k], len) == 0)
+				break;
+		if (k == F_NKINDS)
+			return -1;
+		*mask |= 1u << k;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
 void
 fault_config(struct sim *s)
 {
@@ -243,7 +268,7 @@ fault_inject(struct sim *s, int kind)
 				s->link_block[p->idx][i] = d;
 		break;
 	case F_FREEZE:
-		peer_freeze(s, p, fault_duration(s, 400, 300));
+		freeze_start(s, p, fault_duration(s, 400, 300));
 		break;
 	case F_CRASH:
 		peer_crash(s, p);

@@ -1,21 +1,22 @@
 /*
  * build/sim: runs a campaign of simulated schedules.
  *
- *   sim [-s SEED] [-n COUNT] [-v] [-x] [-f FILE] [-t LINES] [-S] [-D KINDS]
- *       [-k TICK]
+ *   sim [-s SEED] [-n COUNT] [-v] [-x] [-t LINES] [-S] [-D KINDS] [-k TICK]
+ *   sim -f FILE [-M] [-v] [-t LINES]
  *
- * Runs seeds SEED .. SEED+COUNT-1 (or the seeds listed in FILE, one per
- * line, first word). The first failing seed is run again with a trace
- * and its last LINES lines (default 300, 0: none) are printed; -v prints the whole trace
- * of every run as it goes (for one seed). -x stops at the first failure.
+ * Runs seeds SEED .. SEED+COUNT-1, or the lines of a seeds file (see
+ * seeds.c): each must pass, or with -M (a simulator built with
+ * EL_MUTANTS) each line marked m=N must fail with mutant N put back.
+ * The first failing seed is run again with a trace and its last LINES
+ * lines (default 300, 0: none) are printed; -v prints the whole trace of
+ * every run as it goes (for one seed). -x stops at the first failure.
  * -S prints what the runs injected; -D leaves out the fault kinds named
  * (comma-separated, as -S names them), to tell causes apart. -k TICK
  * models ZooKeeper's tickTime (capped at T/2): followers report the
  * sessions they heard from to the leader every TICK/2 instead of at once.
- * The last line is the summary that
- * scripts/check.sh reads:
+ * The last line is the summary that scripts/check.sh reads:
  *   sim: N schedules, N passed, N failed, N events, N.N s, N sched/s, N events/s
- * Exit status 1 if any schedule failed.
+ * Exit status 1 if any schedule failed (with -M: if any mutant survived).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,11 +27,22 @@
 
 #include "sim.h"
 
+struct main_run {
+	struct sim_opts o;	/* from the command line */
+	int lines;
+	int stop;
+	int stats;
+	int mutants;		/* -M */
+	uint64_t count, failed, shown;
+	struct sim_stats st;
+};
+
 static void
 main_usage(void)
 {
 	(void)fprintf(stderr, "usage: sim [-s SEED] [-n COUNT] [-v] [-x] "
-	    "[-f FILE] [-t LINES] [-S] [-D KIND,...] [-k TICK]\n");
+	    "[-t LINES] [-S] [-D KIND,...] [-k TICK]\n"
+	    "       sim -f FILE [-M] [-v] [-t LINES]\n");
 	exit(2);
 }
 
@@ -56,76 +68,106 @@ main_clock(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static uint32_t
-main_kinds(const char *list)
+/*
+ * One schedule; want_fail for a mutant seed. Returns whether the outcome
+ * was the wanted one.
+ */
+static int
+main_one(struct main_run *r, uint64_t seed, const struct sim_opts *o,
+    int want_fail)
 {
-	char buf[256], *tok, *save = NULL;
-	uint32_t mask = 0;
-	int k;
+	struct sim_opts replay;
+	char why[512];
+	int failed;
 
-	(void)snprintf(buf, sizeof(buf), "%s", list);
-	for (tok = strtok_r(buf, ",", &save); tok != NULL;
-	    tok = strtok_r(NULL, ",", &save)) {
-		for (k = 0; k < F_NKINDS; k++)
-			if (strcmp(tok, fault_name(k)) == 0)
-				break;
-		if (k == F_NKINDS) {
-			(void)fprintf(stderr, "sim: unknown fault kind %s\n",
-			    tok);
-			exit(2);
-		}
-		mask |= 1u << k;
+	if (o->verbose)
+		(void)printf("==== seed %llu\n", (unsigned long long)seed);
+	failed = sim_run(seed, o, &r->st, why, sizeof(why));
+	r->count++;
+	if (want_fail) {
+		(void)printf("sim: seed %llu %s: %s\n", (unsigned long long)seed,
+		    failed ? "finds its mutant" : "MISSES its mutant",
+		    failed ? why : "no violation");
+		if (!failed)
+			r->failed++;
+		return failed;
 	}
-	return mask;
+	if (!failed)
+		return 1;
+	r->failed++;
+	(void)printf("sim: seed %llu FAILED: %s\n", (unsigned long long)seed,
+	    why);
+	if (!o->verbose && r->lines > 0 && r->shown++ < 1) {
+		(void)printf("sim: trace of seed %llu (last %d lines; all: "
+		    "build/sim -s %llu -v%s):\n", (unsigned long long)seed,
+		    r->lines, (unsigned long long)seed,
+		    o->disabled || o->tick_ms ? " with the same -D/-k" : "");
+		replay = *o;
+		replay.tracing = r->lines;
+		(void)sim_run(seed, &replay, NULL, NULL, 0);
+	}
+	(void)fflush(stdout);
+	return 0;
 }
 
-/* Seeds of FILE: the first word of every line not starting with '#'. */
-static uint64_t *
-main_seed_file(const char *path, uint64_t *n)
+static void
+main_file(struct main_run *r, const char *path)
 {
-	FILE *f = fopen(path, "r");
-	char line[512];
-	uint64_t *v = NULL, cap = 0;
+	struct seed_entry *v;
+	struct sim_opts o;
+	char num[16];
+	int i, n;
 
-	*n = 0;
-	if (f == NULL) {
-		(void)fprintf(stderr, "sim: %s: %s\n", path, strerror(errno));
+	if (seeds_load(path, &v, &n) == -1)
 		exit(2);
-	}
-	while (fgets(line, sizeof(line), f) != NULL) {
-		char *p = line;
-
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (*p < '0' || *p > '9')
+	for (i = 0; i < n; i++) {
+		if (r->mutants && v[i].mutant == 0)
 			continue;
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 64;
-			v = realloc(v, cap * sizeof(*v));
-			if (v == NULL) {
-				(void)fprintf(stderr, "sim: out of memory\n");
-				exit(2);
-			}
+		o = v[i].opts;
+		o.verbose = r->o.verbose;
+		/* The core reads its mutant in election_new(). */
+		(void)snprintf(num, sizeof(num), "%d", r->mutants ?
+		    v[i].mutant : 0);
+		if (setenv("ZKELECT_MUTANT", num, 1) == -1) {
+			perror("sim: setenv");
+			exit(2);
 		}
-		v[(*n)++] = strtoull(p, NULL, 10);
+		if (!main_one(r, v[i].seed, &o, r->mutants) && r->stop)
+			break;
 	}
-	(void)fclose(f);
-	return v;
+	free(v);
+}
+
+static void
+main_stats(const struct main_run *r)
+{
+	int k;
+
+	(void)printf("sim: injected:");
+	for (k = 0; k < F_NKINDS; k++)
+		(void)printf(" %s=%llu", fault_name(k),
+		    (unsigned long long)r->st.faults[k]);
+	(void)printf("\nsim: promotes=%llu demotes=%llu session-expiries=%llu "
+	    "requests-lost=%llu fences-across-a-new-session=%llu\n",
+	    (unsigned long long)r->st.promotes,
+	    (unsigned long long)r->st.demotes,
+	    (unsigned long long)r->st.expiries,
+	    (unsigned long long)r->st.losses,
+	    (unsigned long long)r->st.fence_lost);
 }
 
 int
 main(int argc, char **argv)
 {
-	struct sim_stats st;
-	struct sim_opts o, replay;
-	uint64_t seed = 1, count = 1, i, *list = NULL, failed = 0, shown = 0;
-	int ch, stop = 0, lines = 300, stats = 0, k;
+	struct main_run r;
+	uint64_t seed = 1, count = 1, i;
 	const char *file = NULL;
-	char why[512];
 	double t0, dt;
+	int ch;
 
-	memset(&o, 0, sizeof(o));
-	while ((ch = getopt(argc, argv, "s:n:vxf:t:SD:k:")) != -1) {
+	memset(&r, 0, sizeof(r));
+	r.lines = 300;
+	while ((ch = getopt(argc, argv, "s:n:vxf:t:SD:k:M")) != -1) {
 		switch (ch) {
 		case 's':
 			seed = main_number(optarg);
@@ -134,84 +176,57 @@ main(int argc, char **argv)
 			count = main_number(optarg);
 			break;
 		case 'v':
-			o.verbose = 1;
-			break;
-		case 'D':
-			o.disabled = main_kinds(optarg);
-			break;
-		case 'k':
-			o.tick_ms = (int64_t)main_number(optarg);
+			r.o.verbose = 1;
 			break;
 		case 'x':
-			stop = 1;
+			r.stop = 1;
 			break;
 		case 'f':
 			file = optarg;
 			break;
 		case 't':
-			lines = (int)main_number(optarg);
+			r.lines = (int)main_number(optarg);
 			break;
 		case 'S':
-			stats = 1;
+			r.stats = 1;
+			break;
+		case 'D':
+			if (fault_kinds(optarg, &r.o.disabled) == -1) {
+				(void)fprintf(stderr, "sim: unknown fault "
+				    "kind in %s\n", optarg);
+				exit(2);
+			}
+			break;
+		case 'k':
+			r.o.tick_ms = (int64_t)main_number(optarg);
+			break;
+		case 'M':
+			r.mutants = 1;
 			break;
 		default:
 			main_usage();
 		}
 	}
-	if (optind != argc)
+	if (optind != argc || (r.mutants && file == NULL))
 		main_usage();
 	/* The core logs through log.c: keep a campaign's output readable. */
-	log_init("sim", o.verbose ? LOG_DEBUG : LOG_CRIT);
-	if (file != NULL)
-		list = main_seed_file(file, &count);
-	memset(&st, 0, sizeof(st));
+	log_init("sim", r.o.verbose ? LOG_DEBUG : LOG_CRIT);
 	t0 = main_clock();
-	for (i = 0; i < count; i++) {
-		uint64_t sd = list != NULL ? list[i] : seed + i;
-
-		if (o.verbose)
-			(void)printf("==== seed %llu\n", (unsigned long long)sd);
-		if (sim_run(sd, &o, &st, why, sizeof(why)) == 0)
-			continue;
-		failed++;
-		(void)printf("sim: seed %llu FAILED: %s\n",
-		    (unsigned long long)sd, why);
-		if (!o.verbose && lines > 0 && shown++ < 1) {
-			(void)printf("sim: trace of seed %llu (last %d lines; "
-			    "all: build/sim -s %llu -v):\n",
-			    (unsigned long long)sd, lines,
-			    (unsigned long long)sd);
-			replay = o;
-			replay.tracing = lines;
-			(void)sim_run(sd, &replay, NULL, NULL, 0);
-		}
-		(void)fflush(stdout);
-		if (stop) {
-			count = i + 1;
-			break;
-		}
-	}
+	if (file != NULL)
+		main_file(&r, file);
+	else
+		for (i = 0; i < count; i++)
+			if (!main_one(&r, seed + i, &r.o, 0) && r.stop)
+				break;
 	dt = main_clock() - t0;
-	if (stats) {
-		(void)printf("sim: injected:");
-		for (k = 0; k < F_NKINDS; k++)
-			(void)printf(" %s=%llu", fault_name(k),
-			    (unsigned long long)st.faults[k]);
-		(void)printf("\nsim: promotes=%llu demotes=%llu "
-		    "session-expiries=%llu requests-lost=%llu "
-		    "fences-across-a-new-session=%llu\n",
-		    (unsigned long long)st.promotes,
-		    (unsigned long long)st.demotes,
-		    (unsigned long long)st.expiries,
-		    (unsigned long long)st.losses,
-		    (unsigned long long)st.fence_lost);
-	}
+	if (r.stats)
+		main_stats(&r);
 	(void)printf("sim: %llu schedules, %llu passed, %llu failed, "
 	    "%llu events, %.1f s, %.0f sched/s, %.0f events/s\n",
-	    (unsigned long long)count, (unsigned long long)(count - failed),
-	    (unsigned long long)failed, (unsigned long long)st.events, dt,
-	    dt > 0 ? (double)count / dt : 0.0,
-	    dt > 0 ? (double)st.events / dt : 0.0);
-	free(list);
-	return failed > 0 ? 1 : 0;
+	    (unsigned long long)r.count,
+	    (unsigned long long)(r.count - r.failed),
+	    (unsigned long long)r.failed, (unsigned long long)r.st.events, dt,
+	    dt > 0 ? (double)r.count / dt : 0.0,
+	    dt > 0 ? (double)r.st.events / dt : 0.0);
+	return r.failed > 0 ? 1 : 0;
 }

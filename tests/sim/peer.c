@@ -120,11 +120,7 @@ peer_exit(struct sim *s, struct peer *p, int send_close)
 {
 	int i;
 
-	if (p->hook_on && !p->hook_exited) {
-		p->hook_exited = 1;
-		check_hook_exit(s, p, p->hook_kind, 0);
-	}
-	p->hook_on = 0;
+	slot_abort(s, p);
 	client_close(s, p, send_close);
 	election_free(p->el);
 	p->el = NULL;
@@ -253,29 +249,6 @@ peer_send(struct sim *s, struct peer *p, const struct el_action *act)
 }
 
 static void
-peer_hook(struct sim *s, struct peer *p, const struct el_action *act)
-{
-	enum hook_fate fate;
-	int64_t dur;
-
-	p->hook_on = 1;
-	p->hook_seq++;
-	p->hook_kind = act->hook;
-	p->hook_start = s->now;
-	p->hook_sid = p->cl.sid;
-	p->hook_ms = act->ms;
-	p->hook_exited = 0;
-	check_hook_start(s, p, act);
-	fate = fault_hook_fate(s, p, act->hook, &dur);
-	if (fate != HF_HANG)
-		sim_push(s, s->now + dur, EV_HOOK_EXIT, p->idx, p->hook_seq,
-		    fate == HF_OK, 0, NULL);
-	if (act->ms > 0)
-		sim_push(s, s->now + act->ms, EV_HOOK_KILL, p->idx,
-		    p->hook_seq, 0, 0, NULL);
-}
-
-static void
 peer_perform(struct sim *s, struct peer *p, const struct el_action *act)
 {
 	check_action(s, p, act);
@@ -286,16 +259,10 @@ peer_perform(struct sim *s, struct peer *p, const struct el_action *act)
 		peer_send(s, p, act);
 		break;
 	case EL_ACT_HOOK:
-		peer_hook(s, p, act);
+		slot_start(s, p, act);
 		break;
 	case EL_ACT_CANCEL:
-		if (p->hook_on && !p->hook_exited) {
-			p->hook_exited = 1;
-			p->hook_ok = 0;
-			check_hook_exit(s, p, p->hook_kind, 0);
-			sim_push(s, s->now + 1, EV_HOOK_REAP, p->idx,
-			    p->hook_seq, 0, 0, NULL);
-		}
+		slot_cancel(s, p, act);
 		break;
 	case EL_ACT_RESTART:
 		/* A session replaced over and over is a tight loop. */
@@ -409,34 +376,6 @@ peer_watch(struct sim *s, struct peer *p, enum wev wev, const char *path)
 	peer_step(s, p);
 }
 
-static void
-peer_hook_reap(struct sim *s, struct peer *p, int seq)
-{
-	if (!p->hook_on || seq != p->hook_seq)
-		return;
-	p->hook_on = 0;
-	trace(s, p->idx, "hook_done %s %s", trace_hook(p->hook_kind),
-	    p->hook_ok ? "ok" : "failed");
-	if (p->hook_kind == HOOK_FENCE && p->cl.sid != p->hook_sid)
-		s->st.fence_lost++;
-	peer_clock(s, p);
-	election_hook_done(p->el, p->hook_kind, p->hook_ok);
-	peer_step(s, p);
-}
-
-/* The hook's process group ends: a fact of the world, frozen or not. */
-static void
-peer_hook_exit(struct sim *s, struct peer *p, int seq, int ok)
-{
-	if (!p->hook_on || seq != p->hook_seq || p->hook_exited)
-		return;
-	p->hook_exited = 1;
-	p->hook_ok = ok;
-	check_hook_exit(s, p, p->hook_kind, ok);
-	sim_push(s, s->now + rng_between(&s->rng, 0, 2), EV_HOOK_REAP, p->idx,
-	    seq, 0, 0, NULL);
-}
-
 void
 peer_operator(struct sim *s, struct peer *p, int cmd)
 {
@@ -475,74 +414,8 @@ peer_operator(struct sim *s, struct peer *p, int cmd)
 	peer_step(s, p);
 }
 
+
 void
-peer_freeze(struct sim *s, struct peer *p, int64_t ms)
-{
-	if (!p->running || p->frozen)
-		return;
-	trace(s, p->idx, "fault: frozen for %lld ms", (long long)ms);
-	p->frozen = 1;
-	p->frozen_from = s->now;
-	p->wake_at = s->now + ms;
-	p->freeze_gen++;
-	check_freeze(s, p);
-	sim_push(s, p->wake_at, EV_WAKE, p->idx, p->freeze_gen, 0, 0, NULL);
-}
-
-static void
-peer_defer(struct peer *p, const struct ev *ev)
-{
-	if (p->ndef == p->capdef) {
-		p->capdef = p->capdef ? p->capdef * 2 : 32;
-		p->deferred = xreallocarray(p->deferred, (size_t)p->capdef,
-		    sizeof(*p->deferred));
-	}
-	p->deferred[p->ndef++] = *ev;
-}
-
-static void peer_dispatch(struct sim *s, struct peer *p, const struct ev *ev);
-
-/*
- * Wakes a frozen process. Its client library reads what the socket
- * buffered before its timers look at the clock (it sat in poll()), then
- * the rest runs in the order it fell due.
- */
-static void
-peer_wake(struct sim *s, struct peer *p, int gen)
-{
-	struct ev *def;
-	int i, n, pass, inc = p->inc;
-
-	if (!p->frozen || gen != p->freeze_gen)
-		return;
-	p->frozen = 0;
-	trace(s, p->idx, "wakes after %lld ms", (long long)(s->now -
-	    p->frozen_from));
-	def = p->deferred;
-	n = p->ndef;
-	p->deferred = NULL;
-	p->ndef = p->capdef = 0;
-	peer_clock(s, p);
-	check_wake(s, p);
-	for (pass = 0; pass < 2; pass++)
-		for (i = 0; i < n; i++) {
-			if ((def[i].type == EV_S2C) != (pass == 0))
-				continue;
-			if (p->inc != inc || !p->running || p->frozen) {
-				/* crashed, stopped or frozen again meanwhile */
-				if (p->running && p->inc == inc)
-					peer_defer(p, &def[i]);
-				else if (def[i].type == EV_S2C)
-					msg_free(def[i].p);
-				continue;
-			}
-			peer_dispatch(s, p, &def[i]);
-		}
-	free(def);
-	peer_step(s, p);
-}
-
-static void
 peer_dispatch(struct sim *s, struct peer *p, const struct ev *ev)
 {
 	struct conn *c;
@@ -567,14 +440,10 @@ peer_dispatch(struct sim *s, struct peer *p, const struct ev *ev)
 		peer_step(s, p);
 		break;
 	case EV_HOOK_KILL:
-		if (p->hook_on && ev->a == p->hook_seq && !p->hook_exited) {
-			trace(s, p->idx, "hook %s killed at its timeout",
-			    trace_hook(p->hook_kind));
-			peer_hook_exit(s, p, ev->a, 0);
-		}
+		slot_kill(s, p, ev->a);
 		break;
 	case EV_HOOK_REAP:
-		peer_hook_reap(s, p, ev->a);
+		slot_reap(s, p, ev->a);
 		break;
 	case EV_OPERATOR:
 		peer_operator(s, p, ev->a);
@@ -596,11 +465,11 @@ peer_event(struct sim *s, struct peer *p, const struct ev *ev)
 		return;
 	case EV_WAKE:
 		if (live)
-			peer_wake(s, p, ev->a);
+			freeze_wake(s, p, ev->a);
 		return;
 	case EV_HOOK_EXIT:
 		if (live)
-			peer_hook_exit(s, p, ev->a, ev->b);
+			slot_exit(s, p, ev->a, ev->b);
 		return;
 	default:
 		break;
@@ -611,7 +480,7 @@ peer_event(struct sim *s, struct peer *p, const struct ev *ev)
 		return;
 	}
 	if (p->frozen) {
-		peer_defer(p, ev);
+		freeze_defer(p, ev);
 		return;
 	}
 	peer_dispatch(s, p, ev);

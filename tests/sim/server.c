@@ -71,59 +71,6 @@ server_on_commit(struct sim *s)
 	}
 }
 
-static void
-server_watch_add(struct server *v, int conn, enum wkind kind,
-    const char *path)
-{
-	int i;
-
-	for (i = 0; i < v->nw; i++)
-		if (v->w[i].conn == conn && v->w[i].kind == kind &&
-		    strcmp(v->w[i].path, path) == 0)
-			return;
-	if (v->nw == v->capw) {
-		v->capw = v->capw ? v->capw * 2 : 16;
-		v->w = xreallocarray(v->w, (size_t)v->capw, sizeof(*v->w));
-	}
-	v->w[v->nw].conn = conn;
-	v->w[v->nw].kind = kind;
-	sim_copy(v->w[v->nw].path, sizeof(v->w[v->nw].path), path);
-	v->w[v->nw].path[SIM_PATH - 1] = '\0';
-	v->nw++;
-}
-
-static void
-server_notify(struct sim *s, struct conn *c, enum wev wev, const char *path,
-    int64_t zxid)
-{
-	struct msg *m = msg_new(M_WATCH);
-
-	m->wev = wev;
-	m->zxid = zxid;
-	sim_copy(m->path, sizeof(m->path), path);
-	conn_send_s2c(s, c, m);
-}
-
-/* Fires, in registration order, the one-shot watches of kind on path. */
-static void
-server_fire(struct sim *s, struct server *v, enum wkind kind,
-    const char *path, enum wev wev, int64_t zxid)
-{
-	int i, k = 0;
-
-	for (i = 0; i < v->nw; i++) {
-		if (v->w[i].kind == kind && strcmp(v->w[i].path, path) == 0) {
-			struct conn *c = conn_get(s, v->w[i].conn);
-
-			if (c != NULL && c->s_open)
-				server_notify(s, c, wev, path, zxid);
-			continue;
-		}
-		v->w[k++] = v->w[i];
-	}
-	v->nw = k;
-}
-
 /*
  * A client's packet reached this server. By default the quorum hears of
  * it at once; with -k, as in ZooKeeper, a follower reports the sessions
@@ -178,15 +125,10 @@ server_hangup(struct sim *s, struct conn *c)
 void
 server_conn_gone(struct sim *s, struct conn *c)
 {
-	struct server *v = &s->srv[c->server];
 	struct zreq *r, *next;
-	int i, k = 0;
 
 	c->s_open = 0;
-	for (i = 0; i < v->nw; i++)
-		if (v->w[i].conn != c->id)
-			v->w[k++] = v->w[i];
-	v->nw = k;
+	swatch_drop(&s->srv[c->server], c->id);
 	for (r = c->q_head; r != NULL; r = next) {
 		next = r->next;
 		if (r->state == ZS_FORWARDED) {
@@ -231,13 +173,13 @@ server_read(struct sim *s, struct conn *c, struct zreq *r)
 	case ZR_GET:
 		r->res.rc = z != NULL ? ZOK : ZNONODE;
 		if (z != NULL && r->watch)
-			server_watch_add(v, c->id, W_DATA, r->path);
+			swatch_add(v, c->id, W_DATA, r->path);
 		break;
 	case ZR_EXISTS:
 		r->res.rc = z != NULL ? ZOK : ZNONODE;
 		r->res.data[0] = '\0';
 		if (r->watch)
-			server_watch_add(v, c->id, z != NULL ? W_DATA :
+			swatch_add(v, c->id, z != NULL ? W_DATA :
 			    W_EXIST, r->path);
 		break;
 	case ZR_CHILDREN:
@@ -318,10 +260,10 @@ server_apply(struct sim *s, int srv, int inc)
 		const struct change *ch = &x->chg[i];
 
 		if (ch->kind == CHG_CREATE)
-			server_fire(s, v, W_EXIST, ch->path, WE_CREATED,
+			swatch_fire(s, v, W_EXIST, ch->path, WE_CREATED,
 			    x->zxid);
 		else
-			server_fire(s, v, W_DATA, ch->path, ch->kind ==
+			swatch_fire(s, v, W_DATA, ch->path, ch->kind ==
 			    CHG_DELETE ? WE_DELETED : WE_CHANGED, x->zxid);
 	}
 	/* A closed or expired session's connection is dropped here. */
@@ -372,34 +314,6 @@ server_forwarded(struct sim *s, struct zreq *r, int conn, int srv, int inc)
 		server_hangup(s, c);
 	else
 		server_pump(s, c);
-}
-
-static void
-server_set_watches(struct sim *s, struct conn *c)
-{
-	struct server *v = &s->srv[c->server];
-	struct znode *z;
-	int i;
-
-	for (i = 0; i < c->hs_nwatch; i++) {
-		const struct cwatch *w = &c->hs_watches[i];
-
-		z = ztree_get(&v->tree, w->path);
-		if (w->kind == W_EXIST) {
-			if (z != NULL)
-				server_notify(s, c, WE_CREATED, w->path,
-				    v->applied_zxid);
-			else
-				server_watch_add(v, c->id, W_EXIST, w->path);
-		} else if (z == NULL)
-			server_notify(s, c, WE_DELETED, w->path,
-			    v->applied_zxid);
-		else if (z->mzxid > c->hs_zxid)
-			server_notify(s, c, WE_CHANGED, w->path,
-			    v->applied_zxid);
-		else
-			server_watch_add(v, c->id, W_DATA, w->path);
-	}
 }
 
 /*
@@ -491,7 +405,7 @@ server_revalidate(struct sim *s, int conn, int inc)
 		server_hangup(s, c);
 		return;
 	}
-	server_set_watches(s, c);
+	swatch_reregister(s, c);
 }
 
 void
