@@ -7,8 +7,10 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -25,6 +27,17 @@
 #include "hook.h"
 #include "log.h"
 #include "util.h"
+
+/* argv[1] that makes this program the hook of test_fds_closed. */
+#define TEST_LIST_FDS	"--list-fds"
+
+/*
+ * The timeout of hooks that must have set a trap before it strikes: the
+ * timer starts at fork, and until the shell has run its `trap` a SIGTERM
+ * ends it the default way. A shell gets there in milliseconds; a second
+ * leaves room for a loaded machine to schedule it.
+ */
+#define TEST_TRAP_TIMEOUT_MS	1000
 
 struct fixture {
 	struct event_base *base;
@@ -356,22 +369,39 @@ test_stdin_is_devnull(void **state)
 	assert_true(o.res.ok);
 }
 
+/*
+ * The descriptors a hook inherits, listed by the hook itself: the shell
+ * execs this very program (see test_list_fds), so what is listed is exactly
+ * what the shell was given and passed on, and nothing the shell opens for
+ * its own work (a command substitution's pipe, a redirection's saved
+ * descriptor) can come and go while the list is taken.
+ */
 static void
 test_fds_closed(void **state)
 {
 	struct fixture *fx = *state;
 	struct outcome o;
-	char cmd[128], path[128];
+	char cmd[PATH_MAX + 256], self[PATH_MAX], path[128], *got;
+	ssize_t n;
 	int fd;
 
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	assert_true(n > 0 && (size_t)n < sizeof(self) - 1);
+	self[n] = '\0';
+	assert_null(strchr(self, '\''));
 	(void)snprintf(path, sizeof(path), "%s/leak", fx->dir);
 	fd = open(path, O_WRONLY | O_CREAT, 0600);	/* no O_CLOEXEC */
 	assert_int_not_equal(fd, -1);
-	(void)snprintf(cmd, sizeof(cmd), "test ! -e /proc/$$/fd/%d && "
-	    "test \"$(ls /proc/$$/fd | wc -l)\" -le 4", fd);
+	(void)snprintf(path, sizeof(path), "%s/fds", fx->dir);
+	(void)snprintf(cmd, sizeof(cmd), "exec '%s' " TEST_LIST_FDS " '%s'",
+	    self, path);
 	test_run(fx, &o, cmd, NULL, 5000, 5000);
 	assert_true(o.res.ok);
 	(void)close(fd);
+	/* stdin, the output pipe twice, and nothing else. */
+	got = test_slurp(path);
+	assert_string_equal(got, "0 1 2\n");
+	free(got);
 }
 
 static void
@@ -444,7 +474,8 @@ test_timeout_kills_survivors(void **state)
 	 */
 	t0 = now_ms();
 	test_run(fx, &o, "trap '' TERM; sleep 100 >/dev/null 2>&1 & "
-	    "trap - TERM; sleep 100; wait", NULL, 300, 8000);
+	    "trap - TERM; sleep 100; wait", NULL, TEST_TRAP_TIMEOUT_MS,
+	    TEST_TRAP_TIMEOUT_MS + 10000);
 	assert_true(o.res.timed_out);
 	assert_false(o.res.ok);
 	assert_int_equal(o.res.signo, SIGTERM);
@@ -460,7 +491,8 @@ test_timeout_ignored_term(void **state)
 	struct outcome o;
 
 	/* The shell itself ignores SIGTERM: only SIGKILL ends it. */
-	test_run(fx, &o, "trap '' TERM; sleep 100", NULL, 200, 8000);
+	test_run(fx, &o, "trap '' TERM; sleep 100", NULL, TEST_TRAP_TIMEOUT_MS,
+	    TEST_TRAP_TIMEOUT_MS + 10000);
 	assert_true(o.res.timed_out);
 	assert_int_equal(o.res.signo, SIGKILL);
 	assert_true(o.res.duration_ms >= 5000);
@@ -474,10 +506,94 @@ test_timeout_but_exit_zero(void **state)
 
 	/* A hook that exits 0 on SIGTERM still failed: it timed out. */
 	test_run(*state, &o, "trap 'exit 0' TERM; while :; do sleep 0.05; "
-	    "done", NULL, 200, 5000);
+	    "done", NULL, TEST_TRAP_TIMEOUT_MS, TEST_TRAP_TIMEOUT_MS + 5000);
 	assert_true(o.res.timed_out);
 	assert_false(o.res.ok);
 	assert_int_equal(o.res.exit_code, 0);
+}
+
+/* A hook ended to free the slot: SIGKILL at once to its whole group. */
+static void
+test_cancel_kills_group_now(void **state)
+{
+	struct fixture *fx = *state;
+	struct outcome o;
+	pid_t pid;
+	int64_t t0;
+
+	memset(&o, 0, sizeof(o));
+	o.fx = fx;
+	pid = hook_run(fx->hr, HOOK_CHECK, "trap '' TERM; sleep 100 & "
+	    "sleep 100; wait", NULL, 60000, test_done, &o);
+	assert_true(pid > 0);
+	test_pump(fx, 100);
+	t0 = now_ms();
+	hook_cancel(fx->hr, pid, 0);
+	assert_true(test_loop_until(fx, &o.calls, 5000));
+	assert_false(o.res.ok);
+	assert_int_equal(o.res.signo, SIGKILL);
+	assert_true(test_group_gone(pid));
+	/* Nothing waited for a SIGTERM to work. */
+	assert_true(now_ms() - t0 < 4000);
+}
+
+/* Waits until the hook has created path (its trap is set). */
+static void
+test_wait_file(struct fixture *fx, const char *path)
+{
+	int64_t end = now_ms() + 10000;
+
+	while (access(path, F_OK) == -1 && now_ms() < end)
+		test_pump(fx, 10);
+	assert_int_equal(access(path, F_OK), 0);
+}
+
+/* With a grace: SIGTERM first, and a hook that obeys it ends by itself. */
+static void
+test_cancel_with_grace_terms_first(void **state)
+{
+	struct fixture *fx = *state;
+	struct outcome o;
+	char cmd[256], ready[96];
+	pid_t pid;
+
+	(void)snprintf(ready, sizeof(ready), "%s/ready", fx->dir);
+	(void)snprintf(cmd, sizeof(cmd), "trap 'exit 7' TERM; : >%s; "
+	    "sleep 100 & wait", ready);
+	memset(&o, 0, sizeof(o));
+	o.fx = fx;
+	pid = hook_run(fx->hr, HOOK_CHECK, cmd, NULL, 60000, test_done, &o);
+	assert_true(pid > 0);
+	test_wait_file(fx, ready);
+	hook_cancel(fx->hr, pid, 60000);
+	assert_true(test_loop_until(fx, &o.calls, 5000));
+	assert_false(o.res.ok);
+	assert_int_equal(o.res.exit_code, 7);
+	assert_true(test_group_gone(pid));
+}
+
+/* The demote's budget: SIGKILL follows SIGTERM after the delay set. */
+static void
+test_kill_delay_shortened(void **state)
+{
+	struct fixture *fx = *state;
+	struct outcome o;
+	pid_t pid;
+	int64_t t0;
+
+	memset(&o, 0, sizeof(o));
+	o.fx = fx;
+	t0 = now_ms();
+	pid = hook_run(fx->hr, HOOK_DEMOTE, "trap '' TERM; sleep 100", NULL,
+	    TEST_TRAP_TIMEOUT_MS, test_done, &o);
+	assert_true(pid > 0);
+	hook_set_kill_delay(fx->hr, pid, 100);
+	assert_true(test_loop_until(fx, &o.calls, 10000));
+	assert_true(o.res.timed_out);
+	assert_true(test_group_gone(pid));
+	/* Far below the default 5 s from SIGTERM to SIGKILL. */
+	assert_true(now_ms() - t0 >= TEST_TRAP_TIMEOUT_MS);
+	assert_true(now_ms() - t0 < TEST_TRAP_TIMEOUT_MS + 4000);
 }
 
 static void
@@ -509,12 +625,21 @@ test_unknown_child(void **state)
 {
 	struct fixture *fx = *state;
 	struct outcome o;
+	siginfo_t si;
 	pid_t pid;
 
 	pid = fork();
 	assert_int_not_equal(pid, -1);
 	if (pid == 0)
 		_exit(0);
+	/*
+	 * A zombie before the hook starts (WNOWAIT leaves it unreaped), so
+	 * that the reaping for the hook surely meets it, however the two
+	 * children happen to be scheduled.
+	 */
+	memset(&si, 0, sizeof(si));
+	assert_int_equal(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
+	assert_int_equal(si.si_pid, pid);
 	/* The stranger is reaped and ignored; the hook is still reported. */
 	test_run(fx, &o, "sleep 0.1; exit 7", NULL, 5000, 5000);
 	assert_int_equal(o.res.exit_code, 7);
@@ -536,7 +661,10 @@ test_two_at_once(void **state)
 	assert_true(hook_run(fx->hr, HOOK_CHECK, "exit 2", NULL, 5000,
 	    test_done, &b) > 0);
 	assert_int_equal(hook_runner_active(fx->hr), 2);
+	/* Either may end first: how the two are scheduled is not ours. */
 	assert_true(test_loop_until(fx, &a.calls, 5000));
+	assert_true(test_loop_until(fx, &b.calls, 5000));
+	assert_int_equal(a.calls, 1);
 	assert_int_equal(b.calls, 1);
 	assert_int_equal(a.res.kind, HOOK_FENCE);
 	assert_int_equal(a.res.exit_code, 1);
@@ -555,8 +683,71 @@ test_kind_names(void **state)
 	assert_string_equal(hook_kind_name(HOOK_CHECK), "check");
 }
 
+/*
+ * The hook side of test_fds_closed: writes the numbers of the descriptors
+ * this process was started with to path, one line, each number > 2 with
+ * what it points to. Only the directory stream used for the listing is
+ * left out.
+ */
+static int
+test_list_fds(const char *path)
+{
+	char line[4096], link[PATH_MAX], target[PATH_MAX];
+	struct dirent *de;
+	size_t len = 0;
+	ssize_t n;
+	DIR *d;
+	int fds[256], nfds = 0, i, j, fd, out, ret = 0;
+
+	if ((d = opendir("/proc/self/fd")) == NULL)
+		return 1;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		fd = atoi(de->d_name);
+		if (fd == dirfd(d))
+			continue;
+		if (nfds == (int)(sizeof(fds) / sizeof(fds[0]))) {
+			ret = 1;
+			break;
+		}
+		fds[nfds++] = fd;
+	}
+	(void)closedir(d);
+	for (i = 1; i < nfds; i++)
+		for (j = i; j > 0 && fds[j - 1] > fds[j]; j--) {
+			fd = fds[j];
+			fds[j] = fds[j - 1];
+			fds[j - 1] = fd;
+		}
+	for (i = 0; i < nfds && len < sizeof(line); i++) {
+		if (fds[i] <= STDERR_FILENO) {
+			len += (size_t)snprintf(line + len, sizeof(line) - len,
+			    "%s%d", i ? " " : "", fds[i]);
+			continue;
+		}
+		(void)snprintf(link, sizeof(link), "/proc/self/fd/%d", fds[i]);
+		if ((n = readlink(link, target, sizeof(target) - 1)) == -1)
+			n = 0;
+		target[n] = '\0';
+		len += (size_t)snprintf(line + len, sizeof(line) - len,
+		    "%s%d:%s", i ? " " : "", fds[i], target);
+	}
+	if (len >= sizeof(line) - 1)
+		len = sizeof(line) - 2;
+	line[len++] = '\n';
+	if ((out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0600)) == -1)
+		return 1;
+	if (write(out, line, len) != (ssize_t)len)
+		ret = 1;
+	if (close(out) == -1)
+		ret = 1;
+	return ret;
+}
+
 int
-main(void)
+main(int argc, char *argv[])
 {
 	const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, test_setup, test_teardown)
@@ -575,12 +766,22 @@ main(void)
 		T(test_timeout_kills_survivors),
 		T(test_timeout_ignored_term),
 		T(test_timeout_but_exit_zero),
+		T(test_cancel_kills_group_now),
+		T(test_cancel_with_grace_terms_first),
+		T(test_kill_delay_shortened),
 		T(test_free_kills_running),
 		T(test_unknown_child),
 		T(test_two_at_once),
 		T(test_kind_names),
 #undef T
 	};
+
+	if (argc == 3 && strcmp(argv[1], TEST_LIST_FDS) == 0)
+		return test_list_fds(argv[2]);
+	if (argc != 1) {
+		(void)fprintf(stderr, "usage: %s\n", argv[0]);
+		return 2;
+	}
 
 	/* Orphaned hook children come to us, as they would to init. */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1) {
