@@ -178,9 +178,9 @@ check_promote(struct sim *s, struct peer *p, const struct el_action *act)
 	if (act->epoch < s->last_epoch)
 		check_fail(s, "(d) %s: promote epoch %lld below the last "
 		    "leader's %lld%s", p->id, (long long)act->epoch,
-		    (long long)s->last_epoch,
-		    s->pc[s->last_epoch_peer].admin_at > 0 ?
-		    " [an administrator deleted nodes]" : "");
+		    (long long)s->last_epoch, s->admin_last > 0 &&
+		    s->admin_last >= s->now - 2 * s->T ?
+		    " [an administrator deleted nodes meanwhile]" : "");
 	else if (act->epoch == s->last_epoch && v.node != NULL &&
 	    (s->last_epoch_peer != p->idx ||
 	    strcmp(s->last_epoch_node, v.node) != 0))
@@ -194,7 +194,7 @@ check_promote(struct sim *s, struct peer *p, const struct el_action *act)
 	for (i = 0; i < s->npeers; i++) {
 		struct pcheck *o = &s->pc[i];
 
-		if (i == p->idx || !o->open || o->excused)
+		if (i == p->idx || !o->open || o->excused || o->fenced)
 			continue;
 		/* Frozen, and the freeze has reached its demote point. */
 		if (s->peer[i].frozen && s->now >= o->demote_at_freeze)
@@ -209,10 +209,11 @@ check_promote(struct sim *s, struct peer *p, const struct el_action *act)
 		    s->admin_last > 0 && s->admin_last >= o->open_at - s->T ?
 		    " [an administrator deleted nodes meanwhile]" : "");
 	}
-	if (!pc->open) {
+	if (!pc->open || pc->fenced) {
 		pc->open = 1;
 		pc->open_at = s->now;
 		pc->excused = 0;
+		pc->fenced = 0;
 	}
 	pc->epoch = act->epoch;
 	pc->sid = p->cl.sid;
@@ -283,18 +284,19 @@ check_hook_exit(struct sim *s, struct peer *p, enum hook_kind kind, int ok)
 	if (kind == HOOK_DEMOTE) {
 		s->pc[p->idx].open = 0;
 		s->pc[p->idx].excused = 0;
+		s->pc[p->idx].fenced = 0;
 	}
 	if (kind == HOOK_FENCE && ok)
 		(void)snprintf(s->pc[p->idx].fenced_node,
 		    sizeof(s->pc[p->idx].fenced_node), "%s", p->fence_node);
 	if (kind == HOOK_FENCE && ok)
 		for (i = 0; i < s->npeers; i++)
-			if (s->pc[i].open && s->pc[i].epoch == p->fence_epoch &&
+			if (s->pc[i].open && !s->pc[i].fenced &&
+			    s->pc[i].epoch == p->fence_epoch &&
 			    strcmp(s->peer[i].id, p->fence_id) == 0) {
 				trace(s, p->idx, "check: fenced %s (epoch %lld)",
 				    s->peer[i].id, (long long)p->fence_epoch);
-				s->pc[i].open = 0;
-				s->pc[i].excused = 0;
+				s->pc[i].fenced = 1;
 			}
 }
 

@@ -1,7 +1,8 @@
 /*
  * build/sim: runs a campaign of simulated schedules.
  *
- *   sim [-s SEED] [-n COUNT] [-v] [-x] [-t LINES] [-S] [-D KINDS] [-k TICK]
+ *   sim [-s SEED] [-n COUNT] [-v] [-x] [-t LINES] [-l MAX] [-S] [-D KINDS]
+ *       [-k TICK]
  *   sim -f FILE [-M] [-v] [-t LINES]
  *
  * Runs seeds SEED .. SEED+COUNT-1, or the lines of a seeds file (see
@@ -9,7 +10,8 @@
  * EL_MUTANTS) each line marked m=N must fail with mutant N put back.
  * The first failing seed is run again with a trace and its last LINES
  * lines (default 300, 0: none) are printed; -v prints the whole trace of
- * every run as it goes (for one seed). -x stops at the first failure.
+ * every run as it goes (for one seed). -x stops at the first failure; -l
+ * prints at most MAX failing seeds (the count is always right).
  * -S prints what the runs injected; -D leaves out the fault kinds named
  * (comma-separated, as -S names them), to tell causes apart. -k TICK
  * models ZooKeeper's tickTime (capped at T/2): followers report the
@@ -30,6 +32,7 @@
 struct main_run {
 	struct sim_opts o;	/* from the command line */
 	int lines;
+	uint64_t max_shown;	/* -l: failing seeds printed at most */
 	int stop;
 	int stats;
 	int mutants;		/* -M */
@@ -41,7 +44,7 @@ static void
 main_usage(void)
 {
 	(void)fprintf(stderr, "usage: sim [-s SEED] [-n COUNT] [-v] [-x] "
-	    "[-t LINES] [-S] [-D KIND,...] [-k TICK]\n"
+	    "[-t LINES] [-l MAX] [-S] [-D KIND,...] [-k TICK]\n"
 	    "       sim -f FILE [-M] [-v] [-t LINES]\n");
 	exit(2);
 }
@@ -95,6 +98,11 @@ main_one(struct main_run *r, uint64_t seed, const struct sim_opts *o,
 	if (!failed)
 		return 1;
 	r->failed++;
+	if (r->failed > r->max_shown) {
+		if (r->failed == r->max_shown + 1)
+			(void)printf("sim: (more failing seeds not shown)\n");
+		return 0;
+	}
 	(void)printf("sim: seed %llu FAILED: %s\n", (unsigned long long)seed,
 	    why);
 	if (!o->verbose && r->lines > 0 && r->shown++ < 1) {
@@ -167,7 +175,8 @@ main(int argc, char **argv)
 
 	memset(&r, 0, sizeof(r));
 	r.lines = 300;
-	while ((ch = getopt(argc, argv, "s:n:vxf:t:SD:k:M")) != -1) {
+	r.max_shown = UINT64_MAX;
+	while ((ch = getopt(argc, argv, "s:n:vxf:t:l:SD:k:M")) != -1) {
 		switch (ch) {
 		case 's':
 			seed = main_number(optarg);
@@ -186,6 +195,9 @@ main(int argc, char **argv)
 			break;
 		case 't':
 			r.lines = (int)main_number(optarg);
+			break;
+		case 'l':
+			r.max_shown = main_number(optarg);
 			break;
 		case 'S':
 			r.stats = 1;

@@ -154,6 +154,8 @@ struct peer {
 /* check.c: what the checker remembers of each daemon. */
 struct pcheck {
 	int open;		/* between promote start and demote end */
+	int fenced;		/* ...but a successor's fence stopped its
+				 * application meanwhile */
 	int64_t open_at;
 	int64_t epoch;
 	int excused;		/* frozen past its lease, or crashed */

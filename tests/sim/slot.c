@@ -62,17 +62,23 @@ slot_exit(struct sim *s, struct peer *p, int seq, int ok)
 	    seq, 0, 0, NULL);
 }
 
+/*
+ * EL_ACT_CANCEL: SIGTERM to the group, SIGKILL act->ms later (0: at once).
+ * A hook given a grace may end at any point of it.
+ */
 void
 slot_cancel(struct sim *s, struct peer *p, const struct el_action *act)
 {
-	(void)act;
-	if (p->hook_on && !p->hook_exited) {
-		p->hook_exited = 1;
-		p->hook_ok = 0;
-		check_hook_exit(s, p, p->hook_kind, 0);
-		sim_push(s, s->now + 1, EV_HOOK_REAP, p->idx, p->hook_seq, 0, 0,
-		    NULL);
+	if (!p->hook_on || p->hook_exited)
+		return;
+	trace(s, p->idx, "hook %s cancelled (SIGKILL in %lld ms)",
+	    trace_hook(p->hook_kind), (long long)act->ms);
+	if (act->ms > 0) {
+		sim_push(s, s->now + rng_between(&s->rng, 0, act->ms),
+		    EV_HOOK_EXIT, p->idx, p->hook_seq, 0, 0, NULL);
+		return;
 	}
+	slot_exit(s, p, p->hook_seq, 0);
 }
 
 void
