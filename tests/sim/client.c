@@ -151,20 +151,32 @@ client_watch_add(struct client *cl, enum wkind kind, const char *path)
 	cl->nw++;
 }
 
-/* Fails the requests of a gone connection, in the order they were sent. */
-static void
-client_fail_all(struct sim *s, struct peer *p, int rc)
+/*
+ * The requests of a gone connection: taken at once (the library's
+ * cleanup_bufs()), completed with rc after the session event is delivered,
+ * in the order they were sent. What the daemon asks meanwhile waits for
+ * the next connection, as it does in libzookeeper.
+ */
+static int
+client_take_pending(struct client *cl, struct cpending *copy)
 {
-	struct client *cl = &p->cl;
-	struct cpending copy[SIM_MAX_PENDING];
-	struct zreply rep;
-	int i, n = cl->npend, gen = cl->gen;
+	int n = cl->npend;
 
-	memcpy(copy, cl->pend, sizeof(copy));
+	memcpy(copy, cl->pend, (size_t)n * sizeof(*copy));
 	cl->npend = 0;
+	return n;
+}
+
+static void
+client_fail(struct sim *s, struct peer *p, struct cpending *copy, int n,
+    int gen, int rc)
+{
+	struct zreply rep;
+	int i;
+
 	for (i = 0; i < n; i++) {
 		free(copy[i].unsent);
-		if (cl->gen != gen || !p->running)
+		if (p->cl.gen != gen || !p->running)
 			continue;	/* the daemon replaced the handle */
 		memset(&rep, 0, sizeof(rep));
 		rep.rc = rc;
@@ -242,6 +254,8 @@ void
 client_receive(struct sim *s, struct peer *p, struct conn *c, struct msg *m)
 {
 	struct client *cl = &p->cl;
+	struct cpending copy[SIM_MAX_PENDING];
+	int n, gen = cl->gen;
 
 	if (c->id != cl->conn || !c->c_open)
 		return;
@@ -259,18 +273,18 @@ client_receive(struct sim *s, struct peer *p, struct conn *c, struct msg *m)
 		cl->state = CL_EXPIRED;
 		trace(s, p->idx, "zk: session %016llx expired",
 		    (unsigned long long)cl->sid);
+		n = client_take_pending(cl, copy);
 		peer_session(s, p, EL_ZK_EXPIRED);
-		if (cl->state == CL_EXPIRED)
-			client_fail_all(s, p, ZSESSIONEXPIRED);
+		client_fail(s, p, copy, n, gen, ZSESSIONEXPIRED);
 		break;
 	case M_AUTH_FAILED:
 		client_hangup(s, p);
 		cl->state = CL_EXPIRED;
 		trace(s, p->idx, "zk: authentication failed");
 		p->auth_failed_at = s->now;
+		n = client_take_pending(cl, copy);
 		peer_session(s, p, EL_ZK_AUTH_FAILED);
-		if (cl->state == CL_EXPIRED)
-			client_fail_all(s, p, ZAUTHFAILED);
+		client_fail(s, p, copy, n, gen, ZAUTHFAILED);
 		break;
 	case M_HANGUP:
 		client_lost(s, p);
@@ -301,24 +315,19 @@ static void
 client_lost(struct sim *s, struct peer *p)
 {
 	struct client *cl = &p->cl;
-	int gen = cl->gen;
+	struct cpending copy[SIM_MAX_PENDING];
+	int n, gen = cl->gen, was = cl->state;
 
-	if (cl->state == CL_CONNECTED) {
-		cl->state = CL_CONNECTING;
-		client_hangup(s, p);
+	cl->state = CL_CONNECTING;
+	client_hangup(s, p);
+	n = client_take_pending(cl, copy);
+	if (was == CL_CONNECTED) {
 		trace(s, p->idx, "zk: connection lost");
 		peer_session(s, p, EL_ZK_CONNECTING);
-		if (cl->gen != gen || cl->state != CL_CONNECTING)
-			return;
-		client_fail_all(s, p, ZCONNECTIONLOSS);
-		if (cl->gen != gen || cl->state != CL_CONNECTING)
-			return;
-	} else {
-		client_hangup(s, p);
-		client_fail_all(s, p, ZCONNECTIONLOSS);
-		if (cl->gen != gen || cl->state != CL_CONNECTING)
-			return;
 	}
+	client_fail(s, p, copy, n, gen, ZCONNECTIONLOSS);
+	if (cl->gen != gen || cl->state != CL_CONNECTING)
+		return;
 	client_retry(s, p);
 }
 
