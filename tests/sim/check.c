@@ -88,6 +88,7 @@ check_crash(struct sim *s, struct peer *p)
 
 	if (!pc->open || pc->excused)
 		return;
+	pc->crashed = 1;
 	/*
 	 * Its application goes on leading. With a fence hook and a
 	 * breadcrumb naming it, the successor must fence it first;
@@ -102,6 +103,21 @@ check_crash(struct sim *s, struct peer *p)
 	pc->excused = 1;
 	trace(s, p->idx, "check: crashed while leading, unfenceable: "
 	    "excused");
+}
+
+/* An administrator deleted the breadcrumb: a crashed leader it named can
+ * no longer be found to be fenced. */
+void
+check_crumb_deleted(struct sim *s)
+{
+	int i;
+
+	for (i = 0; i < s->npeers; i++)
+		if (s->pc[i].open && s->pc[i].crashed && !s->pc[i].excused) {
+			s->pc[i].excused = 1;
+			trace(s, i, "check: its breadcrumb deleted while crashed: "
+			    "excused");
+		}
 }
 
 void
@@ -285,6 +301,7 @@ check_hook_exit(struct sim *s, struct peer *p, enum hook_kind kind, int ok)
 		s->pc[p->idx].open = 0;
 		s->pc[p->idx].excused = 0;
 		s->pc[p->idx].fenced = 0;
+		s->pc[p->idx].crashed = 0;
 	}
 	if (kind == HOOK_FENCE && ok)
 		(void)snprintf(s->pc[p->idx].fenced_node,

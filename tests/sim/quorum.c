@@ -234,6 +234,8 @@ quorum_admin_delete(struct sim *s, const char *path)
 		return;
 	/* The checker tells the violations this may explain apart. */
 	s->admin_last = s->now;
+	if (strcmp(path, SIM_CRUMB) == 0)
+		check_crumb_deleted(s);
 	for (i = 0; i < s->npeers; i++)
 		if (z->owner != 0 && s->peer[i].running &&
 		    s->peer[i].cl.sid == z->owner)

@@ -159,6 +159,7 @@ struct pcheck {
 	int64_t open_at;
 	int64_t epoch;
 	int excused;		/* frozen past its lease, or crashed */
+	int crashed;		/* its process died while it led */
 	int64_t demote_at_freeze;	/* lease_end - demote_timeout then */
 	int last_pd;		/* 'P', 'D' or 0 this incarnation */
 	int fenced_between;	/* a fence ran since the last demote */
@@ -332,6 +333,7 @@ void check_advance(struct sim *s, int64_t t);
 void check_freeze(struct sim *s, struct peer *p);
 void check_wake(struct sim *s, struct peer *p);
 void check_crash(struct sim *s, struct peer *p);
+void check_crumb_deleted(struct sim *s);
 void check_start(struct sim *s, struct peer *p);
 void check_answers(struct sim *s);
 void check_final(struct sim *s);
