@@ -214,7 +214,7 @@ struct server {
 struct qsession {
 	int64_t sid;
 	int64_t timeout;
-	int64_t last_touch;
+	int64_t expire_at;	/* when the quorum expires it, untouched */
 	int owner;		/* the server it last connected through */
 	int live;
 	int check_pending;

@@ -172,11 +172,13 @@ quorum_touch(struct sim *s, int64_t sid)
 
 	if (qs == NULL || !qs->live)
 		return;
-	qs->last_touch = s->now;
+	qs->expire_at = s->now + qs->timeout;
+	/* ZooKeeper's SessionTracker rounds it up to a tick boundary. */
+	if (s->tick_ms > 0)
+		qs->expire_at = (qs->expire_at / s->tick_ms + 1) * s->tick_ms;
 	if (!qs->check_pending) {
 		qs->check_pending = 1;
-		sim_push(s, s->now + qs->timeout, EV_EXPIRE, -1, 0, 0, sid,
-		    NULL);
+		sim_push(s, qs->expire_at, EV_EXPIRE, -1, 0, 0, sid, NULL);
 	}
 }
 
@@ -190,8 +192,8 @@ quorum_expire_check(struct sim *s, int64_t sid)
 			qs->check_pending = 0;
 		return;
 	}
-	if (s->now < qs->last_touch + qs->timeout) {
-		sim_push(s, qs->last_touch + qs->timeout, EV_EXPIRE, -1, 0, 0,
+	if (s->now < qs->expire_at) {
+		sim_push(s, qs->expire_at, EV_EXPIRE, -1, 0, 0,
 		    sid, NULL);
 		return;
 	}
