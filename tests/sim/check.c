@@ -115,8 +115,8 @@ check_crumb_deleted(struct sim *s)
 	for (i = 0; i < s->npeers; i++)
 		if (s->pc[i].open && s->pc[i].crashed && !s->pc[i].excused) {
 			s->pc[i].excused = 1;
-			trace(s, i, "check: its breadcrumb deleted while crashed: "
-			    "excused");
+			trace(s, i, "check: its breadcrumb deleted while "
+			    "crashed: excused");
 		}
 }
 
@@ -311,8 +311,9 @@ check_hook_exit(struct sim *s, struct peer *p, enum hook_kind kind, int ok)
 			if (s->pc[i].open && !s->pc[i].fenced &&
 			    s->pc[i].epoch == p->fence_epoch &&
 			    strcmp(s->peer[i].id, p->fence_id) == 0) {
-				trace(s, p->idx, "check: fenced %s (epoch %lld)",
-				    s->peer[i].id, (long long)p->fence_epoch);
+				trace(s, p->idx, "check: fenced %s (epoch "
+				    "%lld)", s->peer[i].id,
+				    (long long)p->fence_epoch);
 				s->pc[i].fenced = 1;
 			}
 }
@@ -467,20 +468,25 @@ check_answers(struct sim *s)
 	}
 }
 
-/* How many candidate nodes session sid owns in the quorum's tree. */
+/*
+ * How many candidate nodes session sid owns in the quorum's tree; the
+ * total and the lowest sequence come back through all and first.
+ */
 static int
-check_nodes_of(struct sim *s, int64_t sid, int64_t *first_seq)
+check_nodes_of(struct sim *s, int64_t sid, int *all, int64_t *first)
 {
 	struct candidate c;
 	char **names;
 	int i, n, k = 0;
 
 	n = ztree_children(&s->qu.tree, SIM_CANDS, &names);
+	*all = n;
+	*first = -1;
 	for (i = 0; i < n; i++) {
 		if (candidate_parse(names[i], &c) != 0)
 			continue;
-		if (first_seq != NULL && (*first_seq < 0 || c.seq < *first_seq))
-			*first_seq = c.seq;
+		if (*first < 0 || c.seq < *first)
+			*first = c.seq;
 		if (c.sid == sid)
 			k++;
 	}
@@ -488,19 +494,20 @@ check_nodes_of(struct sim *s, int64_t sid, int64_t *first_seq)
 	return k;
 }
 
+/* The convergence check, once the bound after the faults has passed. */
 void
 check_final(struct sim *s)
 {
 	struct election_view v;
-	struct znode *z;
-	int i, leaders = 0, leader = -1, owned = 0, k, n;
-	int64_t first = -1;
 	struct candidate c;
+	struct znode *z;
+	struct peer *p;
+	int i, leaders = 0, leader = -1, owned = 0, k, all = 0;
+	int64_t first = -1;
 
 	check_answers(s);
 	for (i = 0; i < s->npeers && !s->failed; i++) {
-		struct peer *p = &s->peer[i];
-
+		p = &s->peer[i];
 		if (!p->running) {
 			check_fail(s, "(f) %s: not running at the end", p->id);
 			break;
@@ -516,43 +523,36 @@ check_final(struct sim *s)
 		    v.role == ROLE_UNKNOWN)
 			check_fail(s, "(f) %s: stuck: role %s, zk %d, hook %d",
 			    p->id, election_role_name(v.role), v.zk, v.hook);
-		k = check_nodes_of(s, p->cl.sid, NULL);
+		k = check_nodes_of(s, p->cl.sid, &all, &first);
 		owned += k;
 		if (p->observer || v.paused || v.unhealthy) {
 			if (k != 0)
-				check_fail(s, "(f) %s: %s but owns %d candidate "
-				    "node(s)", p->id, p->observer ? "observer" :
-				    v.paused ? "paused" : "unhealthy", k);
+				check_fail(s, "(f) %s: %s but owns %d "
+				    "candidate node(s)", p->id, p->observer ?
+				    "observer" : v.paused ? "paused" :
+				    "unhealthy", k);
 		} else if (k != 1)
 			check_fail(s, "(f) %s: live candidate owns %d "
 			    "candidate nodes", p->id, k);
 	}
 	if (s->failed)
 		return;
-	n = check_nodes_of(s, -1, &first);
-	{
-		char **names;
-		int m = ztree_children(&s->qu.tree, SIM_CANDS, &names);
-
-		if (m != owned)
-			check_fail(s, "(f) %d candidate node(s), %d of them "
-			    "owned by live daemons' sessions", m, owned);
-		ztree_names_free(names, m);
-	}
-	(void)n;
+	if (all != owned)
+		check_fail(s, "(f) %d candidate node(s), %d of them owned by "
+		    "live daemons' sessions", all, owned);
 	if (leaders != 1) {
 		check_fail(s, "(f) %d leader(s) %lld ms after the faults "
 		    "stopped", leaders, (long long)s->bound_ms);
 		return;
 	}
+	p = &s->peer[leader];
 	z = ztree_get(&s->qu.tree, SIM_LEADER);
-	if (z == NULL || z->owner != s->peer[leader].cl.sid)
-		check_fail(s, "(f) %s leads but E/leader is %s",
-		    s->peer[leader].id, z == NULL ? "missing" :
-		    "someone else's");
-	check_view(&s->peer[leader], &v);
+	if (z == NULL || z->owner != p->cl.sid)
+		check_fail(s, "(f) %s leads but E/leader is %s", p->id,
+		    z == NULL ? "missing" : "someone else's");
+	check_view(p, &v);
 	if (v.node == NULL || candidate_parse(v.node, &c) != 0 ||
 	    c.seq != first)
 		check_fail(s, "(f) %s leads but its node %s is not the first",
-		    s->peer[leader].id, v.node != NULL ? v.node : "(none)");
+		    p->id, v.node != NULL ? v.node : "(none)");
 }

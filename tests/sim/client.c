@@ -66,7 +66,7 @@ client_hangup(struct sim *s, struct peer *p)
 
 	if (c != NULL && c->c_open) {
 		c->c_open = 0;
-		conn_send_c2s(s, c, msg_new(M_HANGUP));
+		conn_send_c2s(s, c, conn_msg_new(M_HANGUP));
 	}
 	p->cl.conn = -1;
 	p->cl.handshake = 0;
@@ -81,9 +81,9 @@ client_close(struct sim *s, struct peer *p, int send_close)
 	if (c != NULL && c->c_open) {
 		/* zookeeper_close() asks the server to end the session. */
 		if (send_close && cl->state == CL_CONNECTED && !cl->handshake)
-			conn_send_c2s(s, c, msg_new(M_CLOSE_SESSION));
+			conn_send_c2s(s, c, conn_msg_new(M_CLOSE_SESSION));
 		else
-			conn_send_c2s(s, c, msg_new(M_HANGUP));
+			conn_send_c2s(s, c, conn_msg_new(M_HANGUP));
 		c->c_open = 0;
 	}
 	cl->conn = -1;
@@ -96,7 +96,7 @@ static void
 client_send(struct sim *s, struct peer *p, struct zreq *r)
 {
 	struct client *cl = &p->cl;
-	struct msg *m = msg_new(M_REQUEST);
+	struct msg *m = conn_msg_new(M_REQUEST);
 
 	m->req = r;
 	cl->last_send = s->now;
@@ -357,7 +357,7 @@ client_connect(struct sim *s, struct peer *p)
 	cl->attempts++;
 	cl->conn = c->id;
 	cl->handshake = 1;
-	m = msg_new(M_CONNECT);
+	m = conn_msg_new(M_CONNECT);
 	m->sid = cl->sid;
 	m->zxid = cl->last_zxid;
 	m->timeout = cl->timeout;
@@ -401,7 +401,7 @@ client_timer(struct sim *s, struct peer *p, const struct ev *ev)
 		if (s->now - cl->last_send >= cl->timeout / 3) {
 			c = conn_get(s, cl->conn);
 			cl->last_send = s->now;
-			conn_send_c2s(s, c, msg_new(M_PING));
+			conn_send_c2s(s, c, conn_msg_new(M_PING));
 		}
 		client_push(s, p, cl->last_send + cl->timeout / 3, EV_CL_PING,
 		    cl->conn);

@@ -77,7 +77,7 @@ conn_send_s2c(struct sim *s, struct conn *c, struct msg *m)
 }
 
 struct msg *
-msg_new(enum msg_type type)
+conn_msg_new(enum msg_type type)
 {
 	struct msg *m = xcalloc(1, sizeof(*m));
 
@@ -86,7 +86,7 @@ msg_new(enum msg_type type)
 }
 
 void
-msg_free(struct msg *m)
+conn_msg_free(struct msg *m)
 {
 	if (m == NULL)
 		return;

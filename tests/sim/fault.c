@@ -224,7 +224,8 @@ fault_inject(struct sim *s, int kind)
 	case F_SRV_LAG:
 		srv = (int)rng_between(&s->rng, 0, SIM_SERVERS - 1);
 		d = rng_between(&s->rng, 100, 2000);
-		trace(s, -1, "fault: server %d lags %lld ms", srv, (long long)d);
+		trace(s, -1, "fault: server %d lags %lld ms", srv,
+		    (long long)d);
 		server_lag(s, srv, d);
 		sim_push(s, s->now + rng_between(&s->rng, 1000, 10000),
 		    EV_FAULT, -1, F_SRV_LAG, srv, 1, NULL);
@@ -296,7 +297,8 @@ fault_inject(struct sim *s, int kind)
 		if (!p->check)
 			break;
 		p->healthy = !p->healthy;
-		trace(s, p->idx, "fault: health %s", p->healthy ? "up" : "down");
+		trace(s, p->idx, "fault: health %s", p->healthy ? "up" :
+		    "down");
 		sim_push(s, s->now + fault_duration(s, 300, 400), EV_FAULT, -1,
 		    F_HEALTH, p->idx, 1, NULL);
 		break;
@@ -396,7 +398,7 @@ fault_quiet(struct sim *s)
 		fault_operator(s, &s->peer[0], OP_RESUME, 0, 0);
 	if (demote > s->T / 3)
 		demote = s->T / 3;
-	/* An auth failure's restart backoff reaches 30 s (EL_RESTART_MAX_MS). */
+	/* An auth failure's restart backoff reaches 30 s (its cap). */
 	s->bound_ms = 3 * s->T + 2 * hook + 2 * demote + backoff + rise +
 	    3000 + 2000 + (s->fc.w[F_AUTH] > 0 ? 30000 : 0);
 	s->end_at = s->now + s->bound_ms;

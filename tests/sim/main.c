@@ -17,7 +17,8 @@
  * models ZooKeeper's tickTime (capped at T/2): followers report the
  * sessions they heard from to the leader every TICK/2 instead of at once.
  * The last line is the summary that scripts/check.sh reads:
- *   sim: N schedules, N passed, N failed, N events, N.N s, N sched/s, N events/s
+ *   sim: N schedules, N passed, N failed, N events, N.N s, N sched/s,
+ *   N events/s
  * Exit status 1 if any schedule failed (with -M: if any mutant survived).
  */
 #include <errno.h>
@@ -88,9 +89,9 @@ main_one(struct main_run *r, uint64_t seed, const struct sim_opts *o,
 	failed = sim_run(seed, o, &r->st, why, sizeof(why));
 	r->count++;
 	if (want_fail) {
-		(void)printf("sim: seed %llu %s: %s\n", (unsigned long long)seed,
-		    failed ? "finds its mutant" : "MISSES its mutant",
-		    failed ? why : "no violation");
+		(void)printf("sim: seed %llu %s: %s\n",
+		    (unsigned long long)seed, failed ? "finds its mutant" :
+		    "MISSES its mutant", failed ? why : "no violation");
 		if (!failed)
 			r->failed++;
 		return failed;

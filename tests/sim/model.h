@@ -153,7 +153,7 @@ enum wev {
 struct msg {
 	enum msg_type type;
 	int64_t sid, zxid, timeout;
-	struct zreq *req;	/* REQUEST: owned by the server once it arrives */
+	struct zreq *req;	/* REQUEST: the server's once it arrives */
 	struct zreply rep;	/* REPLY */
 	int64_t xid;		/* REPLY */
 	enum wev wev;		/* WATCH */
@@ -183,7 +183,7 @@ struct conn {
 enum srv_state {
 	SRV_UP,
 	SRV_CUT,		/* cut off from the quorum, has not noticed */
-	SRV_DOWN,		/* noticed (or crashed): no clients, no replica */
+	SRV_DOWN,		/* noticed (or crashed): no clients */
 };
 
 struct swatch {
@@ -196,7 +196,8 @@ struct server {
 	int idx;
 	enum srv_state state;
 	int inc;		/* bumped at every cut and rejoin: what the
-				 * server had in flight with the quorum is void */
+				 * server had in flight with the quorum is
+				 * void */
 	int conn_inc;		/* bumped when it drops every client */
 	struct ztree tree;
 	int applied;		/* count of txns of the log applied */
@@ -246,7 +247,8 @@ struct cwatch {
 struct cpending {
 	int64_t xid;
 	enum el_op op;
-	struct zreq *unsent;	/* issued while connecting: sent once connected */
+	struct zreq *unsent;	/* issued while connecting: sent once
+				 * connected */
 	enum zreq_kind kind;
 	int watch;
 	char path[SIM_PATH];
@@ -320,8 +322,8 @@ struct conn *conn_new(struct sim *s, int peer, int client_gen, int srv);
 struct conn *conn_get(struct sim *s, int id);
 void conn_send_c2s(struct sim *s, struct conn *c, struct msg *m);
 void conn_send_s2c(struct sim *s, struct conn *c, struct msg *m);
-struct msg *msg_new(enum msg_type type);
-void msg_free(struct msg *m);
+struct msg *conn_msg_new(enum msg_type type);
+void conn_msg_free(struct msg *m);
 void conn_free_all(struct sim *s);
 int64_t conn_latency(struct sim *s);
 

@@ -79,7 +79,7 @@ peer_free(struct peer *p)
 	client_free(&p->cl);
 	for (i = 0; i < p->ndef; i++)
 		if (p->deferred[i].type == EV_S2C)
-			msg_free(p->deferred[i].p);
+			conn_msg_free(p->deferred[i].p);
 	free(p->deferred);
 	p->deferred = NULL;
 	p->ndef = p->capdef = 0;
@@ -126,7 +126,7 @@ peer_exit(struct sim *s, struct peer *p, int send_close)
 	p->el = NULL;
 	for (i = 0; i < p->ndef; i++)
 		if (p->deferred[i].type == EV_S2C)
-			msg_free(p->deferred[i].p);
+			conn_msg_free(p->deferred[i].p);
 	p->ndef = 0;
 	p->running = 0;
 	p->frozen = 0;
@@ -222,9 +222,11 @@ peer_send(struct sim *s, struct peer *p, const struct el_action *act)
 		r->nmop = act->nsub;
 		for (i = 0; i < act->nsub; i++) {
 			r->mop[i].kind = act->sub[i].kind;
-			sim_copy(r->mop[i].path, sizeof(r->mop[i].path), act->sub[i].path);
+			sim_copy(r->mop[i].path, sizeof(r->mop[i].path),
+			    act->sub[i].path);
 			if (act->sub[i].data != NULL)
-				sim_copy(r->mop[i].data, sizeof(r->mop[i].data), act->sub[i].data);
+				sim_copy(r->mop[i].data,
+				    sizeof(r->mop[i].data), act->sub[i].data);
 		}
 		break;
 	case EL_OP_SYNC:
@@ -425,7 +427,7 @@ peer_dispatch(struct sim *s, struct peer *p, const struct ev *ev)
 		c = conn_get(s, ev->a);
 		if (ev->b == p->cl.gen && c != NULL)
 			client_receive(s, p, c, ev->p);
-		msg_free(ev->p);
+		conn_msg_free(ev->p);
 		break;
 	case EV_CL_PING:
 	case EV_CL_RECV:
@@ -476,7 +478,7 @@ peer_event(struct sim *s, struct peer *p, const struct ev *ev)
 	}
 	if (!live) {
 		if (ev->type == EV_S2C)
-			msg_free(ev->p);
+			conn_msg_free(ev->p);
 		return;
 	}
 	if (p->frozen) {

@@ -216,7 +216,8 @@ quorum_close_session(struct sim *s, int64_t sid, const char *why)
 	for (i = 0; i < s->qu.tree.n; i++)
 		if (s->qu.tree.v[i].owner == sid) {
 			chg[n].kind = CHG_DELETE;
-			sim_copy(chg[n].path, sizeof(chg[n].path), s->qu.tree.v[i].path);
+			sim_copy(chg[n].path, sizeof(chg[n].path),
+			    s->qu.tree.v[i].path);
 			n++;
 		}
 	trace(s, -1, "quorum: session %016llx %s, %d ephemeral(s) deleted",

@@ -117,7 +117,7 @@ server_hangup(struct sim *s, struct conn *c)
 {
 	if (!c->s_open)
 		return;
-	conn_send_s2c(s, c, msg_new(M_HANGUP));
+	conn_send_s2c(s, c, conn_msg_new(M_HANGUP));
 	server_conn_gone(s, c);
 }
 
@@ -144,7 +144,7 @@ server_conn_gone(struct sim *s, struct conn *c)
 static void
 server_reply(struct sim *s, struct conn *c, struct zreq *r)
 {
-	struct msg *m = msg_new(M_REPLY);
+	struct msg *m = conn_msg_new(M_REPLY);
 
 	m->xid = r->xid;
 	m->rep = r->res;
@@ -386,7 +386,7 @@ server_revalidate(struct sim *s, int conn, int inc)
 		c->sid = c->hs_sid;
 	qs = quorum_session(s, c->sid);
 	if (qs == NULL || !qs->live) {
-		conn_send_s2c(s, c, msg_new(M_EXPIRED));
+		conn_send_s2c(s, c, conn_msg_new(M_EXPIRED));
 		server_hangup(s, c);
 		return;
 	}
@@ -395,13 +395,13 @@ server_revalidate(struct sim *s, int conn, int inc)
 	    c->server, (unsigned long long)c->sid, c->id);
 	quorum_touch(s, c->sid);
 	c->established = 1;
-	r = msg_new(M_CONNECTED);
+	r = conn_msg_new(M_CONNECTED);
 	r->sid = c->sid;
 	r->timeout = qs->timeout;
 	conn_send_s2c(s, c, r);
 	if (s->now < s->auth_until) {
 		/* The client's zoo_add_auth() packet is refused. */
-		conn_send_s2c(s, c, msg_new(M_AUTH_FAILED));
+		conn_send_s2c(s, c, conn_msg_new(M_AUTH_FAILED));
 		server_hangup(s, c);
 		return;
 	}
@@ -448,7 +448,7 @@ server_receive(struct sim *s, struct conn *c, struct msg *m)
 		if (!c->established)
 			break;
 		server_touch(s, v, c->sid);
-		conn_send_s2c(s, c, msg_new(M_PONG));
+		conn_send_s2c(s, c, conn_msg_new(M_PONG));
 		break;
 	case M_CLOSE_SESSION:
 		if (c->established && v->state == SRV_UP)

@@ -51,7 +51,7 @@ sim_dispatch(struct sim *s, const struct ev *ev)
 	case EV_C2S:
 		c = conn_get(s, ev->a);
 		server_receive(s, c, ev->p);
-		msg_free(ev->p);
+		conn_msg_free(ev->p);
 		break;
 	case EV_COMMIT:
 		r = ev->p;
@@ -114,7 +114,7 @@ sim_drain(struct sim *s)
 
 	while (evq_pop(&s->q, &ev)) {
 		if (ev.type == EV_C2S || ev.type == EV_S2C)
-			msg_free(ev.p);
+			conn_msg_free(ev.p);
 		else if (ev.type == EV_COMMIT) {
 			r = ev.p;
 			if (r->orphan)

@@ -235,7 +235,7 @@ struct sim {
 /* sim.c: how a run is made, from the command line. */
 struct sim_opts {
 	int verbose;		/* print the trace as it goes */
-	int tracing;		/* keep the last N lines, print them on failure */
+	int tracing;		/* keep the last N lines, print on failure */
 	uint32_t disabled;	/* fault kinds never injected (1 << kind) */
 	int64_t tick_ms;	/* model follower touch batching (0: off) */
 };

@@ -35,7 +35,7 @@ void
 swatch_notify(struct sim *s, struct conn *c, enum wev wev, const char *path,
     int64_t zxid)
 {
-	struct msg *m = msg_new(M_WATCH);
+	struct msg *m = conn_msg_new(M_WATCH);
 
 	m->wev = wev;
 	m->zxid = zxid;
