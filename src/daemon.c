@@ -301,9 +301,16 @@ daemon_send(struct daemon *d, const struct el_action *act)
 		rc = zk_sync(d->zk, act->path, tag);
 		break;
 	case EL_OP_ACK:
+	case EL_OP_CLAIM:
 	case EL_OP_RELEASE:
 	case EL_OP_SET_DATA:
 		rc = zk_multi(d->zk, act->sub, act->nsub, tag);
+		break;
+	case EL_OP_CLAIM_WATCH:
+		rc = zk_exists(d->zk, act->path, 1, tag);
+		break;
+	case EL_OP_CLAIM_READ:
+		rc = zk_exists(d->zk, act->path, 0, tag);
 		break;
 	default:
 		rc = ZBADARGUMENTS;

@@ -77,6 +77,7 @@ election_new(const struct election_params *p)
 	(void)xasprintf(&el->cand_dir, "%s/candidates", p->path);
 	(void)xasprintf(&el->leader_path, "%s/leader", p->path);
 	(void)xasprintf(&el->crumb_path, "%s/breadcrumb", p->path);
+	(void)xasprintf(&el->claim_path, "%s/claim", p->path);
 	/* Every ancestor of E/candidates, top down. */
 	for (s = el->cand_dir + 1; el->nparents < 15; s++) {
 		if (*s != '/' && *s != '\0')
@@ -91,6 +92,7 @@ election_new(const struct election_params *p)
 	el_make_data(el);
 	el->leader_id = xstrdup("");
 	el->leader_data = xstrdup("");
+	el->claim_known = 1;
 	el->crumb_id = xstrdup("");
 	el->crumb_data = xstrdup("");
 	el->observer = p->observer;
@@ -116,6 +118,8 @@ election_free(struct election *el)
 	free(el->cand_dir);
 	free(el->leader_path);
 	free(el->crumb_path);
+	free(el->claim_path);
+	free(el->claim_data);
 	free(el->id);
 	free(el->data);
 	free(el->create_data);
@@ -201,6 +205,9 @@ el_demote_reason(const struct election *el)
 	if (el->zk == EL_ZK_CONNECTED && el->leader_fresh &&
 	    el->leader_exists && el->leader_owner != el->sid)
 		return "preempted";
+	/* Asked to leave, then asked back in: the leaving goes on. */
+	if (el->release_pending)
+		return el->release_why != NULL ? el->release_why : "pause";
 	return NULL;
 }
 
@@ -216,8 +223,10 @@ void
 el_release_done(struct election *el)
 {
 	el->release_pending = 0;
+	el->release_why = NULL;
 	el->release_attempts = 0;
 	el->acked = 0;
+	el->claimed = 0;
 	el->epoch = 0;
 	el_forget_node(el);
 	if (el->promote_failed) {
@@ -250,6 +259,15 @@ el_session_lost(struct election *el)
 	el->leader_exists = 0;
 	el->leader_owner = 0;
 	el->crumb_exists = 0;
+	el->claim_known = 1;
+	el->claim_wait = 0;
+	/*
+	 * The lease was the old session's: what the new one confirms says
+	 * nothing of when the old one expired. A promote still running for
+	 * it is stopped at once.
+	 */
+	el->lease_known = 0;
+	el->lease_lapsed = 0;
 }
 
 static void
@@ -330,6 +348,8 @@ el_build_release(struct election *el, struct el_action *act)
 	if (el->crumb_exists && el->lead_epoch != 0 &&
 	    el->crumb_epoch == el->lead_epoch)
 		el_sub(act, ZK_MOP_DELETE, el->crumb_path, NULL);
+	if (el->claimed)
+		el_sub(act, ZK_MOP_DELETE, el->claim_path, NULL);
 	if (el->node_path != NULL)
 		el_sub(act, ZK_MOP_DELETE, el->node_path, NULL);
 }
@@ -397,6 +417,10 @@ el_next_release(struct election *el, struct el_action *act)
 		el_act_zk(el, act, EL_OP_BREADCRUMB, el->crumb_path);
 		return;
 	}
+	if (!el->claim_known) {
+		el_act_zk(el, act, EL_OP_CLAIM_READ, el->claim_path);
+		return;
+	}
 	if (el->node_path != NULL && !el->node_ok) {
 		el_act_zk(el, act, EL_OP_WATCH_OWN, el->node_path);
 		return;
@@ -408,6 +432,30 @@ el_next_release(struct election *el, struct el_action *act)
 		return;
 	}
 	el_act_zk(el, act, EL_OP_RELEASE, NULL);
+}
+
+/*
+ * E/claim, taken in a multi that checks our node still exists, before any
+ * fence or promote hook: it stands for the whole leadership, from before
+ * the promote to after the demote, so that a successor waits for it even
+ * when our node is gone (deleted by hand) before E/leader is written, and
+ * a head that listed its node from a server behind the quorum finds out.
+ */
+static void
+el_next_claim(struct election *el, struct el_action *act)
+{
+	if (el->claim_wait) {
+		if (!el->claim_watched)
+			el_act_zk(el, act, EL_OP_CLAIM_WATCH, el->claim_path);
+		return;
+	}
+	free(el->claim_data);
+	(void)xasprintf(&el->claim_data, "id=%s\nepoch=%lld\n", el->id,
+	    (long long)el->epoch);
+	act->nsub = 0;
+	el_sub(act, ZK_MOP_CHECK, el->node_path, NULL);
+	el_sub(act, ZK_MOP_CREATE_EPHEMERAL, el->claim_path, el->claim_data);
+	el_act_zk(el, act, EL_OP_CLAIM, NULL);
 }
 
 /* Our place in the queue, and the promotion when it comes. */
@@ -477,6 +525,10 @@ el_next_queue(struct election *el, struct el_action *act)
 	/* Never on facts the lease does not cover. */
 	if (el_lease_short(el) && !EL_MUTANT(9))
 		return;
+	if (!el->claimed && !EL_MUTANT(12)) {
+		el_next_claim(el, act);
+		return;
+	}
 	if (el->fence_configured && !el->fenced && el->crumb_exists &&
 	    el->crumb_epoch != el->epoch) {
 		(void)el_take_slot(el, act, HOOK_FENCE, "elected");
@@ -498,12 +550,12 @@ el_next_zk(struct election *el, struct el_action *act)
 		return;
 	}
 	/*
-	 * An acknowledgement of ours with no node of ours behind it (the
-	 * node was deleted after a demote) would make the next head wait
-	 * forever: it goes.
+	 * An acknowledgement or claim of ours with no node of ours behind
+	 * it (the node was deleted after a demote) would make the next head
+	 * wait forever: it goes.
 	 */
-	if (!el->release_pending && el_owns_leader(el) && !el_leading(el) &&
-	    el->node == NULL && !EL_MUTANT(4))
+	if (!el->release_pending && (el_owns_leader(el) || el->claimed) &&
+	    !el_leading(el) && el->node == NULL && !EL_MUTANT(4))
 		el->release_pending = 1;
 	if (el->release_pending) {
 		el_next_release(el, act);
@@ -573,6 +625,10 @@ election_next(struct election *el, struct el_action *act)
 		act->type = EL_ACT_PAUSED;
 		return;
 	}
+	/* A resign is done too when the rejoin it promised is not wanted. */
+	if (el->resigning == 2 && (el->paused || el->unhealthy ||
+	    el->stopping || el->observer))
+		el->resign_reply = 1;
 	if (el->resign_reply) {
 		el->resign_reply = 0;
 		el->resigning = 0;

@@ -52,6 +52,9 @@ enum el_op {
 	EL_OP_RELEASE,		/* multi: delete what we own */
 	EL_OP_SET_DATA,		/* multi: new data on our node (and E/leader) */
 	EL_OP_SYNC,		/* zoo_async on E: a quorum-confirmed round trip */
+	EL_OP_CLAIM,		/* multi: check own node, create E/claim */
+	EL_OP_CLAIM_WATCH,	/* exists E/claim with a watch */
+	EL_OP_CLAIM_READ,	/* exists E/claim, no watch */
 };
 
 enum el_act_type {

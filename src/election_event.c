@@ -153,6 +153,7 @@ el_writes(enum el_op op)
 	case EL_OP_PARENT:
 	case EL_OP_CREATE:
 	case EL_OP_ACK:
+	case EL_OP_CLAIM:
 	case EL_OP_RELEASE:
 	case EL_OP_SET_DATA:
 		return 1;
@@ -180,6 +181,9 @@ el_leader_done(struct election *el, const struct el_result *res)
 static void
 el_no_leader(struct election *el)
 {
+	/* Deleted by hand while we lead: it is written again. */
+	if (el->promoted && el->acked && el_owns_leader(el))
+		el->acked = 0;
 	el->leader_exists = 0;
 	el->leader_fresh = 1;
 	el->leader_owner = 0;
@@ -216,6 +220,38 @@ election_op_done(struct election *el, enum el_op op,
 	switch (op) {
 	case EL_OP_NONE:
 	case EL_OP_SYNC:
+		break;
+	case EL_OP_CLAIM:
+		if (rc == ZOK) {
+			el->claimed = 1;
+			el->claim_known = 1;
+		} else if (rc == ZNODEEXISTS) {
+			el->claim_wait = 1;
+			el->claim_watched = 0;
+		} else if (rc == ZNONODE)
+			el->node_ok = 0;	/* our node is gone: see */
+		else
+			el_op_error(el, rc);
+		break;
+	case EL_OP_CLAIM_WATCH:
+		if (rc == ZOK && res->owner == el->sid) {
+			/* Ours, from before a blip of this session. */
+			el->claimed = 1;
+			el->claim_known = 1;
+			el->claim_wait = 0;
+		} else if (rc == ZOK)
+			el->claim_watched = 1;
+		else if (rc == ZNONODE)
+			el->claim_wait = 0;
+		else
+			el_op_error(el, rc);
+		break;
+	case EL_OP_CLAIM_READ:
+		if (rc == ZOK || rc == ZNONODE) {
+			el->claimed = rc == ZOK && res->owner == el->sid;
+			el->claim_known = 1;
+		} else
+			el_op_error(el, rc);
 		break;
 	case EL_OP_PARENT:
 		if (rc == ZOK || rc == ZNODEEXISTS) {
@@ -359,6 +395,7 @@ election_op_done(struct election *el, enum el_op op,
 			el->restart = 1;
 		} else {
 			el_invalidate(el);
+			el->claim_known = 0;
 			el_op_error(el, rc);
 		}
 		break;
@@ -378,6 +415,10 @@ election_watch(struct election *el, int deleted, const char *path)
 		el->pred_watched = 0;
 	} else if (strcmp(path, el->leader_path) == 0)
 		el->leader_fresh = 0;
+	else if (strcmp(path, el->claim_path) == 0) {
+		el->claim_wait = 0;
+		el->claim_watched = 0;
+	}
 }
 
 void
@@ -418,6 +459,7 @@ election_hook_done(struct election *el, enum hook_kind kind, int ok)
 		if (!ok && !cancelled && same_node) {
 			el->promote_failed = 1;
 			el->release_pending = 1;
+			el->release_why = "promote-failed";
 		}
 		if (!same_node && el->lost_reason == NULL)
 			el->lost_reason = "session-expired";
@@ -480,6 +522,7 @@ election_resign(struct election *el)
 		return -1;
 	el->resigning = 1;
 	el->release_pending = 1;
+	el->release_why = "resign";
 	return 0;
 }
 
@@ -498,8 +541,10 @@ election_pause(struct election *el, int paused)
 {
 	if (paused && !el->paused) {
 		el->paused = 1;
-		if (el_has_node(el))
+		if (el_has_node(el)) {
 			el->release_pending = 1;
+			el->release_why = "pause";
+		}
 	} else if (!paused)
 		el->paused = 0;
 	if (paused)
@@ -510,8 +555,10 @@ void
 election_stop(struct election *el)
 {
 	el->stopping = 1;
-	if (el_has_node(el))
+	if (el_has_node(el)) {
 		el->release_pending = 1;
+		el->release_why = "shutdown";
+	}
 }
 
 enum role
@@ -578,7 +625,7 @@ election_view(const struct election *el, struct election_view *v)
 	v->session_timeout_ms = el->timeout_ms;
 	v->demote_timeout_ms = el->demote_ms;
 	v->demote_clamped = el->demote_clamped;
-	v->lease_end = el->lease_known ? el->lease_sent + el->timeout_ms : 0;
+	v->lease_end = el->lease_known ? el_lease_end(el) : 0;
 	v->backoff_until = el->backoff_until;
 	v->crumb_id = el->crumb_exists ? el->crumb_id : "";
 	v->crumb_data = el->crumb_exists ? el->crumb_data : "";

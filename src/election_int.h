@@ -16,11 +16,26 @@
 #define EL_LEASE_MARGIN_MS 100
 /* A check killed to free the slot for a promote: SIGTERM, then SIGKILL. */
 #define EL_CANCEL_GRACE_MS 100
+/*
+ * The quorum learns of a session's activity through its servers' reports,
+ * one every tickTime/2; ZooKeeper negotiates T >= 2 tickTime, so a report
+ * lags by at most T/4. The lease is shortened by that much.
+ */
+#define EL_REPORT_LAG_DIV 4
 /* Keepalive syncs per session timeout. */
 #define EL_SYNCS_PER_T 6
 
+/*
+ * A build with EL_MUTANTS puts one old defect back, the one numbered by
+ * el_mutant (ZKELECT_MUTANT in the environment): 1 reads refresh the
+ * lease, 2 a release cut short by expiry is forgotten, 3 a create in
+ * flight survives pause, 4 an orphan E/leader stays, 5 checks run beside
+ * other hooks, 6 a fence counts across sessions, 7 a demote takes the new
+ * node's epoch, 8 no demote budget before the lease ends, 9 promotes on
+ * facts older than the lease, 10 auth failures restart at once, 11
+ * adoption lists without a sync, 12 no E/claim. The tests must catch each.
+ */
 #ifdef EL_MUTANTS
-/* The simulator's build re-introduces old defects on request. */
 extern int el_mutant;
 #define EL_MUTANT(n) (el_mutant == (n))
 #else
@@ -31,7 +46,15 @@ struct election {
 	char *path;		/* E */
 	char *cand_dir;		/* E/candidates */
 	char *leader_path;	/* E/leader */
-	char *crumb_path;	/* E/breadcrumb */
+	char *crumb_path;	/* E/claim: held from before promote until the release */
+	int claimed;		/* ours */
+	int claim_known;	/* claimed is what ZooKeeper has */
+	int claim_wait;		/* another session holds it */
+	int claim_watched;	/* and a watch is set on it */
+
+	/* E/breadcrumb */
+	char *claim_path;	/* E/claim */
+	char *claim_data;
 	char *parents[16];
 	int nparents;
 	char *id;
@@ -139,6 +162,7 @@ struct election {
 	int acked;		/* E/leader written for this leadership */
 	const char *lost_reason;
 	int release_pending;
+	const char *release_why;	/* the request that asked for it */
 	int release_attempts;
 	int data_dirty;		/* election.data changed: rewrite our nodes */
 };
@@ -156,6 +180,7 @@ int el_owns_leader(const struct election *el);
 int el_want_join(const struct election *el);
 
 /* election_time.c */
+int64_t el_lease_end(const struct election *el);
 int64_t el_demote_point(const struct election *el);
 int el_lease_short(const struct election *el);
 int el_answered(int rc);

@@ -6,14 +6,17 @@
  * clock) wake it alike.
  *
  * The lease. lease_end = send time of the last request that the quorum
- * confirmed + T. Only a sync or a write counts: a ping or a read is
- * answered by the one server we talk to, which may itself be cut off from
- * its quorum while the quorum expires our session. Whatever the quorum
- * confirmed at time s, it heard from our session no earlier than s, so it
- * cannot expire the session before s + T. A leader must have finished its
- * demote hook by then, so it starts demoting at lease_end minus the demote
- * hook's budget (its timeout, at which its group is SIGKILLed) minus a
- * small margin, whether or not the connection looks up.
+ * confirmed + T, less the lag of the quorum's news of our session. Only a
+ * sync or a write counts: a ping or a read is answered by the one server
+ * we talk to, which may itself be cut off from its quorum while the quorum
+ * expires our session. Whatever the quorum confirmed at time s, our server
+ * was in touch with the quorum after s, and it reports the sessions it
+ * heard from every tickTime/2 (<= T/4), so the quorum cannot expire the
+ * session before s + T - T/4. A leader must have finished its demote hook
+ * by then, so it starts demoting at lease_end minus the demote hook's
+ * budget (its timeout, at which its group is SIGKILLed) minus a small
+ * margin, whether or not the connection looks up. The lease belongs to a
+ * session: a new session starts without one.
  */
 #include <stdint.h>
 
@@ -26,14 +29,22 @@ int el_mutant;
 #endif
 
 int64_t
+el_lease_end(const struct election *el)
+{
+	if (!el->lease_known)
+		return INT64_MIN;
+	return el->lease_sent + el->timeout_ms -
+	    el->timeout_ms / EL_REPORT_LAG_DIV;
+}
+
+int64_t
 el_demote_point(const struct election *el)
 {
 	if (!el->lease_known)
 		return INT64_MIN;
 	if (EL_MUTANT(8))
-		return el->lease_sent + el->timeout_ms;
-	return el->lease_sent + el->timeout_ms - el->demote_ms -
-	    EL_LEASE_MARGIN_MS;
+		return el_lease_end(el);
+	return el_lease_end(el) - el->demote_ms - EL_LEASE_MARGIN_MS;
 }
 
 /* Too little lease left to lead: a leader must start demoting now. */
@@ -68,7 +79,7 @@ el_confirmed(struct election *el, int64_t sent)
 	if (!el->lease_known || sent > el->lease_sent)
 		el->lease_sent = sent;
 	el->lease_known = 1;
-	if (el->now < el->lease_sent + el->timeout_ms)
+	if (el->now < el_lease_end(el))
 		el->lease_lapsed = 0;
 }
 
@@ -116,8 +127,10 @@ el_check_done(struct election *el, int ok)
 		el->unhealthy = 1;
 		el->check_fails = 0;
 		if (el->node != NULL || el->create_unknown ||
-		    el->inflight == EL_OP_CREATE)
+		    el->inflight == EL_OP_CREATE) {
 			el->release_pending = 1;
+			el->release_why = "health";
+		}
 	}
 }
 
@@ -145,7 +158,7 @@ election_clock(struct election *el, int64_t now_ms)
 	 * promotion (a freeze, a suspend, a partition not yet noticed).
 	 */
 	if (el->lease_known && !el->lease_lapsed && !EL_MUTANT(9) &&
-	    el->now >= el->lease_sent + el->timeout_ms) {
+	    el->now >= el_lease_end(el)) {
 		el->lease_lapsed = 1;
 		el_invalidate(el);
 	}
@@ -168,10 +181,12 @@ election_deadline(const struct election *el)
 	if (el->zk == EL_ZK_CONNECTED && !el->sync_inflight && !el->restart)
 		el_min(&d, el->synced ? el->sync_sent + el->timeout_ms /
 		    EL_SYNCS_PER_T : el->now);
-	if (el_leading(el) && !el->conn_lost && el->lease_known)
+	if (el->lease_known && el_leading(el) && (!el->conn_lost ||
+	    ((el->hook == HOOK_PROMOTE || el->hook == HOOK_FENCE) &&
+	    !el->hook_cancelled)))
 		el_min(&d, el_demote_point(el));
 	if (el->lease_known && !el->lease_lapsed)
-		el_min(&d, el->lease_sent + el->timeout_ms);
+		el_min(&d, el_lease_end(el));
 	if (el->grace_until != 0)
 		el_min(&d, el->grace_until);
 	if (el->backoff_until != 0)

@@ -8,6 +8,9 @@ election    the daemons of one test (zkharness.Election): a unique service,
             a temporary directory, a hook history file; every daemon is
             stopped at the end and its log scanned for sanitizer reports
 
+A test (or fixture) may set request.node.zke_logs to a function returning
+{name: text}: those logs are shown when the test fails.
+
 Environment: ZKELECTD_BIN_DIR (default build/), ZKELECTD_SAN=1 for a
 sanitizer build, ZKELECTD_KEEP_TMP=1 to keep temporary directories.
 """
@@ -92,8 +95,13 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     rep = outcome.get_result()
     e = getattr(item, "zke_election", None)
-    if e is None or not rep.failed or getattr(item, "zke_logs_shown", False):
+    extra = getattr(item, "zke_logs", None)     # () -> {name: text}
+    if (e is None and extra is None) or not rep.failed \
+            or getattr(item, "zke_logs_shown", False):
         return
     item.zke_logs_shown = True
-    for name, text in e.collect_logs().items():
+    logs = dict(e.collect_logs()) if e is not None else {}
+    if extra is not None:
+        logs.update(extra())
+    for name, text in logs.items():
         rep.sections.append((name, text))

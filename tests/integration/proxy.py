@@ -14,11 +14,30 @@ Controls
              stays open: the client sees silence, never a reset.
   thaw()     forwarding resumes; buffered bytes are delivered, the backlog
              is accepted (as after a healed partition).
+  hold_replies()
+             a one-way partition: bytes from the client still reach the
+             server, but nothing the server sends is forwarded (it waits in
+             the proxy) until release_replies() or cut(). A request sent
+             while replies are held is applied, its reply is not seen.
+  release_replies()
+             delivers what was held and forwards again.
   cut()      every current connection is reset (RST, SO_LINGER 0) on both
              sides at once.
   flap(period_s, duration_s)
              cut() every period_s for duration_s, in a background thread.
   close()    stops everything: flapping, the loop, every socket.
+
+connect_retry_s, optional (default 0): when the server refuses the
+proxy's connection, the proxy tries again every RETRY_S for that long,
+holding the client's bytes, before it gives up and ends the client's
+connection. A client of a real network would have had its connect refused
+and retried by itself (as a ZooKeeper follower does with its leader);
+behind a proxy its connect has already succeeded.
+
+rewrite_head(index, data) -> bytes or None, optional: sees the first bytes
+a client sends on a connection to upstream `index` (all of them so far) and
+returns what to forward instead, or None while it needs more. Used to
+rewrite the address a ZooKeeper server announces on its election links.
 
 Every loop is bounded: the selector waits at most POLL seconds, a control
 waits at most CALL_TIMEOUT seconds for the loop, and close() joins the
@@ -33,6 +52,7 @@ import threading
 import time
 
 POLL = 0.05
+RETRY_S = 0.05
 CALL_TIMEOUT = 5.0
 BUF_LIMIT = 1 << 20
 LOOPBACK = "127.0.0.1"
@@ -82,14 +102,22 @@ class _Pair:
         self.connected = False      # upstream connect completed
         self.c2u = bytearray()      # client -> server, not yet sent
         self.u2c = bytearray()      # server -> client, not yet sent
+        self.head = None            # client's first bytes, while rewritten
+        self.born = time.monotonic()
+        self.retry_at = None        # when to connect upstream again
         self.closed = False
 
 
 class ZkProxy:
     """Listens on one loopback port per upstream ZooKeeper server."""
 
-    def __init__(self, upstreams, name="proxy"):
+    def __init__(self, upstreams, name="proxy", rewrite_head=None,
+                 connect_retry_s=0.0):
         self.name = name
+        self.connect_retry_s = connect_retry_s
+        self._retrying = []
+        self._rewrite_head = rewrite_head
+        self._held = False
         self.upstreams = _parse_upstreams(upstreams)
         self._sel = selectors.DefaultSelector()
         self._lock = threading.Lock()
@@ -147,11 +175,33 @@ class ZkProxy:
             1 for p in self._pairs
             if not p.closed and (index is None or p.index == index)))
 
+    def upstream_ports(self):
+        """The local ports of the proxy's open connections to its upstreams,
+        established or on the way (what a server sees as the peer port of a
+        proxied connection)."""
+        def ports():
+            out = []
+            for p in self._pairs:
+                if p.closed or p.upstream is None:
+                    continue
+                try:
+                    out.append(p.upstream.getsockname()[1])
+                except OSError:
+                    pass
+            return out
+        return self._call(ports)
+
     def freeze(self):
         self._call(self._do_freeze)
 
     def thaw(self):
         self._call(self._do_thaw)
+
+    def hold_replies(self):
+        self._call(self._do_hold)
+
+    def release_replies(self):
+        self._call(self._do_release)
 
     def cut(self):
         """Resets every current connection; returns how many."""
@@ -290,6 +340,7 @@ class ZkProxy:
                     else:
                         self._io(obj, key.fileobj, mask)
                 self._run_calls()
+                self._run_retries()
                 if self._pairs and any(p.closed for p in self._pairs):
                     self._pairs = [p for p in self._pairs if not p.closed]
         finally:
@@ -315,6 +366,16 @@ class ZkProxy:
         self._frozen = False
         for i, ls in enumerate(self._listeners):
             self._set_interest(ls, selectors.EVENT_READ, ("listen", i))
+        for p in self._pairs:
+            self._update(p)
+
+    def _do_hold(self):
+        self._held = True
+        for p in self._pairs:
+            self._update(p)
+
+    def _do_release(self):
+        self._held = False
         for p in self._pairs:
             self._update(p)
 
@@ -349,6 +410,9 @@ class ZkProxy:
         """Selector interest of both sockets of p from its state."""
         if p.closed:
             return
+        if p.upstream is None:          # waiting to connect again
+            self._set_interest(p.client, 0, ("conn", p))
+            return
         c_ev = u_ev = 0
         if not self._frozen:
             if p.connected:
@@ -358,7 +422,7 @@ class ZkProxy:
                     u_ev |= selectors.EVENT_READ
                 if p.c2u:
                     u_ev |= selectors.EVENT_WRITE
-                if p.u2c:
+                if p.u2c and not self._held:
                     c_ev |= selectors.EVENT_WRITE
             else:
                 u_ev |= selectors.EVENT_WRITE     # the connect's completion
@@ -379,19 +443,50 @@ class ZkProxy:
             self.accepted += 1
             client.setblocking(False)
             client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            up = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            up.setblocking(False)
-            up.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            p = _Pair(index, client, up)
-            rc = up.connect_ex(self.upstreams[index])
-            if rc not in (0, errno.EINPROGRESS, errno.EWOULDBLOCK):
-                # The server is down: the client sees its connection end.
-                self._close_pair(p, reset=False)
-                continue
-            if rc == 0:
-                p.connected = True
+            p = _Pair(index, client, None)
+            if self._rewrite_head is not None:
+                p.head = bytearray()
             self._pairs.append(p)
-            self._update(p)
+            self._connect_upstream(p)
+
+    def _connect_upstream(self, p):
+        up = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        up.setblocking(False)
+        up.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        p.upstream = up
+        p.retry_at = None
+        rc = up.connect_ex(self.upstreams[p.index])
+        if rc not in (0, errno.EINPROGRESS, errno.EWOULDBLOCK):
+            self._upstream_refused(p)
+            return
+        if rc == 0:
+            p.connected = True
+        self._update(p)
+
+    def _upstream_refused(self, p):
+        """The server is down: try again while connect_retry_s allows, else
+        the client sees its connection end."""
+        if time.monotonic() - p.born < self.connect_retry_s:
+            try:
+                self._sel.unregister(p.upstream)
+            except (KeyError, ValueError, OSError):
+                pass
+            p.upstream.close()
+            p.upstream = None
+            p.retry_at = time.monotonic() + RETRY_S
+            self._retrying.append(p)
+            return
+        self._close_pair(p, reset=False)
+
+    def _run_retries(self):
+        if self._frozen or not self._retrying:
+            return
+        now = time.monotonic()
+        due = [p for p in self._retrying if p.retry_at <= now or p.closed]
+        self._retrying = [p for p in self._retrying if p not in due]
+        for p in due:
+            if not p.closed:
+                self._connect_upstream(p)
 
     def _io(self, p, sock, mask):
         if p.closed or self._frozen:
@@ -399,7 +494,7 @@ class ZkProxy:
         if sock is p.upstream and not p.connected:
             err = p.upstream.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
             if err != 0:
-                self._close_pair(p, reset=False)
+                self._upstream_refused(p)
                 return
             p.connected = True
             self._update(p)
@@ -416,6 +511,8 @@ class ZkProxy:
             if data == b"":
                 self._finish(p, reset=False)
                 return
+            if data and sock is p.client and p.head is not None:
+                data = self._rewritten(p, data)
             if data:
                 src_buf += data
         if mask & selectors.EVENT_WRITE or p.c2u or p.u2c:
@@ -423,9 +520,23 @@ class ZkProxy:
                 return
         self._update(p)
 
+    def _rewritten(self, p, data):
+        """What to forward of the client's first bytes: nothing while
+        rewrite_head needs more, then its answer (unchanged bytes once the
+        head is long enough to be no header at all)."""
+        p.head += data
+        out = self._rewrite_head(p.index, bytes(p.head))
+        if out is None and len(p.head) < 4096:
+            return b""
+        out = bytes(p.head) if out is None else out
+        p.head = None
+        return out
+
     def _flush(self, p):
         """Sends what each direction holds; False when p was closed."""
         for dst, buf in ((p.upstream, p.c2u), (p.client, p.u2c)):
+            if dst is p.client and self._held:
+                continue
             while buf:
                 try:
                     n = dst.send(buf)
@@ -442,6 +553,8 @@ class ZkProxy:
         end the other side the same way."""
         if not reset:
             for dst, buf in ((p.upstream, p.c2u), (p.client, p.u2c)):
+                if dst is p.client and self._held:
+                    continue        # held replies are lost with the connection
                 try:
                     while buf:
                         n = dst.send(buf)
@@ -455,6 +568,8 @@ class ZkProxy:
             return
         p.closed = True
         for s in (p.client, p.upstream):
+            if s is None:
+                continue
             try:
                 self._sel.unregister(s)
             except (KeyError, ValueError, OSError):

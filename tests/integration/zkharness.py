@@ -16,6 +16,7 @@ import shlex
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import tempfile
 import time
@@ -378,11 +379,11 @@ class ZkCluster:
         self.size = size
         self.servers = []
         if size == 1:
-            (port,) = free_ports(1)
+            (port,) = free_ports_outside_ephemeral(1)
             self.servers.append(ZkServer(self.dir / "zk1", port, tick_ms,
                                          min_session_ms, max_session_ms))
         else:
-            ports = free_ports(3 * size)
+            ports = free_ports_outside_ephemeral(3 * size)
             quorum = [(i + 1, ports[3 * i + 1], ports[3 * i + 2])
                       for i in range(size)]
             for i in range(size):
@@ -1011,3 +1012,392 @@ def hook_runs(events, id=None, event=None):
                 runs[i][1] = e
     return [tuple(r) for r in runs
             if (id is None or r[0].id == id) and (event is None or r[0].event == event)]
+
+
+# ---------------------------------------------------------------- cut-off ensemble
+
+ELECTION_V1, ELECTION_V2 = -65536, -65535   # QuorumCnxManager protocol versions
+# A follower whose connection to its new leader is refused retries for
+# initLimit x tickTime; behind a proxy its connect succeeds and only the
+# proxy sees the refusal (the leader has not bound its port yet), so the
+# proxy retries instead (without this, the follower gets an end of stream,
+# gives up, and the new leader waits initLimit x tickTime for it in vain).
+PEER_CONNECT_RETRY_S = 3.0
+
+
+def _peer_cfg(text, init_limit, sync_limit):
+    """A server's zoo.cfg with its own initLimit and syncLimit."""
+    text = re.sub(r"^initLimit=\d+$", f"initLimit={init_limit}", text, flags=re.M)
+    return re.sub(r"^syncLimit=\d+$", f"syncLimit={sync_limit}", text, flags=re.M)
+
+
+def _announce_via(data, port):
+    """Rewrites the first message of a ZooKeeper election connection (the
+    initiator's protocol version, server id and its own election address)
+    so that it announces 127.0.0.1:port instead; None while data is too
+    short to tell, data unchanged when it is no such message.
+
+    A server that receives a connection from a server with a lower id
+    drops it and connects back to the address announced there, not to the
+    one its configuration names (QuorumCnxManager.handleConnection): without
+    this, that link would bypass the proxies."""
+    if len(data) < 8:
+        return None
+    (version,) = struct.unpack_from("!q", data, 0)
+    if version not in (ELECTION_V1, ELECTION_V2):
+        return data
+    if len(data) < 20:
+        return None
+    sid, n = struct.unpack_from("!qi", data, 8)
+    if n <= 0 or n > 1024:
+        return data
+    if len(data) < 20 + n:
+        return None
+    addr = f"127.0.0.1:{port}".encode()
+    return (struct.pack("!qqi", version, sid, len(addr)) + addr
+            + data[20 + n:])
+
+
+def free_ports_outside_ephemeral(n, low=20000):
+    """n distinct free loopback TCP ports outside the kernel's ephemeral
+    range (ip_local_port_range), never handed out before in this run.
+
+    A port from free_ports() is free when it is returned, but until the
+    server binds it (a JVM takes a second to start) the kernel may give it to
+    any outgoing connection as its source port; an ensemble behind proxies
+    makes dozens of those while it starts. Ports outside the range are never
+    chosen that way."""
+    import random
+    try:
+        lo, hi = (int(x) for x in
+                  Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    except (OSError, ValueError):
+        return free_ports(n)
+    pool = [p for p in range(low, 65536) if not lo <= p <= hi]
+    if len(pool) < 10 * n:
+        return free_ports(n)
+    rnd = random.SystemRandom()
+    ports = []
+    for port in rnd.sample(pool, min(len(pool), 50 * n)):
+        if port in _given_ports:
+            continue
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        finally:
+            s.close()
+        ports.append(port)
+        _given_ports.add(port)
+        if len(ports) == n:
+            return ports
+    raise HarnessError(f"no {n} free ports outside the ephemeral range")
+
+
+class CutEnsemble:
+    """A ZooKeeper ensemble on loopback (three servers by default) whose
+    server-to-server links all go through fault-injecting proxies, so that
+    a test can silently cut one server off from the others: cut_off(sid)
+    freezes every quorum and election connection to and from server sid
+    (traffic stops, connections stay open, nobody sees a reset), heal(sid)
+    lets it flow again. Clients reach the servers directly (hosts,
+    hosts_of(sid...)); a client session opened before the cut stays
+    connected to a cut-off follower, a new one cannot be opened there (the
+    leader creates sessions).
+
+    Each ordered pair of servers (i, j) has its own proxy, links[(i, j)],
+    carrying i's connections to j's quorum port (upstream 0) and election
+    port (upstream 1); in server i's zoo.cfg the `server.j` line names that
+    proxy, its own line its real ports. The election connections'
+    announced addresses are rewritten to point at the reverse link
+    (_announce_via).
+
+    A cut-off follower notices only when it has heard nothing from the
+    leader for syncLimit x tickTime (the socket timeout of its link) and
+    keeps serving its clients' reads and pings until then; the defaults
+    (200 ms x 30 = 6 s) leave a follower cut off from its quorum serving
+    for longer than the session timeouts the tests use (2-4 s).
+
+    start() brings up servers 1..n-1 first and then server n, so that server
+    n is a follower: the one a test cuts off by default (`victim`); the
+    leader (leader_sid()) can be cut off as well. close() kills everything;
+    use it as a context manager or from a fixture's finally.
+    """
+
+    def __init__(self, size=3, tick_ms=200, init_limit=30, sync_limit=30,
+                 min_session_ms=None, max_session_ms=60000):
+        from proxy import ZkProxy       # proxy.py lives beside this file
+        if size < 3:
+            raise ValueError("an ensemble to cut a server off has >= 3 servers")
+        self.size = size
+        self.tick_ms = tick_ms
+        self.init_limit = init_limit
+        self.sync_limit = sync_limit
+        self.dir = make_tmpdir("zkt-zk-")
+        self.sids = list(range(1, size + 1))
+        self.links = {}
+        self.cut = {}                   # sid -> time.time() of its cut_off
+        self.servers = []
+        ports = free_ports_outside_ephemeral(3 * size)
+        self.real = {sid: tuple(ports[3 * (sid - 1):3 * sid]) for sid in self.sids}
+        try:
+            for i in self.sids:
+                for j in self.sids:
+                    if i != j:
+                        _, q, e = self.real[j]
+                        self.links[(i, j)] = ZkProxy(
+                            [("127.0.0.1", q), ("127.0.0.1", e)],
+                            name=f"zk{i}->zk{j}",
+                            rewrite_head=self._rewriter(i, j),
+                            connect_retry_s=PEER_CONNECT_RETRY_S)
+            for i in self.sids:
+                quorum = []
+                for j in self.sids:
+                    if i == j:
+                        quorum.append((j, self.real[j][1], self.real[j][2]))
+                    else:
+                        quorum.append((j, *self.links[(i, j)].ports))
+                s = ZkServer(self.dir / f"zk{i}", self.real[i][0], tick_ms,
+                             min_session_ms, max_session_ms, myid=i,
+                             quorum=quorum)
+                s.cfg.write_text(_peer_cfg(s.cfg.read_text(), init_limit,
+                                           sync_limit))
+                self.servers.append(s)
+        except BaseException:
+            self.close()
+            raise
+
+    def _rewriter(self, i, j):
+        def rewrite(index, data):
+            if index != 1:
+                return data             # quorum port: nothing to rewrite
+            # i announces itself; j must reach i through the link (j, i).
+            return _announce_via(data, self.links[(j, i)].ports[1])
+        return rewrite
+
+    # -- servers
+
+    @property
+    def sync_window_s(self):
+        """How long a cut-off follower goes on serving: syncLimit x tickTime."""
+        return self.sync_limit * self.tick_ms / 1000
+
+    def server(self, sid):
+        """The ZkServer with id sid (1-based, as in zoo.cfg)."""
+        return self.servers[sid - 1]
+
+    @property
+    def victim(self):
+        return self.size
+
+    @property
+    def hosts(self):
+        return ",".join(s.hostport for s in self.servers)
+
+    def hosts_of(self, *sids):
+        return ",".join(self.server(sid).hostport for sid in sids)
+
+    def others(self, sid):
+        return [s for s in self.sids if s != sid]
+
+    def start(self, timeout=60):
+        """Starts the first n-1 servers, waits for their quorum, then the
+        last; returns the modes by server id."""
+        deadline = time.monotonic() + timeout
+        try:
+            for s in self.servers[:-1]:
+                s.start()
+            for s in self.servers[:-1]:
+                s.wait_serving(max(0.1, deadline - time.monotonic()))
+            self.server(self.victim).start()
+            self.server(self.victim).wait_serving(max(0.1, deadline - time.monotonic()))
+        except HarnessError as e:
+            raise HarnessError(f"{e}\n{self.log_report()}") from None
+        modes = self.modes()
+        if modes[self.victim] != "follower":
+            raise HarnessError(f"server {self.victim} is no follower: {modes}")
+        return modes
+
+    def modes(self):
+        return {sid: self.server(sid).mode() for sid in self.sids}
+
+    def leader_sid(self):
+        for sid, m in self.modes().items():
+            if m == "leader":
+                return sid
+        return None
+
+    def bypassing_connections(self):
+        """Established connections to a server's real quorum or election
+        port that do not come from one of the proxies, as
+        [(server port, peer port)]: links the proxies cannot cut. Empty
+        when every server-to-server link goes through the proxies."""
+        real = {p for sid in self.sids for p in self.real[sid][1:]}
+        proxied = set()
+        for p in self.links.values():
+            proxied.update(p.upstream_ports())
+        out = []
+        for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+            f = line.split()
+            local, remote, state = f[1], f[2], f[3]
+            if state != "01":               # ESTABLISHED
+                continue
+            lport = int(local.split(":")[1], 16)
+            rport = int(remote.split(":")[1], 16)
+            if lport in real and rport not in proxied:
+                out.append((lport, rport))
+        return out
+
+    # -- faults
+
+    def server_links(self, sid):
+        """Every link to or from server sid."""
+        return [p for (i, j), p in self.links.items() if sid in (i, j)]
+
+    def cut_off(self, sid=None, verify=True):
+        """Freezes all of server sid's quorum and election links (both
+        directions); returns the time.time() just before the first freeze.
+        With verify, then shows that the cut is real (verify_cut)."""
+        sid = sid or self.victim
+        probe = self._probe(sid) if verify else None
+        try:
+            t = time.time()
+            for p in self.server_links(sid):
+                p.freeze()
+            self.cut[sid] = t
+            if probe is not None:
+                self.verify_cut(sid, probe)
+        finally:
+            if probe is not None:
+                probe.close()
+        return t
+
+    def _probe(self, sid):
+        from zkraw import RawZk
+        return RawZk("127.0.0.1", self.server(sid).port, timeout_ms=10000)
+
+    def verify_cut(self, sid, probe, timeout=10, hold=0.5):
+        """A write through the other servers succeeds within timeout (the
+        quorum goes on without server sid), while probe, a session on server
+        sid opened before the cut, does not see it for `hold` seconds (a
+        server in the quorum sees a write within milliseconds). A new session
+        cannot be opened on a cut-off follower (the leader creates sessions),
+        hence the probe. Returns the probe's path."""
+        from kazoo.exceptions import NoNodeError
+        from kazoo.protocol.serialization import Exists
+        path = f"/zkt-cut-{os.urandom(4).hex()}"
+        with _kazoo(self.hosts_of(*self.others(sid)), timeout=10) as quorum:
+            try:
+                quorum.create_async(path, b"").get(timeout=timeout)
+            except Exception as e:
+                raise HarnessError(f"the quorum without server {sid} did not "
+                                   f"take a write within {timeout}s: {e!r}") from None
+        end = time.monotonic() + hold
+        while True:
+            try:
+                probe.call(Exists(path, False), timeout=5)
+                raise HarnessError(f"server {sid} saw {path}: it is not cut off")
+            except NoNodeError:
+                pass
+            if time.monotonic() >= end:
+                return path
+            time.sleep(POLL)
+
+    def heal(self, sid=None):
+        """Lets server sid's links flow again; returns the time.time()."""
+        sid = sid or self.victim
+        for p in self.server_links(sid):
+            p.thaw()
+        self.cut.pop(sid, None)
+        return time.time()
+
+    def heal_all(self):
+        errors = []
+        for p in self.links.values():
+            try:
+                p.thaw()
+            except Exception as e:  # noqa: BLE001 - reported, teardown goes on
+                errors.append(f"{p.name}: {e!r}")
+        self.cut.clear()
+        return errors
+
+    def wait_rejoined(self, sid=None, timeout=60):
+        """After heal(): waits until server sid follows again and has the
+        quorum's latest write (a probe written through another server)."""
+        from kazoo.client import KazooClient
+        sid = sid or self.victim
+        deadline = time.monotonic() + timeout
+        path = f"/zkt-rejoin-{os.urandom(4).hex()}"
+        with _kazoo(self.hosts_of(*self.others(sid)), timeout=10) as quorum:
+            quorum.create(path, b"")
+            try:
+                def caught_up():
+                    if self.server(sid).mode() != "follower":
+                        return False
+                    c = KazooClient(hosts=self.server(sid).hostport, timeout=10)
+                    try:
+                        c.start(timeout=max(0.5, min(5, deadline - time.monotonic())))
+                        return c.exists(path) is not None
+                    finally:
+                        c.stop()
+                        c.close()
+                wait_for(caught_up, max(0.1, deadline - time.monotonic()),
+                         f"server {sid} to rejoin the quorum", interval=0.2)
+            finally:
+                quorum.delete(path)
+
+    # -- teardown
+
+    def close(self):
+        """Kills every server, closes every proxy, removes the directory;
+        safe to call more than once and after a partial __init__."""
+        for s in self.servers:
+            try:
+                s.kill()
+            except Exception:  # noqa: BLE001 - go on with the others
+                pass
+        for p in self.links.values():
+            try:
+                p.close()
+            except Exception:  # noqa: BLE001
+                pass
+        remove_tmpdir(self.dir)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def log_report(self, lines=40):
+        return "\n".join(f"---- zookeeper {sid} :{self.server(sid).port}\n"
+                         f"{self.server(sid).log_tail(lines)}"
+                         for sid in self.sids if sid <= len(self.servers))
+
+    def log_tails(self, lines=40):
+        return {f"zookeeper {sid} :{self.server(sid).port}": self.server(sid).log_tail(lines)
+                for sid in self.sids if sid <= len(self.servers)}
+
+
+class _kazoo:
+    """A started KazooClient as a context manager, stopped and closed on
+    the way out however the block ends."""
+
+    def __init__(self, hosts, timeout=10, start_timeout=20, **kw):
+        from kazoo.client import KazooClient
+        self.client = KazooClient(hosts=hosts, timeout=timeout, **kw)
+        self.start_timeout = start_timeout
+
+    def __enter__(self):
+        self.client.start(timeout=self.start_timeout)
+        return self.client
+
+    def __exit__(self, *exc):
+        try:
+            self.client.stop()
+        finally:
+            self.client.close()
+
+
+kazoo_client = _kazoo

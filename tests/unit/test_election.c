@@ -26,6 +26,7 @@
 #define T_MS 10000
 
 static int hold_syncs;		/* keepalive syncs are the test's to answer */
+static int hold_claims;		/* E/claim multis are the test's to answer */
 static int syncs_seen;
 
 /* The virtual clock of every test, in milliseconds. */
@@ -57,6 +58,7 @@ el_new_grace(int demote_on_start, int fence, int64_t grace_ms)
 	el = election_new(&p);
 	election_clock(el, now);
 	hold_syncs = 0;
+	hold_claims = 0;
 	return el;
 }
 
@@ -80,12 +82,15 @@ next(struct election *el)
 	election_clock(el, now);
 	for (;;) {
 		election_next(el, &a);
-		if (a.type != EL_ACT_ZK || a.op != EL_OP_SYNC || hold_syncs)
+		if (a.type != EL_ACT_ZK)
 			return a;
-		syncs_seen++;
+		if (a.op == EL_OP_SYNC && !hold_syncs)
+			syncs_seen++;
+		else if (a.op != EL_OP_CLAIM || hold_claims)
+			return a;
 		memset(&r, 0, sizeof(r));
 		r.rc = ZOK;
-		election_op_done(el, EL_OP_SYNC, &r);
+		election_op_done(el, a.op, &r);
 	}
 }
 
@@ -548,9 +553,10 @@ test_promote_failure(void **state)
 	a = next(el);
 	assert_int_equal(a.type, EL_ACT_ZK);
 	assert_int_equal(a.op, EL_OP_RELEASE);
-	assert_int_equal(a.nsub, 1);
+	assert_int_equal(a.nsub, 2);
 	assert_int_equal(a.sub[0].kind, ZK_MOP_DELETE);
-	assert_string_equal(a.sub[0].path, CAND "/" OURS);
+	assert_string_equal(a.sub[0].path, E "/claim");
+	assert_string_equal(a.sub[1].path, CAND "/" OURS);
 	reply(el, EL_OP_RELEASE, ZOK);
 	expect_none(el);
 	{
@@ -581,10 +587,11 @@ test_stop_is_an_ordered_handoff(void **state)
 	election_hook_done(el, HOOK_DEMOTE, 1);
 	a = next(el);
 	assert_int_equal(a.op, EL_OP_RELEASE);
-	assert_int_equal(a.nsub, 3);
+	assert_int_equal(a.nsub, 4);
 	assert_string_equal(a.sub[0].path, E "/leader");
 	assert_string_equal(a.sub[1].path, E "/breadcrumb");
-	assert_string_equal(a.sub[2].path, CAND "/" OURS);
+	assert_string_equal(a.sub[2].path, E "/claim");
+	assert_string_equal(a.sub[3].path, CAND "/" OURS);
 	reply(el, EL_OP_RELEASE, ZOK);
 	a = next(el);
 	assert_int_equal(a.type, EL_ACT_STOPPED);
@@ -684,9 +691,10 @@ test_own_node_deleted_while_leader(void **state)
 	election_hook_done(el, HOOK_DEMOTE, 1);
 	a = next(el);
 	assert_int_equal(a.op, EL_OP_RELEASE);
-	assert_int_equal(a.nsub, 2);
+	assert_int_equal(a.nsub, 3);
 	assert_string_equal(a.sub[0].path, E "/leader");
 	assert_string_equal(a.sub[1].path, E "/breadcrumb");
+	assert_string_equal(a.sub[2].path, E "/claim");
 	reply(el, EL_OP_RELEASE, ZOK);
 	/* Deleting E/leader used up the watch: it is read and watched again. */
 	expect_op(el, EL_OP_LEADER, E "/leader");
@@ -931,9 +939,10 @@ test_orphan_leader_node_is_deleted(void **state)
 	    101);
 	a = next(el);
 	assert_int_equal(a.op, EL_OP_RELEASE);
-	assert_int_equal(a.nsub, 2);
+	assert_int_equal(a.nsub, 3);
 	assert_string_equal(a.sub[0].path, E "/leader");
 	assert_string_equal(a.sub[1].path, E "/breadcrumb");
+	assert_string_equal(a.sub[2].path, E "/claim");
 	reply(el, EL_OP_RELEASE, ZOK);
 	expect_op(el, EL_OP_LEADER, NULL);
 	election_free(el);
@@ -1006,8 +1015,11 @@ test_fence_during_expiry_counts_for_nothing(void **state)
 	reply_get(el, EL_OP_BREADCRUMB, "id=old\ndata=\nepoch=7\n", 0, 7);
 	expect_hook(el, HOOK_FENCE, "elected");
 	election_session(el, EL_ZK_EXPIRED, 0, T_MS);
+	/* Its session is gone: the fence is stopped at once... */
+	assert_int_equal(next(el).type, EL_ACT_CANCEL);
 	assert_int_equal(next(el).type, EL_ACT_RESTART);
 	election_restarted(el);
+	/* ...but it had just succeeded: that counts for nothing now. */
 	election_hook_done(el, HOOK_FENCE, 1);
 	/* No demote follows: nothing was promoted. */
 	election_session(el, EL_ZK_CONNECTED, SID + 1, T_MS);
@@ -1054,6 +1066,9 @@ test_demote_carries_the_lost_epoch(void **state)
 	assert_int_equal(a.hook, HOOK_PROMOTE);
 	assert_int_equal(a.epoch, 100);
 	election_session(el, EL_ZK_EXPIRED, 0, T_MS);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_CANCEL);
+	assert_int_equal(a.ms, 0);
 	assert_int_equal(next(el).type, EL_ACT_RESTART);
 	election_restarted(el);
 	election_session(el, EL_ZK_CONNECTED, SID + 1, T_MS);
@@ -1065,7 +1080,7 @@ test_demote_carries_the_lost_epoch(void **state)
 	reply_create(el, CAND "/" NEWER);
 	expect_op(el, EL_OP_WATCH_OWN, NULL);
 	reply_get(el, EL_OP_WATCH_OWN, "", SID + 1, 130);
-	election_hook_done(el, HOOK_PROMOTE, 1);
+	election_hook_done(el, HOOK_PROMOTE, 0);
 	a = next(el);
 	assert_int_equal(a.type, EL_ACT_HOOK);
 	assert_int_equal(a.hook, HOOK_DEMOTE);
@@ -1125,6 +1140,146 @@ test_demote_timeout_clamped_to_negotiated(void **state)
 	election_free(el);
 }
 
+/* Found by the simulator: a connection lost while promote runs. */
+static void
+test_promote_cut_short_at_the_demote_point(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *kids[] = { OURS };
+	struct election_view v;
+	struct el_action a;
+
+	(void)state;
+	join(el, SID, CAND "/" OURS);
+	expect_op(el, EL_OP_LIST, NULL);
+	reply_list(el, kids, 1);
+	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
+	expect_none(el);
+	election_view(el, &v);
+	/* Woken at the demote point, not at the end of the lease. */
+	assert_int_equal(election_deadline(el),
+	    v.lease_end - v.demote_timeout_ms - 100);
+	now = election_deadline(el);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_CANCEL);
+	assert_int_equal(a.hook, HOOK_PROMOTE);
+	election_hook_done(el, HOOK_PROMOTE, 0);
+	expect_hook(el, HOOK_DEMOTE, "disconnected");
+	election_free(el);
+}
+
+/* Found by the simulator: pause, then resume, while promote runs. */
+static void
+test_pause_resume_during_promote(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *kids[] = { OURS };
+	struct el_action a;
+
+	(void)state;
+	join(el, SID, CAND "/" OURS);
+	expect_op(el, EL_OP_LIST, NULL);
+	reply_list(el, kids, 1);
+	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	election_pause(el, 1);
+	election_pause(el, 0);
+	election_hook_done(el, HOOK_PROMOTE, 1);
+	expect_hook(el, HOOK_DEMOTE, "pause");
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_RELEASE);
+	reply(el, EL_OP_RELEASE, ZOK);
+	assert_int_equal(next(el).type, EL_ACT_PAUSED);
+	/* Resumed meanwhile: back in the queue. */
+	expect_op(el, EL_OP_CREATE, NULL);
+	election_free(el);
+}
+
+/* Found by the simulator: resign, then pause before the rejoin. */
+static void
+test_resign_then_pause_is_answered(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct el_action a;
+
+	(void)state;
+	become_leader(el);
+	assert_int_equal(election_resign(el), 0);
+	expect_hook(el, HOOK_DEMOTE, "resign");
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_RELEASE);
+	election_pause(el, 1);
+	reply(el, EL_OP_RELEASE, ZOK);
+	a = next(el);
+	assert_true(a.type == EL_ACT_RESIGNED || a.type == EL_ACT_PAUSED);
+	a = next(el);
+	assert_true(a.type == EL_ACT_RESIGNED || a.type == EL_ACT_PAUSED);
+	election_free(el);
+}
+
+/* E/claim held by another session: wait on it, then claim. */
+static void
+test_claim_waits_for_the_previous_holder(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *kids[] = { OURS };
+	struct el_action a;
+	struct el_result r;
+
+	(void)state;
+	join(el, SID, CAND "/" OURS);
+	expect_op(el, EL_OP_LIST, NULL);
+	reply_list(el, kids, 1);
+	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	hold_claims = 1;
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_CLAIM);
+	assert_int_equal(a.nsub, 2);
+	assert_int_equal(a.sub[0].kind, ZK_MOP_CHECK);
+	assert_string_equal(a.sub[0].path, CAND "/" OURS);
+	assert_int_equal(a.sub[1].kind, ZK_MOP_CREATE_EPHEMERAL);
+	assert_string_equal(a.sub[1].path, E "/claim");
+	reply(el, EL_OP_CLAIM, ZNODEEXISTS);
+	expect_op(el, EL_OP_CLAIM_WATCH, E "/claim");
+	memset(&r, 0, sizeof(r));
+	r.rc = ZOK;
+	r.owner = 0xaa;
+	election_op_done(el, EL_OP_CLAIM_WATCH, &r);
+	/* The old head's promote may still run: no hook. */
+	expect_none(el);
+	election_watch(el, 1, E "/claim");
+	expect_op(el, EL_OP_CLAIM, NULL);
+	reply(el, EL_OP_CLAIM, ZOK);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	election_free(el);
+}
+
+/* E/leader deleted by hand while we lead: written again. */
+static void
+test_leader_node_rewritten(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct el_action a;
+
+	(void)state;
+	become_leader(el);
+	election_watch(el, 1, E "/leader");
+	expect_op(el, EL_OP_LEADER, NULL);
+	reply(el, EL_OP_LEADER, ZNONODE);
+	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_ACK);
+	election_free(el);
+}
+
 int
 main(void)
 {
@@ -1158,6 +1313,11 @@ main(void)
 		cmocka_unit_test(test_demote_carries_the_lost_epoch),
 		cmocka_unit_test(test_auth_failure_backs_off),
 		cmocka_unit_test(test_demote_timeout_clamped_to_negotiated),
+		cmocka_unit_test(test_promote_cut_short_at_the_demote_point),
+		cmocka_unit_test(test_pause_resume_during_promote),
+		cmocka_unit_test(test_resign_then_pause_is_answered),
+		cmocka_unit_test(test_claim_waits_for_the_previous_holder),
+		cmocka_unit_test(test_leader_node_rewritten),
 	};
 
 	return cmocka_run_group_tests_name("election", tests, NULL, NULL);

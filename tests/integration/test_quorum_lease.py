@@ -1,0 +1,117 @@
+"""Issue 7, defect 1: two leaders when the leader's ZooKeeper server is cut
+off from its quorum.
+
+Three servers; daemon A is configured with server 3 only (a follower), B
+with servers 1 and 2. A leads. Every quorum and election link of server 3 is
+frozen (zkharness.CutEnsemble: traffic dropped, connections left open).
+Server 3 goes on answering A's pings and reads for syncLimit x tickTime
+(6 s here), while the quorum expires A's session after T and B promotes.
+A may lead only inside a lease that a quorum-confirmed round trip (a sync or
+a write, never a locally served read or ping) extended, and must have
+finished its demote hook before the session can expire at the quorum: its
+demote ends before B's promote starts.
+
+The hooks (record.sh) append `date +%s.%N` start and end lines to the
+election's shared history file; the test polls both daemons' roles too.
+"""
+
+import time
+
+import pytest
+
+import zkharness
+from zkharness import HarnessError, check_no_overlap, hook_runs, wait_for
+
+T_MS = 3000
+T = T_MS / 1000
+DEMOTE_TIMEOUT_MS = 300
+
+
+@pytest.fixture
+def ens(request):
+    e = zkharness.CutEnsemble(tick_ms=200, init_limit=30, sync_limit=30)
+    try:
+        e.start()
+        assert e.sync_window_s > T + 2
+        assert not e.bypassing_connections()
+        yield e
+    finally:
+        e.heal_all()
+        e.close()
+
+
+@pytest.fixture
+def election(request, ens):
+    zkharness.binary("zkelectd")
+    e = zkharness.Election(ens.hosts, request.node.name, session_timeout_ms=T_MS)
+    request.node.zke_election = e
+    request.node.zke_logs = lambda: ens.log_tails(80)
+    try:
+        yield e
+    finally:
+        ens.heal_all()      # the daemons stop cleanly only with server 3 back
+        problems = e.close()
+    if problems:
+        pytest.fail("\n\n".join(problems), pytrace=False)
+
+
+def first_after(runs, t):
+    """The first (start, end) hook run that started at or after t."""
+    for start, end in runs:
+        if start.ts >= t:
+            return start, end
+    return None, None
+
+
+def test_leader_on_cut_off_follower_demotes_before_successor_promotes(ens, election):
+    opts = {"hooks.demote_timeout": f"{DEMOTE_TIMEOUT_MS}ms"}
+    a = election.daemon("A", data="10.0.0.1:5432",
+                        options={**opts, "zookeeper.hosts": ens.hosts_of(3)})
+    a.wait_role("leader", timeout=15)
+    b = election.daemon("B", data="10.0.0.2:5432",
+                        options={**opts, "zookeeper.hosts": ens.hosts_of(1, 2)})
+    b.wait_role("follower", timeout=15)
+    assert election.wait_one_leader(timeout=10) is a
+
+    t_cut = ens.cut_off()
+    roles = []          # (time.time(), A's role, B's role)
+    deadline = t_cut + ens.sync_window_s + T + 15
+
+    def a_demoted_and_b_promoted():
+        ev = election.events()
+        _, a_end = first_after(hook_runs(ev, "A", "demote"), t_cut)
+        b_start, _ = first_after(hook_runs(ev, "B", "promote"), t_cut)
+        return a_end is not None and b_start is not None
+
+    while not a_demoted_and_b_promoted():
+        if time.time() > deadline:
+            raise HarnessError(
+                f"{deadline - t_cut:.0f}s after the cut, A has not demoted or B "
+                f"not promoted; roles {roles[-1:]}\n"
+                + "\n".join(str(e) for e in election.events()))
+        roles.append((time.time(), a.role(), b.role()))
+        time.sleep(0.05)
+    roles.append((time.time(), a.role(), b.role()))
+
+    ev = election.events()
+    a_start, a_end = first_after(hook_runs(ev, "A", "demote"), t_cut)
+    b_start, b_end = first_after(hook_runs(ev, "B", "promote"), t_cut)
+    rel = lambda e: e.ts - t_cut  # noqa: E731
+    a_leader_after_b = [(round(t - t_cut, 2), ra) for t, ra, _ in roles
+                        if t >= b_start.ts and ra == "leader"]
+    summary = (f"cut at 0 (T={T}s, demote_timeout={DEMOTE_TIMEOUT_MS}ms, "
+               f"server 3 serves for {ens.sync_window_s}s): A demote "
+               f"{rel(a_start):.2f}s..{rel(a_end):.2f}s (reason {a_start.reason}), "
+               f"B promote starts {rel(b_start):.2f}s")
+    print(summary)
+    assert a_end.ts < b_start.ts and a_end.n < b_start.n, \
+        f"two leaders for {a_end.ts - b_start.ts:.2f}s: {summary}"
+    assert not a_leader_after_b, \
+        f"A still said leader after B's promote started: {a_leader_after_b}; {summary}"
+    check_no_overlap(ev)
+
+    # Healed, the election settles on B, and A follows on a new session.
+    ens.heal()
+    ens.wait_rejoined(timeout=30)
+    assert election.wait_one_leader(timeout=T + 15) is b
+    election.check_invariants()
