@@ -360,6 +360,8 @@ check_action(struct sim *s, struct peer *p, const struct el_action *act)
 
 	switch (act->type) {
 	case EL_ACT_ZK:
+		if (act->op == EL_OP_CLAIM)
+			s->claims_seen = 1;
 		trace(s, p->idx, "-> %s %s", trace_op(act->op),
 		    act->path != NULL ? act->path : act->nsub > 0 ?
 		    act->sub[0].path : "");
@@ -368,7 +370,8 @@ check_action(struct sim *s, struct peer *p, const struct el_action *act)
 			    "is outstanding", p->id, trace_op(act->op),
 			    act->op == EL_OP_SYNC ? "sync" : "election");
 		if (pc->must_demote && (act->op == EL_OP_ACK ||
-		    act->op == EL_OP_CREATE || act->op == EL_OP_SET_DATA))
+		    act->op == EL_OP_CLAIM || act->op == EL_OP_CREATE ||
+		    act->op == EL_OP_SET_DATA))
 			check_fail(s, "(g) %s: woke past its lease but sends "
 			    "%s before demoting", p->id, trace_op(act->op));
 		break;
@@ -506,6 +509,14 @@ check_final(struct sim *s)
 	int64_t first = -1;
 
 	check_answers(s);
+	for (i = 0; i < s->qu.tree.n; i++)
+		if (s->qu.tree.v[i].owner != 0)
+			trace(s, -1, "end: %s owned by %016llx",
+			    s->qu.tree.v[i].path,
+			    (unsigned long long)s->qu.tree.v[i].owner);
+	for (i = 0; i < s->npeers; i++)
+		trace(s, i, "end: session %016llx%s", (unsigned long long)
+		    s->peer[i].cl.sid, s->peer[i].running ? "" : " (not running)");
 	for (i = 0; i < s->npeers && !s->failed; i++) {
 		p = &s->peer[i];
 		if (!p->running) {
@@ -550,6 +561,13 @@ check_final(struct sim *s)
 	if (z == NULL || z->owner != p->cl.sid)
 		check_fail(s, "(f) %s leads but E/leader is %s", p->id,
 		    z == NULL ? "missing" : "someone else's");
+	/* The core's E/claim, when it has one, stands for the leadership. */
+	z = ztree_get(&s->qu.tree, SIM_CLAIM);
+	if (z != NULL && z->owner != p->cl.sid)
+		check_fail(s, "(f) %s leads but E/claim is someone else's",
+		    p->id);
+	if (z == NULL && s->claims_seen)
+		check_fail(s, "(f) %s leads but E/claim is missing", p->id);
 	check_view(p, &v);
 	if (v.node == NULL || candidate_parse(v.node, &c) != 0 ||
 	    c.seq != first)

@@ -22,6 +22,7 @@ struct ev;
 #define SIM_CANDS	SIM_ROOT "/candidates"
 #define SIM_LEADER	SIM_ROOT "/leader"
 #define SIM_CRUMB	SIM_ROOT "/breadcrumb"
+#define SIM_CLAIM	SIM_ROOT "/claim"
 
 /* ztree.c */
 struct znode {

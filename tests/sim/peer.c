@@ -215,7 +215,15 @@ peer_send(struct sim *s, struct peer *p, const struct el_action *act)
 		r->kind = ZR_EXISTS;
 		r->watch = 1;
 		break;
+	case EL_OP_CLAIM_WATCH:
+		r->kind = ZR_EXISTS;
+		r->watch = 1;
+		break;
+	case EL_OP_CLAIM_READ:
+		r->kind = ZR_EXISTS;
+		break;
 	case EL_OP_ACK:
+	case EL_OP_CLAIM:
 	case EL_OP_RELEASE:
 	case EL_OP_SET_DATA:
 		r->kind = ZR_MULTI;

@@ -218,6 +218,7 @@ struct sim {
 	char why[512];
 	struct sim_stats st;
 	int64_t admin_last;	/* the last administrator's delete */
+	int claims_seen;	/* the core takes E/claim */
 	int64_t last_epoch;	/* of the last promote */
 	int last_epoch_peer;
 	char last_epoch_node[SIM_PATH];

@@ -101,6 +101,12 @@ trace_op(enum el_op op)
 		return "SET_DATA";
 	case EL_OP_SYNC:
 		return "SYNC";
+	case EL_OP_CLAIM:
+		return "CLAIM";
+	case EL_OP_CLAIM_WATCH:
+		return "CLAIM_WATCH";
+	case EL_OP_CLAIM_READ:
+		return "CLAIM_READ";
 	}
 	return "?";
 }
