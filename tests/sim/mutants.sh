@@ -5,12 +5,14 @@
 # seed. Prints them as tests/sim/seeds.txt lines; the trajectories depend
 # on the core, so after a change of the core the seeds of seeds.txt are
 # found again with this script.
-#   tests/sim/mutants.sh [BUILD_DIR [COUNT [PER_MUTANT]]]
+#   tests/sim/mutants.sh [BUILD_DIR [COUNT [PER_MUTANT [MUTANT...]]]]
 # Exits 1 if some mutant has no such seed among COUNT (default 5000).
 set -u
 build=${1:-build-mut}
 count=${2:-5000}
 want=${3:-2}
+shift $(($# < 3 ? $# : 3))
+only=" $* "
 sim="$build/sim"
 admin=delete-leader,delete-node
 
@@ -34,6 +36,7 @@ EOT
 
 missing=0
 while IFS='|' read -r m off re; do
+	[ "$only" = "  " ] || [[ "$only" == *" $m "* ]] || continue
 	found=0
 	while read -r seed why; do
 		if ZKELECT_MUTANT=0 "$sim" -s "$seed" -n 1 -t 0 -D "$off" \
