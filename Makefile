@@ -35,6 +35,12 @@ DAEMON    = config config_value zk candidate election election_event \
 LIBSRC    = $(COMMON) $(DAEMON)
 LIBOBJ    = $(LIBSRC:%=$(BUILD)/%.o)
 UNIT      = $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
+# The simulator links the real pure core, nothing of the daemon around it.
+SIMSRC    = $(wildcard tests/sim/*.c)
+SIMCORE   = $(patsubst %,$(BUILD)/%.o,election election_event election_time             candidate xmalloc log)
+SEEDS    ?= 20000
+SEED     ?= 1
+JOBS     ?= $(shell nproc)
 
 all: $(BUILD)/zkelectd $(BUILD)/zkelectctl
 
@@ -62,6 +68,22 @@ $(BUILD)/unit/%: tests/unit/%.c $(BUILD)/libzkelect.a src/*.h
 	    $(ALL_LDFLAGS) $(LIBS) -lcmocka
 
 unit: $(UNIT:%=$(BUILD)/unit/%)
+
+$(BUILD)/sim: $(SIMSRC) tests/sim/*.h $(SIMCORE) src/*.h
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -o $@ $(SIMSRC) $(SIMCORE) \
+	    $(ALL_LDFLAGS)
+
+# `make sim SEEDS=N [SEED=S] [JOBS=J]`: a campaign of N schedules from seed
+# S on J processes, then the regression seeds; exit status 1 on any
+# violation. `make sim-mutants`: every seed of seeds.txt marked m=N must
+# find mutant N of the core (tests/sim/seeds.txt).
+sim: $(BUILD)/sim
+	tests/sim/campaign.sh $(BUILD)/sim $(SEED) $(SEEDS) $(JOBS)
+	$(BUILD)/sim -f tests/sim/seeds.txt
+
+sim-mutants:
+	$(MAKE) BUILD=build-mut CPPFLAGS=-DEL_MUTANTS build-mut/sim
+	build-mut/sim -f tests/sim/seeds.txt -M
 
 check: all unit
 	@scripts/check.sh
@@ -91,4 +113,4 @@ install: all
 clean:
 	rm -rf build build-san build-mut
 
-.PHONY: all unit check mutants install clean
+.PHONY: all unit sim sim-mutants check mutants install clean

@@ -5,6 +5,10 @@
 #   1. every $BUILD/unit/test_* (cmocka)
 #   2. tests/conf/run.sh (config golden tests), and the unit tests against
 #      each mutant of the election core (make mutants)
+#   2b. the election simulator: a fixed campaign of $SIM_SCHEDULES seeded
+#      schedules (default 24000, on two processes), the regression seeds
+#      of tests/sim/seeds.txt, and each of their mutants found again
+#      (make sim-mutants); every schedule counts as one test
 #   3. the pytest integration suite against $BUILD
 #   4. a sanitizer build (make SAN=1 BUILD=build-san all) and the
 #      integration suite again against it, failing on any ASan/UBSan/LSan
@@ -25,6 +29,7 @@ SAN_BUILD=${SAN_BUILD:-build-san}
 MAKE=${MAKE:-make}
 PYTHON=/usr/bin/python3
 TIMEOUT=${CHECK_TIMEOUT:-900}
+SIM_SCHEDULES=${SIM_SCHEDULES:-24000}
 
 passed=0
 failed=0
@@ -113,6 +118,36 @@ mutant_tests() {
 	fi
 }
 
+# sim_count LABEL: adds the last "sim: N schedules, N passed, N failed"
+# line of $out to the totals.
+sim_count() {
+	local line
+	line=$(grep -E '^sim: [0-9]+ schedules, ' "$out" | tail -n 1)
+	if [[ "$line" =~ ^sim:\ [0-9]+\ schedules,\ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
+		passed=$((passed + BASH_REMATCH[1]))
+		failed=$((failed + BASH_REMATCH[2]))
+	else
+		broken "$1: no summary line"
+	fi
+}
+
+# The simulator runs the real election core against a model ZooKeeper:
+# a fixed budget of schedules on two processes (seeds 1..SIM_SCHEDULES),
+# the regression seeds, and the seeds that find the core's old defects.
+sim_tests() {
+	heading "election simulator: $SIM_SCHEDULES schedules, regression seeds, mutants"
+	if ! run "$MAKE" "$BUILD/sim"; then
+		broken "make $BUILD/sim failed"
+		return
+	fi
+	run tests/sim/campaign.sh "$BUILD/sim" 1 "$SIM_SCHEDULES" 2 -- -t 150 -l 20
+	sim_count "simulator campaign"
+	run "$BUILD/sim" -f tests/sim/seeds.txt -t 150
+	sim_count "simulator regression seeds"
+	run "$MAKE" sim-mutants
+	sim_count "simulator mutant seeds"
+}
+
 # integration LABEL BIN_DIR SAN CHAOS_SECONDS
 integration() {
 	heading "integration tests: $1"
@@ -140,6 +175,7 @@ start=$SECONDS
 unit_tests
 conf_tests
 mutant_tests
+sim_tests
 # The chaos test runs its full minute once; under the sanitizers (slower,
 # and what it looks for is memory errors) a shorter run keeps the whole
 # check within its time budget.

@@ -1,0 +1,598 @@
+/*
+ * The invariants, checked as the run goes:
+ *  (a) no two daemons between promote start and demote end at the same
+ *      instant, unless the older one is excused: frozen at or past the
+ *      point its demote had to start (it could not act), or crashed while
+ *      leading when nothing could fence it; a successful fence ends the
+ *      fenced leader's interval
+ *  (b) per daemon one hook at a time, and promote and demote alternate
+ *  (c) role leader only while now < lease_end, also between events
+ *  (d) the epoch of a promote is its node's czxid and grows from leader to
+ *      leader; the same node keeps its epoch
+ *  (e) every accepted resign and every pause is answered
+ *  (f) after the faults, within the bound: one leader, one node per live
+ *      healthy unpaused candidate and none for anyone else, nobody stuck
+ *  (g) a promote or fence starts only inside a lease; a daemon that wakes
+ *      past the start of its demote demotes before anything else
+ *  (i) with a fence hook, a promote over a breadcrumb of another epoch
+ *      comes after a successful fence for the same candidate node
+ *  (h) what hooks are told is true: a demote that ends a leadership
+ *      carries that leadership's epoch; "session-expired" means the session
+ *      it led in is gone
+ * The first violation stops the run.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "candidate.h"
+#include "sim.h"
+
+void
+check_fail(struct sim *s, const char *fmt, ...)
+{
+	char buf[400];
+	va_list ap;
+
+	if (s->failed)
+		return;
+	va_start(ap, fmt);
+	(void)vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	s->failed = 1;
+	(void)snprintf(s->why, sizeof(s->why), "t=%lld.%03lld %s",
+	    (long long)(s->now / 1000), (long long)(s->now % 1000), buf);
+	trace(s, -1, "VIOLATION: %s", buf);
+}
+
+static void
+check_view(struct peer *p, struct election_view *v)
+{
+	election_view(p->el, v);
+}
+
+void
+check_start(struct sim *s, struct peer *p)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+
+	pc->last_pd = 0;
+	pc->fenced_between = 0;
+	pc->must_demote = 0;
+	p->last_role = ROLE_UNKNOWN;
+	p->last_lease = 0;
+}
+
+/* The crumb in the quorum: who led last and with which epoch. */
+static int
+check_crumb(struct sim *s, char *id, size_t idlen, int64_t *epoch)
+{
+	struct znode *z = ztree_get(&s->qu.tree, SIM_CRUMB);
+	char buf[32];
+
+	if (z == NULL)
+		return 0;
+	candidate_kv(z->data, "id", id, idlen);
+	candidate_kv(z->data, "epoch", buf, sizeof(buf));
+	*epoch = strtoll(buf, NULL, 10);
+	return 1;
+}
+
+void
+check_crash(struct sim *s, struct peer *p)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+	char id[32];
+	int64_t epoch = 0;
+
+	if (!pc->open || pc->excused)
+		return;
+	pc->crashed = 1;
+	/*
+	 * Its application goes on leading. With a fence hook and a
+	 * breadcrumb naming it, the successor must fence it first;
+	 * otherwise nothing can stop it and an overlap is excused.
+	 */
+	if (s->fc.fence && check_crumb(s, id, sizeof(id), &epoch) &&
+	    strcmp(id, p->id) == 0 && epoch == pc->epoch) {
+		trace(s, p->idx, "check: crashed while leading; a successor "
+		    "must fence epoch %lld", (long long)epoch);
+		return;
+	}
+	pc->excused = 1;
+	trace(s, p->idx, "check: crashed while leading, unfenceable: "
+	    "excused");
+}
+
+/* An administrator deleted the breadcrumb: a crashed leader it named can
+ * no longer be found to be fenced. */
+void
+check_crumb_deleted(struct sim *s)
+{
+	int i;
+
+	for (i = 0; i < s->npeers; i++)
+		if (s->pc[i].open && s->pc[i].crashed && !s->pc[i].excused) {
+			s->pc[i].excused = 1;
+			trace(s, i, "check: its breadcrumb deleted while "
+			    "crashed: excused");
+		}
+}
+
+void
+check_freeze(struct sim *s, struct peer *p)
+{
+	struct election_view v;
+
+	check_view(p, &v);
+	s->pc[p->idx].demote_at_freeze = v.lease_end - v.demote_timeout_ms;
+}
+
+void
+check_wake(struct sim *s, struct peer *p)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+	struct election_view v;
+
+	if (!pc->open)
+		return;
+	if (s->now > pc->demote_at_freeze && !pc->excused) {
+		pc->excused = 1;
+		trace(s, p->idx, "check: was frozen past the start of its "
+		    "demote: excused");
+	}
+	check_view(p, &v);
+	if (s->now >= v.lease_end - v.demote_timeout_ms &&
+	    !(p->hook_on && p->hook_kind == HOOK_DEMOTE)) {
+		pc->must_demote = 1;
+		trace(s, p->idx, "check: woke past the start of its demote "
+		    "(lease_end %lld): must demote first",
+		    (long long)v.lease_end);
+	}
+}
+
+static const char *
+check_ts(const struct sim *s, int64_t t, char *buf, size_t len)
+{
+	(void)s;
+	(void)snprintf(buf, len, "%lld.%03lld", (long long)(t / 1000),
+	    (long long)(t % 1000));
+	return buf;
+}
+
+static void
+check_promote(struct sim *s, struct peer *p, const struct el_action *act)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+	struct election_view v;
+	char ts[32];
+	int64_t czxid;
+	int i;
+
+	check_view(p, &v);
+	s->st.promotes++;
+	if (v.lease_end <= s->now)
+		check_fail(s, "(g) %s: promote starts outside its lease "
+		    "(lease_end %lld)", p->id, (long long)v.lease_end);
+	if (v.node == NULL)
+		check_fail(s, "(d) %s: promote without a candidate node",
+		    p->id);
+	else {
+		czxid = quorum_born_czxid(s, v.node);
+		if (czxid != act->epoch)
+			check_fail(s, "(d) %s: promote epoch %lld but its node "
+			    "%s has czxid %lld", p->id,
+			    (long long)act->epoch, v.node, (long long)czxid);
+	}
+	if (s->fc.fence && v.node != NULL && v.crumb_epoch != 0 &&
+	    v.crumb_epoch != act->epoch &&
+	    strcmp(pc->fenced_node, v.node) != 0)
+		check_fail(s, "(i) %s: promotes over the breadcrumb of epoch "
+		    "%lld (%s) without fencing it", p->id,
+		    (long long)v.crumb_epoch, v.crumb_id);
+	if (act->epoch < s->last_epoch)
+		check_fail(s, "(d) %s: promote epoch %lld below the last "
+		    "leader's %lld%s", p->id, (long long)act->epoch,
+		    (long long)s->last_epoch, s->admin_last > 0 &&
+		    s->admin_last >= s->now - 2 * s->T ?
+		    " [an administrator deleted nodes meanwhile]" : "");
+	else if (act->epoch == s->last_epoch && v.node != NULL &&
+	    (s->last_epoch_peer != p->idx ||
+	    strcmp(s->last_epoch_node, v.node) != 0))
+		check_fail(s, "(d) %s: promote epoch %lld already used by %s",
+		    p->id, (long long)act->epoch,
+		    s->peer[s->last_epoch_peer].id);
+	s->last_epoch = act->epoch;
+	s->last_epoch_peer = p->idx;
+	(void)snprintf(s->last_epoch_node, sizeof(s->last_epoch_node), "%s",
+	    v.node != NULL ? v.node : "");
+	for (i = 0; i < s->npeers; i++) {
+		struct pcheck *o = &s->pc[i];
+
+		if (i == p->idx || !o->open || o->excused || o->fenced)
+			continue;
+		/* Frozen, and the freeze has reached its demote point. */
+		if (s->peer[i].frozen && s->now >= o->demote_at_freeze)
+			continue;
+		check_fail(s, "(a) two leaders: %s promotes (epoch %lld) "
+		    "while %s leads since %s (epoch %lld)%s", p->id,
+		    (long long)act->epoch, s->peer[i].id,
+		    check_ts(s, o->open_at, ts, sizeof(ts)),
+		    (long long)o->epoch, o->admin_at > 0 &&
+		    o->admin_at >= o->open_at - s->T ?
+		    " [an administrator deleted its node or E/leader]" :
+		    s->admin_last > 0 && s->admin_last >= o->open_at - s->T ?
+		    " [an administrator deleted nodes meanwhile]" : "");
+	}
+	if (!pc->open || pc->fenced) {
+		pc->open = 1;
+		pc->open_at = s->now;
+		pc->excused = 0;
+		pc->fenced = 0;
+	}
+	pc->epoch = act->epoch;
+	pc->sid = p->cl.sid;
+}
+
+static void
+check_demote(struct sim *s, struct peer *p, const struct el_action *act)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+	struct qsession *qs;
+
+	s->st.demotes++;
+	/* A restarted process cannot know what its predecessor led with. */
+	if (!pc->open || (act->reason != NULL &&
+	    strcmp(act->reason, "startup") == 0))
+		return;
+	if (act->epoch != pc->epoch)
+		check_fail(s, "(h) %s: demote with epoch %lld ends the "
+		    "leadership of epoch %lld", p->id, (long long)act->epoch,
+		    (long long)pc->epoch);
+	qs = quorum_session(s, pc->sid);
+	/* The core reports an auth failure as an expiry, by design. */
+	if (act->reason != NULL && strcmp(act->reason, "session-expired") ==
+	    0 && qs != NULL && qs->live && p->auth_failed_at < pc->open_at)
+		check_fail(s, "(h) %s: demote reason session-expired, but "
+		    "session %016llx it led in is alive", p->id,
+		    (unsigned long long)pc->sid);
+}
+
+void
+check_hook_start(struct sim *s, struct peer *p, const struct el_action *act)
+{
+	struct election_view v;
+
+	trace(s, p->idx, "HOOK %s start (reason %s, epoch %lld, timeout %lld)",
+	    trace_hook(act->hook), act->reason != NULL ? act->reason : "-",
+	    (long long)act->epoch, (long long)act->ms);
+	switch (act->hook) {
+	case HOOK_PROMOTE:
+		check_promote(s, p, act);
+		break;
+	case HOOK_FENCE:
+		check_view(p, &v);
+		if (v.lease_end <= s->now)
+			check_fail(s, "(g) %s: fence starts outside its lease",
+			    p->id);
+		(void)snprintf(p->fence_id, sizeof(p->fence_id), "%s",
+		    v.crumb_id);
+		p->fence_epoch = v.crumb_epoch;
+		(void)snprintf(p->fence_node, sizeof(p->fence_node), "%s",
+		    v.node != NULL ? v.node : "");
+		break;
+	case HOOK_DEMOTE:
+		check_demote(s, p, act);
+		break;
+	case HOOK_CHECK:
+		break;
+	}
+}
+
+void
+check_hook_exit(struct sim *s, struct peer *p, enum hook_kind kind, int ok)
+{
+	int i;
+
+	trace(s, p->idx, "HOOK %s ends %s after %lld ms", trace_hook(kind),
+	    ok ? "ok" : "failed", (long long)(s->now - p->hook_start));
+	if (kind == HOOK_DEMOTE) {
+		s->pc[p->idx].open = 0;
+		s->pc[p->idx].excused = 0;
+		s->pc[p->idx].fenced = 0;
+		s->pc[p->idx].crashed = 0;
+	}
+	if (kind == HOOK_FENCE && ok)
+		(void)snprintf(s->pc[p->idx].fenced_node,
+		    sizeof(s->pc[p->idx].fenced_node), "%s", p->fence_node);
+	if (kind == HOOK_FENCE && ok)
+		for (i = 0; i < s->npeers; i++)
+			if (s->pc[i].open && !s->pc[i].fenced &&
+			    s->pc[i].epoch == p->fence_epoch &&
+			    strcmp(s->peer[i].id, p->fence_id) == 0) {
+				trace(s, p->idx, "check: fenced %s (epoch "
+				    "%lld)", s->peer[i].id,
+				    (long long)p->fence_epoch);
+				s->pc[i].fenced = 1;
+			}
+}
+
+/*
+ * Whether a daemon that woke past the start of its demote still is: a
+ * reply the quorum confirmed before the wake, read from the socket's
+ * buffer after it, renews the lease as it should.
+ */
+static int
+check_past_demote(struct sim *s, struct peer *p)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+	struct election_view v;
+
+	if (!pc->must_demote)
+		return 0;
+	check_view(p, &v);
+	if (v.lease_end != 0 && s->now < v.lease_end - v.demote_timeout_ms) {
+		pc->must_demote = 0;
+		trace(s, p->idx, "check: a buffered reply renewed its lease "
+		    "(lease_end %lld)", (long long)v.lease_end);
+	}
+	return pc->must_demote;
+}
+
+static void
+check_action_hook(struct sim *s, struct peer *p, const struct el_action *act)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+
+	if (p->hook_on)
+		check_fail(s, "(b) %s: hook %s starts while %s runs", p->id,
+		    trace_hook(act->hook), trace_hook(p->hook_kind));
+	if (act->hook != HOOK_DEMOTE && check_past_demote(s, p))
+		check_fail(s, "(g) %s: woke past its lease but starts %s "
+		    "before demoting", p->id, trace_hook(act->hook));
+	switch (act->hook) {
+	case HOOK_PROMOTE:
+		if (pc->last_pd == 'P')
+			check_fail(s, "(b) %s: two promotes without a demote",
+			    p->id);
+		pc->last_pd = 'P';
+		pc->fenced_between = 0;
+		break;
+	case HOOK_DEMOTE:
+		if (pc->last_pd == 'D' && !pc->fenced_between)
+			check_fail(s, "(b) %s: two demotes without a promote "
+			    "(reason %s)", p->id, act->reason);
+		pc->last_pd = 'D';
+		pc->fenced_between = 0;
+		pc->must_demote = 0;
+		break;
+	case HOOK_FENCE:
+		pc->fenced_between = 1;
+		break;
+	case HOOK_CHECK:
+		break;
+	}
+}
+
+void
+check_action(struct sim *s, struct peer *p, const struct el_action *act)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+
+	switch (act->type) {
+	case EL_ACT_ZK:
+		if (act->op == EL_OP_CLAIM)
+			s->claims_seen = 1;
+		trace(s, p->idx, "-> %s %s", trace_op(act->op),
+		    act->path != NULL ? act->path : act->nsub > 0 ?
+		    act->sub[0].path : "");
+		if (act->op == EL_OP_SYNC ? p->out_sync > 0 : p->out_el > 0)
+			check_fail(s, "%s: %s sent while another %s request "
+			    "is outstanding", p->id, trace_op(act->op),
+			    act->op == EL_OP_SYNC ? "sync" : "election");
+		if ((act->op == EL_OP_ACK ||
+		    act->op == EL_OP_CLAIM || act->op == EL_OP_CREATE ||
+		    act->op == EL_OP_SET_DATA) && check_past_demote(s, p))
+			check_fail(s, "(g) %s: woke past its lease but sends "
+			    "%s before demoting", p->id, trace_op(act->op));
+		break;
+	case EL_ACT_HOOK:
+		check_action_hook(s, p, act);
+		break;
+	case EL_ACT_CANCEL:
+		trace(s, p->idx, "-> cancel hook");
+		break;
+	case EL_ACT_RESTART:
+		trace(s, p->idx, "-> restart session");
+		break;
+	case EL_ACT_STOPPED:
+		trace(s, p->idx, "-> stopped");
+		/* A check dies with the daemon (hook_runner_free). */
+		if (p->hook_on && p->hook_kind != HOOK_CHECK)
+			check_fail(s, "%s: exits with hook %s running", p->id,
+			    trace_hook(p->hook_kind));
+		if (pc->open)
+			check_fail(s, "%s: exits without demoting", p->id);
+		break;
+	case EL_ACT_RESIGNED:
+		trace(s, p->idx, "-> resigned%s", p->resign_wait ? "" :
+		    " (nobody asked)");
+		break;
+	case EL_ACT_PAUSED:
+		trace(s, p->idx, "-> paused%s", p->pause_wait ? "" :
+		    " (nobody asked)");
+		break;
+	case EL_ACT_NONE:
+		break;
+	}
+}
+
+void
+check_step(struct sim *s, struct peer *p)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+	struct election_view v;
+	int want;
+
+	check_view(p, &v);
+	if (v.role != p->last_role)
+		trace(s, p->idx, "role %s (lease_end %lld)",
+		    election_role_name(v.role), (long long)v.lease_end);
+	p->last_role = v.role;
+	p->last_lease = v.lease_end;
+	if (v.role == ROLE_LEADER && s->now >= v.lease_end)
+		check_fail(s, "(c) %s: role leader at or past lease_end %lld",
+		    p->id, (long long)v.lease_end);
+	if (v.role == ROLE_LEADER && !pc->open)
+		check_fail(s, "(a) %s: role leader without a promote hook",
+		    p->id);
+	want = p->hook_on ? (int)p->hook_kind : -1;
+	if (v.hook != want)
+		check_fail(s, "%s: the view says hook %d, the daemon runs %d",
+		    p->id, v.hook, want);
+}
+
+void
+check_advance(struct sim *s, int64_t t)
+{
+	int i;
+
+	for (i = 0; i < s->npeers; i++) {
+		struct peer *p = &s->peer[i];
+
+		if (!p->running || p->frozen)
+			continue;
+		if (p->last_role == ROLE_LEADER && p->last_lease < t)
+			check_fail(s, "(c) %s: still leader at its lease_end "
+			    "%lld: nothing woke it before that", p->id,
+			    (long long)p->last_lease);
+	}
+}
+
+void
+check_answers(struct sim *s)
+{
+	int i;
+
+	for (i = 0; i < s->npeers; i++) {
+		struct peer *p = &s->peer[i];
+
+		if (!p->running)
+			continue;
+		if (p->resign_wait)
+			check_fail(s, "(e) %s: resign asked at %lld.%03lld "
+			    "never answered", p->id,
+			    (long long)(p->resign_since / 1000),
+			    (long long)(p->resign_since % 1000));
+		if (p->pause_wait)
+			check_fail(s, "(e) %s: pause asked at %lld.%03lld "
+			    "never answered", p->id,
+			    (long long)(p->pause_since / 1000),
+			    (long long)(p->pause_since % 1000));
+	}
+}
+
+/*
+ * How many candidate nodes session sid owns in the quorum's tree; the
+ * total and the lowest sequence come back through all and first.
+ */
+static int
+check_nodes_of(struct sim *s, int64_t sid, int *all, int64_t *first)
+{
+	struct candidate c;
+	char **names;
+	int i, n, k = 0;
+
+	n = ztree_children(&s->qu.tree, SIM_CANDS, &names);
+	*all = n;
+	*first = -1;
+	for (i = 0; i < n; i++) {
+		if (candidate_parse(names[i], &c) != 0)
+			continue;
+		if (*first < 0 || c.seq < *first)
+			*first = c.seq;
+		if (c.sid == sid)
+			k++;
+	}
+	ztree_names_free(names, n);
+	return k;
+}
+
+/* The convergence check, once the bound after the faults has passed. */
+void
+check_final(struct sim *s)
+{
+	struct election_view v;
+	struct candidate c;
+	struct znode *z;
+	struct peer *p;
+	int i, leaders = 0, leader = -1, owned = 0, k, all = 0;
+	int64_t first = -1;
+
+	check_answers(s);
+	for (i = 0; i < s->qu.tree.n; i++)
+		if (s->qu.tree.v[i].owner != 0)
+			trace(s, -1, "end: %s owned by %016llx",
+			    s->qu.tree.v[i].path,
+			    (unsigned long long)s->qu.tree.v[i].owner);
+	for (i = 0; i < s->npeers; i++)
+		trace(s, i, "end: session %016llx%s", (unsigned long long)
+		    s->peer[i].cl.sid, s->peer[i].running ? "" : " (not running)");
+	for (i = 0; i < s->npeers && !s->failed; i++) {
+		p = &s->peer[i];
+		if (!p->running) {
+			check_fail(s, "(f) %s: not running at the end", p->id);
+			break;
+		}
+		check_view(p, &v);
+		if (v.role == ROLE_LEADER) {
+			leaders++;
+			leader = i;
+		}
+		if (v.zk != EL_ZK_CONNECTED ||
+		    (v.hook != -1 && v.hook != HOOK_CHECK) ||
+		    v.role == ROLE_PROMOTING || v.role == ROLE_DEMOTING ||
+		    v.role == ROLE_UNKNOWN)
+			check_fail(s, "(f) %s: stuck: role %s, zk %d, hook %d",
+			    p->id, election_role_name(v.role), v.zk, v.hook);
+		k = check_nodes_of(s, p->cl.sid, &all, &first);
+		owned += k;
+		if (p->observer || v.paused || v.unhealthy) {
+			if (k != 0)
+				check_fail(s, "(f) %s: %s but owns %d "
+				    "candidate node(s)", p->id, p->observer ?
+				    "observer" : v.paused ? "paused" :
+				    "unhealthy", k);
+		} else if (k != 1)
+			check_fail(s, "(f) %s: live candidate owns %d "
+			    "candidate nodes", p->id, k);
+	}
+	if (s->failed)
+		return;
+	if (all != owned)
+		check_fail(s, "(f) %d candidate node(s), %d of them owned by "
+		    "live daemons' sessions", all, owned);
+	if (leaders != 1) {
+		check_fail(s, "(f) %d leader(s) %lld ms after the faults "
+		    "stopped", leaders, (long long)s->bound_ms);
+		return;
+	}
+	p = &s->peer[leader];
+	z = ztree_get(&s->qu.tree, SIM_LEADER);
+	if (z == NULL || z->owner != p->cl.sid)
+		check_fail(s, "(f) %s leads but E/leader is %s", p->id,
+		    z == NULL ? "missing" : "someone else's");
+	/* The core's E/claim, when it has one, stands for the leadership. */
+	z = ztree_get(&s->qu.tree, SIM_CLAIM);
+	if (z != NULL && z->owner != p->cl.sid)
+		check_fail(s, "(f) %s leads but E/claim is someone else's",
+		    p->id);
+	if (z == NULL && s->claims_seen)
+		check_fail(s, "(f) %s leads but E/claim is missing", p->id);
+	check_view(p, &v);
+	if (v.node == NULL || candidate_parse(v.node, &c) != 0 ||
+	    c.seq != first)
+		check_fail(s, "(f) %s leads but its node %s is not the first",
+		    p->id, v.node != NULL ? v.node : "(none)");
+}

@@ -1,0 +1,449 @@
+/*
+ * The fault schedule of a run. Each run draws its own mix: which kinds of
+ * fault happen at all, how often, how hooks misbehave, how long the
+ * faulty phase lasts. Faults then come at random gaps until the quiet
+ * point, where every fault is healed at once and the convergence bound
+ * starts (see fault_quiet()).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "sim.h"
+
+/* Relative weights when a kind is enabled in a run. */
+static const int fault_weight[F_NKINDS] = {
+	[F_SRV_CUT] = 8, [F_SRV_CRASH] = 4, [F_SRV_LAG] = 4, [F_BLIP] = 10,
+	[F_ISOLATE] = 6, [F_FREEZE] = 8, [F_CRASH] = 3, [F_RESIGN] = 6,
+	[F_PAUSE] = 5, [F_RESUME] = 4, [F_STOP] = 2, [F_DELETE_NODE] = 4,
+	[F_DELETE_LEADER] = 3, [F_HEALTH] = 6, [F_SET_DATA] = 2, [F_AUTH] = 1,
+};
+
+static const char *fault_names[F_NKINDS] = {
+	"server-cut", "server-crash", "server-lag", "blip", "isolate",
+	"freeze", "crash", "resign", "pause", "resume", "stop",
+	"delete-node", "delete-leader", "health", "set-data", "auth",
+};
+
+const char *
+fault_name(int kind)
+{
+	return kind >= 0 && kind < F_NKINDS ? fault_names[kind] : "?";
+}
+
+int
+fault_kinds(const char *list, uint32_t *mask)
+{
+	const char *p = list, *comma;
+	size_t len;
+	int k;
+
+	*mask = 0;
+	while (*p != '\0') {
+		comma = strchr(p, ',');
+		len = comma != NULL ? (size_t)(comma - p) : strlen(p);
+		for (k = 0; k < F_NKINDS; k++)
+			if (strlen(fault_names[k]) == len &&
+			    strncmp(p, fault_names[k], len) == 0)
+				break;
+		if (k == F_NKINDS)
+			return -1;
+		*mask |= 1u << k;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
+void
+fault_config(struct sim *s)
+{
+	struct fault_cfg *fc = &s->fc;
+	int i, any = 0;
+
+	memset(fc, 0, sizeof(*fc));
+	fc->fault_ms = rng_between(&s->rng, 20000, 80000);
+	switch (rng_between(&s->rng, 0, 2)) {
+	case 0:
+		fc->mean_gap_ms = 3000;
+		break;
+	case 1:
+		fc->mean_gap_ms = 1000;
+		break;
+	default:
+		fc->mean_gap_ms = 300;
+		break;
+	}
+	for (i = 0; i < F_NKINDS; i++) {
+		fc->w[i] = rng_permille(&s->rng, 650) ? fault_weight[i] : 0;
+		if (s->disabled & (1u << i))
+			fc->w[i] = 0;
+		any += fc->w[i];
+	}
+	if (any == 0 && !(s->disabled & (1u << F_BLIP)))
+		fc->w[F_BLIP] = 1;
+	fc->promote_fail = (int)rng_between(&s->rng, 0, 150);
+	fc->promote_hang = (int)rng_between(&s->rng, 0, 50);
+	fc->demote_fail = (int)rng_between(&s->rng, 0, 100);
+	fc->demote_hang = (int)rng_between(&s->rng, 0, 50);
+	fc->fence_fail = (int)rng_between(&s->rng, 0, 150);
+	fc->fence_hang = (int)rng_between(&s->rng, 0, 50);
+	fc->check_hang = (int)rng_between(&s->rng, 0, 20);
+	fc->hook_slow = (int)rng_between(&s->rng, 0, 400);
+	fc->create_blip = (int)rng_between(&s->rng, 0, 300);
+	fc->fence = rng_permille(&s->rng, 500);
+}
+
+void
+fault_next(struct sim *s)
+{
+	int64_t t = s->now + rng_between(&s->rng, s->fc.mean_gap_ms / 4,
+	    s->fc.mean_gap_ms * 7 / 4);
+
+	if (t < s->quiet_at)
+		sim_push(s, t, EV_FAULT, -1, -1, -1, 0, NULL);
+}
+
+static int
+fault_pick_kind(struct sim *s)
+{
+	int i, total = 0;
+	int64_t r;
+
+	for (i = 0; i < F_NKINDS; i++)
+		total += s->fc.w[i];
+	if (total == 0)
+		return -1;
+	r = rng_between(&s->rng, 0, total - 1);
+	for (i = 0; i < F_NKINDS; i++) {
+		if (r < s->fc.w[i])
+			return i;
+		r -= s->fc.w[i];
+	}
+	return F_BLIP;
+}
+
+/* A running daemon, the leader with probability lead_pm. */
+static struct peer *
+fault_pick_peer(struct sim *s, int lead_pm)
+{
+	struct peer *p;
+	int i, n;
+
+	if (rng_permille(&s->rng, lead_pm))
+		for (i = 0; i < s->npeers; i++) {
+			p = &s->peer[i];
+			if (p->running && !p->frozen &&
+			    election_role(p->el) == ROLE_LEADER)
+				return p;
+		}
+	for (n = 0; n < 8; n++) {
+		p = &s->peer[rng_between(&s->rng, 0, s->npeers - 1)];
+		if (p->running && !p->frozen)
+			return p;
+	}
+	return NULL;
+}
+
+static int
+fault_servers_all_up(struct sim *s)
+{
+	int i;
+
+	for (i = 0; i < SIM_SERVERS; i++)
+		if (s->srv[i].state != SRV_UP)
+			return 0;
+	return 1;
+}
+
+static void
+fault_operator(struct sim *s, struct peer *p, int cmd, int64_t delay,
+    int scheduled)
+{
+	sim_push(s, s->now + delay, EV_OPERATOR, p->idx, cmd, 0, scheduled,
+	    NULL);
+}
+
+/* Durations drawn short, around T, or well past T. */
+static int64_t
+fault_duration(struct sim *s, int short_pm, int mid_pm)
+{
+	int64_t r = rng_between(&s->rng, 0, 999);
+
+	if (r < short_pm)
+		return rng_between(&s->rng, 10, s->T / 3);
+	if (r < short_pm + mid_pm)
+		return rng_between(&s->rng, s->T / 3, s->T);
+	return rng_between(&s->rng, s->T, s->T * 3);
+}
+
+static void
+fault_delete_node(struct sim *s)
+{
+	char **names, path[SIM_PATH];
+	int n;
+
+	n = ztree_children(&s->qu.tree, SIM_CANDS, &names);
+	if (n > 0) {
+		(void)snprintf(path, sizeof(path), SIM_CANDS "/%s",
+		    names[rng_between(&s->rng, 0, n - 1)]);
+		quorum_admin_delete(s, path);
+	}
+	ztree_names_free(names, n);
+}
+
+static void
+fault_inject(struct sim *s, int kind)
+{
+	struct peer *p;
+	int srv, i;
+	int64_t d;
+
+	s->st.faults[kind]++;
+	switch (kind) {
+	case F_SRV_CUT:
+		if (!fault_servers_all_up(s))
+			return;
+		srv = (int)rng_between(&s->rng, 0, SIM_SERVERS - 1);
+		/* Often the leader's own server: defect 1's topology. */
+		p = fault_pick_peer(s, 1000);
+		if (p != NULL && p->cl.conn != -1 &&
+		    election_role(p->el) == ROLE_LEADER &&
+		    rng_permille(&s->rng, 600))
+			srv = conn_get(s, p->cl.conn)->server;
+		/* Noticing takes syncLimit x tickTime: often more than T. */
+		server_cut(s, srv, fault_duration(s, 350, 300));
+		return;
+	case F_SRV_CRASH:
+		if (!fault_servers_all_up(s))
+			return;
+		srv = (int)rng_between(&s->rng, 0, SIM_SERVERS - 1);
+		trace(s, -1, "fault: server %d crashes", srv);
+		server_notice(s, srv, s->srv[srv].inc);
+		return;
+	case F_SRV_LAG:
+		srv = (int)rng_between(&s->rng, 0, SIM_SERVERS - 1);
+		d = rng_between(&s->rng, 100, 2000);
+		trace(s, -1, "fault: server %d lags %lld ms", srv,
+		    (long long)d);
+		server_lag(s, srv, d);
+		sim_push(s, s->now + rng_between(&s->rng, 1000, 10000),
+		    EV_FAULT, -1, F_SRV_LAG, srv, 1, NULL);
+		return;
+	default:
+		break;
+	}
+	if (kind == F_DELETE_NODE) {
+		fault_delete_node(s);
+		return;
+	}
+	if (kind == F_AUTH) {
+		/* Credentials or ACLs changed under the daemons, then fixed. */
+		s->auth_until = s->now + fault_duration(s, 0, 500);
+		trace(s, -1, "fault: servers refuse authentication until %lld",
+		    (long long)s->auth_until);
+		return;
+	}
+	if (kind == F_DELETE_LEADER) {
+		quorum_admin_delete(s, SIM_LEADER);
+		if (rng_permille(&s->rng, 300))
+			quorum_admin_delete(s, SIM_CRUMB);
+		return;
+	}
+	p = fault_pick_peer(s, kind == F_RESIGN ? 800 : kind == F_FREEZE ||
+	    kind == F_CRASH || kind == F_ISOLATE ? 500 : 200);
+	if (p == NULL)
+		return;
+	switch (kind) {
+	case F_BLIP:
+		client_blip(s, p);
+		break;
+	case F_ISOLATE:
+		d = s->now + fault_duration(s, 500, 300);
+		trace(s, p->idx, "fault: network isolated until %lld",
+		    (long long)d);
+		for (i = 0; i < SIM_SERVERS; i++)
+			if (rng_permille(&s->rng, 600) ||
+			    (p->cl.conn != -1 &&
+			    conn_get(s, p->cl.conn)->server == i))
+				s->link_block[p->idx][i] = d;
+		break;
+	case F_FREEZE:
+		freeze_start(s, p, fault_duration(s, 400, 300));
+		break;
+	case F_CRASH:
+		peer_crash(s, p);
+		sim_push(s, s->now + rng_between(&s->rng, 200, 2 * s->T),
+		    EV_PEER_START, p->idx, 0, 0, 0, NULL);
+		break;
+	case F_RESIGN:
+		fault_operator(s, p, OP_RESIGN, 0, 0);
+		break;
+	case F_PAUSE:
+		fault_operator(s, p, OP_PAUSE, 0, 0);
+		if (rng_permille(&s->rng, 600))
+			fault_operator(s, p, OP_RESUME,
+			    rng_between(&s->rng, 0, 3 * s->T), 1);
+		break;
+	case F_RESUME:
+		fault_operator(s, p, OP_RESUME, 0, 0);
+		break;
+	case F_STOP:
+		fault_operator(s, p, OP_STOP, 0, 0);
+		sim_push(s, s->now + rng_between(&s->rng, 1000, 3 * s->T),
+		    EV_PEER_START, p->idx, 0, 0, 0, NULL);
+		break;
+	case F_HEALTH:
+		if (!p->check)
+			break;
+		p->healthy = !p->healthy;
+		trace(s, p->idx, "fault: health %s", p->healthy ? "up" :
+		    "down");
+		sim_push(s, s->now + fault_duration(s, 300, 400), EV_FAULT, -1,
+		    F_HEALTH, p->idx, 1, NULL);
+		break;
+	case F_SET_DATA:
+		fault_operator(s, p, OP_SET_DATA, 0, 0);
+		break;
+	default:
+		break;
+	}
+}
+
+void
+fault_apply(struct sim *s, const struct ev *ev)
+{
+	int kind;
+
+	if (ev->x == 0) {
+		if ((kind = fault_pick_kind(s)) >= 0)
+			fault_inject(s, kind);
+		fault_next(s);
+		return;
+	}
+	/* The end of a fault, or one tied to an action (a create). */
+	switch (ev->a) {
+	case F_SRV_LAG:
+		if (!s->quiet)
+			server_lag(s, ev->b, rng_between(&s->rng, 0, 20));
+		break;
+	case F_HEALTH:
+		s->peer[ev->b].healthy = 1;
+		break;
+	case F_BLIP:
+		if (!s->quiet && s->peer[ev->b].running &&
+		    !s->peer[ev->b].frozen) {
+			s->st.faults[F_BLIP]++;
+			client_blip(s, &s->peer[ev->b]);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * Faults stop: cut-off servers notice (and rejoin within 3 s), links
+ * heal, frozen daemons wake, stopped and crashed ones start again, health
+ * comes back, hooks from now on succeed quickly (those already hanging
+ * run to their timeout), about half the paused daemons are resumed. The
+ * bound is what a correct election needs from here: a session expiry and
+ * a reconnection (3T), a hanging promote or fence and a demote run to
+ * their timeouts twice, a retry backoff, a health rise, a server rejoin.
+ */
+void
+fault_quiet(struct sim *s)
+{
+	struct peer *p;
+	int i, j, resumed = 0, candidates = 0;
+	int64_t hook = 0, demote = 0, backoff = 0, rise = 0;
+
+	s->quiet = 1;
+	s->auth_until = 0;
+	trace(s, -1, "faults stop");
+	for (i = 0; i < SIM_SERVERS; i++) {
+		server_lag(s, i, rng_between(&s->rng, 0, 20));
+		if (s->srv[i].state == SRV_CUT)
+			server_notice(s, i, s->srv[i].inc);
+	}
+	for (i = 0; i < s->npeers; i++) {
+		p = &s->peer[i];
+		for (j = 0; j < SIM_SERVERS; j++)
+			s->link_block[i][j] = 0;
+		p->healthy = 1;
+		if (p->running && p->frozen)
+			sim_push(s, s->now, EV_WAKE, i, p->freeze_gen, 0, 0,
+			    NULL);
+		if (!p->running)
+			sim_push(s, s->now + rng_between(&s->rng, 0, 100),
+			    EV_PEER_START, i, 0, 0, 0, NULL);
+		if (!p->observer && rng_permille(&s->rng, 500)) {
+			fault_operator(s, p, OP_RESUME, 0, 0);
+			resumed++;
+		}
+		if (!p->observer)
+			candidates++;
+		if (p->params.hook_timeout_ms > hook)
+			hook = p->params.hook_timeout_ms;
+		if (p->params.demote_timeout_ms > demote)
+			demote = p->params.demote_timeout_ms;
+		if (p->params.retry_backoff_ms > backoff)
+			backoff = p->params.retry_backoff_ms;
+		if (p->check && (p->params.check_rise + 1) *
+		    p->params.check_interval_ms > rise)
+			rise = (p->params.check_rise + 1) *
+			    p->params.check_interval_ms;
+	}
+	if (resumed == 0 && candidates > 0)
+		fault_operator(s, &s->peer[0], OP_RESUME, 0, 0);
+	if (demote > s->T / 3)
+		demote = s->T / 3;
+	/* An auth failure's restart backoff reaches 30 s (its cap). */
+	s->bound_ms = 3 * s->T + 2 * hook + 2 * demote + backoff + rise +
+	    3000 + 2000 + (s->fc.w[F_AUTH] > 0 ? 30000 : 0);
+	s->end_at = s->now + s->bound_ms;
+	sim_push(s, s->end_at, EV_END, -1, 0, 0, 0, NULL);
+}
+
+enum hook_fate
+fault_hook_fate(struct sim *s, struct peer *p, enum hook_kind kind,
+    int64_t *duration)
+{
+	struct fault_cfg *fc = &s->fc;
+	int fail = 0, hang = 0;
+	int64_t limit = p->hook_ms;
+
+	*duration = rng_between(&s->rng, 5, 300);
+	if (kind == HOOK_CHECK) {
+		/* A check takes a fraction of its interval (its timeout). */
+		*duration = rng_between(&s->rng, 1, limit > 4 ? limit / 2 : 1);
+		if (s->quiet || p->healthy)
+			return !s->quiet && rng_permille(&s->rng,
+			    fc->check_hang) ? HF_HANG : HF_OK;
+		return HF_FAIL;
+	}
+	if (s->quiet)
+		return HF_OK;
+	switch (kind) {
+	case HOOK_PROMOTE:
+		fail = fc->promote_fail;
+		hang = fc->promote_hang;
+		break;
+	case HOOK_DEMOTE:
+		fail = fc->demote_fail;
+		hang = fc->demote_hang;
+		break;
+	case HOOK_FENCE:
+		fail = fc->fence_fail;
+		hang = fc->fence_hang;
+		break;
+	default:
+		break;
+	}
+	if (rng_permille(&s->rng, hang))
+		return HF_HANG;
+	/* Slow hooks: up to and past their timeout (killed then). */
+	if (limit > 0 && rng_permille(&s->rng, fc->hook_slow))
+		*duration = rng_between(&s->rng, limit / 4, limit + limit / 4);
+	return rng_permille(&s->rng, fail) ? HF_FAIL : HF_OK;
+}

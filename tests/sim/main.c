@@ -1,0 +1,245 @@
+/*
+ * build/sim: runs a campaign of simulated schedules.
+ *
+ *   sim [-s SEED] [-n COUNT] [-v] [-x] [-t LINES] [-l MAX] [-S] [-D KINDS]
+ *       [-k TICK]
+ *   sim -f FILE [-M] [-v] [-t LINES]
+ *
+ * Runs seeds SEED .. SEED+COUNT-1, or the lines of a seeds file (see
+ * seeds.c): each must pass, or with -M (a simulator built with
+ * EL_MUTANTS) each line marked m=N must fail with mutant N put back.
+ * The first failing seed is run again with a trace and its last LINES
+ * lines (default 300, 0: none) are printed; -v prints the whole trace of
+ * every run as it goes (for one seed). -x stops at the first failure; -l
+ * prints at most MAX failing seeds (the count is always right).
+ * -S prints what the runs injected; -D leaves out the fault kinds named
+ * (comma-separated, as -S names them), to tell causes apart. -k TICK
+ * models ZooKeeper's tickTime (capped at T/2): followers report the
+ * sessions they heard from to the leader every TICK/2 instead of at once.
+ * The last line is the summary that scripts/check.sh reads:
+ *   sim: N schedules, N passed, N failed, N events, N.N s, N sched/s,
+ *   N events/s
+ * Exit status 1 if any schedule failed (with -M: if any mutant survived).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sim.h"
+
+struct main_run {
+	struct sim_opts o;	/* from the command line */
+	int lines;
+	uint64_t max_shown;	/* -l: failing seeds printed at most */
+	int stop;
+	int stats;
+	int mutants;		/* -M */
+	uint64_t count, failed, shown;
+	struct sim_stats st;
+};
+
+static void
+main_usage(void)
+{
+	(void)fprintf(stderr, "usage: sim [-s SEED] [-n COUNT] [-v] [-x] "
+	    "[-t LINES] [-l MAX] [-S] [-D KIND,...] [-k TICK]\n"
+	    "       sim -f FILE [-M] [-v] [-t LINES]\n");
+	exit(2);
+}
+
+static uint64_t
+main_number(const char *s)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno != 0 || end == s || *end != '\0')
+		main_usage();
+	return v;
+}
+
+static double
+main_clock(void)
+{
+	struct timespec ts;
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * One schedule; want_fail for a mutant seed. Returns whether the outcome
+ * was the wanted one.
+ */
+static int
+main_one(struct main_run *r, uint64_t seed, const struct sim_opts *o,
+    int want_fail)
+{
+	struct sim_opts replay;
+	char why[512];
+	int failed;
+
+	if (o->verbose)
+		(void)printf("==== seed %llu\n", (unsigned long long)seed);
+	failed = sim_run(seed, o, &r->st, why, sizeof(why));
+	r->count++;
+	if (want_fail) {
+		(void)printf("sim: seed %llu %s: %s\n",
+		    (unsigned long long)seed, failed ? "finds its mutant" :
+		    "MISSES its mutant", failed ? why : "no violation");
+		if (!failed)
+			r->failed++;
+		return failed;
+	}
+	if (!failed)
+		return 1;
+	r->failed++;
+	if (r->failed > r->max_shown) {
+		if (r->failed == r->max_shown + 1)
+			(void)printf("sim: (more failing seeds not shown)\n");
+		return 0;
+	}
+	(void)printf("sim: seed %llu FAILED: %s\n", (unsigned long long)seed,
+	    why);
+	if (!o->verbose && r->lines > 0 && r->shown++ < 1) {
+		(void)printf("sim: trace of seed %llu (last %d lines; all: "
+		    "build/sim -s %llu -v%s):\n", (unsigned long long)seed,
+		    r->lines, (unsigned long long)seed,
+		    o->disabled || o->tick_ms ? " with the same -D/-k" : "");
+		replay = *o;
+		replay.tracing = r->lines;
+		(void)sim_run(seed, &replay, NULL, NULL, 0);
+	}
+	(void)fflush(stdout);
+	return 0;
+}
+
+static void
+main_file(struct main_run *r, const char *path)
+{
+	struct seed_entry *v;
+	struct sim_opts o;
+	char num[16];
+	int i, n;
+
+	if (seeds_load(path, &v, &n) == -1)
+		exit(2);
+	for (i = 0; i < n; i++) {
+		if (r->mutants && v[i].mutant == 0)
+			continue;
+		o = v[i].opts;
+		o.verbose = r->o.verbose;
+		/* The core reads its mutant in election_new(). */
+		(void)snprintf(num, sizeof(num), "%d", r->mutants ?
+		    v[i].mutant : 0);
+		if (setenv("ZKELECT_MUTANT", num, 1) == -1) {
+			perror("sim: setenv");
+			exit(2);
+		}
+		if (!main_one(r, v[i].seed, &o, r->mutants) && r->stop)
+			break;
+	}
+	free(v);
+}
+
+static void
+main_stats(const struct main_run *r)
+{
+	int k;
+
+	(void)printf("sim: injected:");
+	for (k = 0; k < F_NKINDS; k++)
+		(void)printf(" %s=%llu", fault_name(k),
+		    (unsigned long long)r->st.faults[k]);
+	(void)printf("\nsim: promotes=%llu demotes=%llu session-expiries=%llu "
+	    "requests-lost=%llu fences-across-a-new-session=%llu\n",
+	    (unsigned long long)r->st.promotes,
+	    (unsigned long long)r->st.demotes,
+	    (unsigned long long)r->st.expiries,
+	    (unsigned long long)r->st.losses,
+	    (unsigned long long)r->st.fence_lost);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct main_run r;
+	uint64_t seed = 1, count = 1, i;
+	const char *file = NULL;
+	double t0, dt;
+	int ch;
+
+	memset(&r, 0, sizeof(r));
+	r.lines = 300;
+	r.max_shown = UINT64_MAX;
+	while ((ch = getopt(argc, argv, "s:n:vxf:t:l:SD:k:M")) != -1) {
+		switch (ch) {
+		case 's':
+			seed = main_number(optarg);
+			break;
+		case 'n':
+			count = main_number(optarg);
+			break;
+		case 'v':
+			r.o.verbose = 1;
+			break;
+		case 'x':
+			r.stop = 1;
+			break;
+		case 'f':
+			file = optarg;
+			break;
+		case 't':
+			r.lines = (int)main_number(optarg);
+			break;
+		case 'l':
+			r.max_shown = main_number(optarg);
+			break;
+		case 'S':
+			r.stats = 1;
+			break;
+		case 'D':
+			if (fault_kinds(optarg, &r.o.disabled) == -1) {
+				(void)fprintf(stderr, "sim: unknown fault "
+				    "kind in %s\n", optarg);
+				exit(2);
+			}
+			break;
+		case 'k':
+			r.o.tick_ms = (int64_t)main_number(optarg);
+			break;
+		case 'M':
+			r.mutants = 1;
+			break;
+		default:
+			main_usage();
+		}
+	}
+	if (optind != argc || (r.mutants && file == NULL))
+		main_usage();
+	/* The core logs through log.c: keep a campaign's output readable. */
+	log_init("sim", r.o.verbose ? LOG_DEBUG : LOG_CRIT);
+	t0 = main_clock();
+	if (file != NULL)
+		main_file(&r, file);
+	else
+		for (i = 0; i < count; i++)
+			if (!main_one(&r, seed + i, &r.o, 0) && r.stop)
+				break;
+	dt = main_clock() - t0;
+	if (r.stats)
+		main_stats(&r);
+	(void)printf("sim: %llu schedules, %llu passed, %llu failed, "
+	    "%llu events, %.1f s, %.0f sched/s, %.0f events/s\n",
+	    (unsigned long long)r.count,
+	    (unsigned long long)(r.count - r.failed),
+	    (unsigned long long)r.failed, (unsigned long long)r.st.events, dt,
+	    dt > 0 ? (double)r.count / dt : 0.0,
+	    dt > 0 ? (double)r.st.events / dt : 0.0);
+	return r.failed > 0 ? 1 : 0;
+}

@@ -1,0 +1,57 @@
+#!/bin/bash
+# Finds, for each mutant of the core (issue 7's defect N put back by
+# EL_MUTANT(N), a build with -DEL_MUTANTS), seeds on which the simulator
+# reports that defect's violation while the core as it is passes the same
+# seed. Prints them as tests/sim/seeds.txt lines; the trajectories depend
+# on the core, so after a change of the core the seeds of seeds.txt are
+# found again with this script.
+#   tests/sim/mutants.sh [BUILD_DIR [COUNT [PER_MUTANT [MUTANT...]]]]
+# Exits 1 if some mutant has no such seed among COUNT (default 5000).
+set -u
+build=${1:-build-mut}
+count=${2:-5000}
+want=${3:-2}
+shift $(($# < 3 ? $# : 3))
+only=" $* "
+sim="$build/sim"
+admin=delete-leader,delete-node
+
+# mutant, fault kinds left out, what its violation looks like
+spec() {
+	cat <<EOT
+1|$admin|\((a|c|g)\)
+2|$admin|owns 0 candidate|0 leader|owns 2|resign asked
+3|$admin|paused but owns|owns 2|unhealthy but owns
+4|delete-leader|0 leader|stuck
+5|$admin|\(b\) .*check starts while
+6|$admin|\(i\)
+7|$admin|\(h\) .*demote with epoch
+8|$admin|\(a\) two|\((g|c)\)
+9|$admin|\(g\)|deadline stays
+10|$admin|sessions replaced
+11|$admin|owns 2|live candidate owns
+12|delete-leader|\(a\) two|\(d\)
+EOT
+}
+
+missing=0
+while IFS='|' read -r m off re; do
+	[ "$only" = "  " ] || [[ "$only" == *" $m "* ]] || continue
+	found=0
+	while read -r seed why; do
+		if ZKELECT_MUTANT=0 "$sim" -s "$seed" -n 1 -t 0 -D "$off" \
+		    >/dev/null; then
+			printf '%-6s D=%s m=%s  # %s\n' "$seed" "$off" "$m" \
+			    "${why#t=* }"
+			found=$((found + 1))
+			[ "$found" -ge "$want" ] && break
+		fi
+	done < <(ZKELECT_MUTANT=$m "$sim" -s 1 -n "$count" -t 0 -D "$off" |
+	    sed -n 's/^sim: seed \([0-9]*\) FAILED: \(.*\)/\1 \2/p' |
+	    grep -E -- "$re")
+	if [ "$found" -eq 0 ]; then
+		echo "# mutant $m: no seed among $count"
+		missing=$((missing + 1))
+	fi
+done < <(spec)
+[ "$missing" -eq 0 ]

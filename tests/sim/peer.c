@@ -1,0 +1,497 @@
+/*
+ * One zkelectd process, reduced to what its daemon.c does around the pure
+ * election: it feeds election_clock() and the events, performs every
+ * action election_next() asks for, runs hooks in one slot, wakes the
+ * election at election_deadline(), and answers operators. What the
+ * process cannot do while frozen (SIGSTOP, a VM pause) is deferred to
+ * its wake, while its hooks, being other processes, go on running.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zookeeper/zookeeper.h>
+
+#include "sim.h"
+#include "xmalloc.h"
+
+static void
+peer_clock(struct sim *s, struct peer *p)
+{
+	election_clock(p->el, s->now);
+}
+
+void
+peer_setup(struct sim *s, int i)
+{
+	struct peer *p = &s->peer[i];
+	struct election_params *e = &p->params;
+	int64_t req;
+
+	memset(p, 0, sizeof(*p));
+	p->idx = i;
+	(void)snprintf(p->id, sizeof(p->id), "n%d", i);
+	(void)snprintf(p->data, sizeof(p->data), "10.0.0.%d:5432", i + 1);
+	p->healthy = 1;
+	p->timer_at = SIM_NEVER;
+	p->cl.conn = -1;
+	p->cl.state = CL_CLOSED;
+	e->path = SIM_ROOT;
+	e->id = p->id;
+	e->data = p->data;
+	e->demote_on_start = 1;
+	e->fence = s->fc.fence;
+	/*
+	 * The requested timeout is sometimes above what the servers grant
+	 * (maxSessionTimeout): timings derived from it must follow the
+	 * negotiated one.
+	 */
+	req = s->T;
+	if (rng_permille(&s->rng, 200))
+		req = s->T * rng_between(&s->rng, 2, 3);
+	e->session_timeout_ms = req;
+	e->hook_timeout_ms = rng_between(&s->rng, 300, 4000);
+	if (rng_permille(&s->rng, 500))
+		e->demote_timeout_ms = req / 4;
+	else
+		e->demote_timeout_ms = rng_between(&s->rng, 100, req / 3 - 1);
+	e->check = rng_permille(&s->rng, 500);
+	p->check = e->check;
+	e->check_interval_ms = rng_permille(&s->rng, 200) ?
+	    rng_between(&s->rng, 100, 400) : rng_between(&s->rng, 500, 5000);
+	e->check_fall = rng_between(&s->rng, 1, 3);
+	e->check_rise = rng_between(&s->rng, 1, 3);
+	e->retry_backoff_ms = rng_between(&s->rng, 100, 5000);
+	e->disconnect_grace_ms = rng_permille(&s->rng, 700) ? 0 :
+	    rng_between(&s->rng, 100, req);
+	/* Leave at least one candidate. */
+	e->observer = i > 0 && rng_permille(&s->rng, 100);
+	p->observer = e->observer;
+}
+
+void
+peer_free(struct peer *p)
+{
+	int i;
+
+	election_free(p->el);
+	p->el = NULL;
+	client_free(&p->cl);
+	for (i = 0; i < p->ndef; i++)
+		if (p->deferred[i].type == EV_S2C)
+			conn_msg_free(p->deferred[i].p);
+	free(p->deferred);
+	p->deferred = NULL;
+	p->ndef = p->capdef = 0;
+}
+
+int
+peer_is_live_candidate(const struct peer *p)
+{
+	return p->running && !p->observer;
+}
+
+void
+peer_start(struct sim *s, struct peer *p)
+{
+	if (p->running)
+		return;
+	p->inc++;
+	p->running = 1;
+	p->stopped = 0;
+	p->frozen = 0;
+	p->hook_on = 0;
+	p->out_el = p->out_sync = 0;
+	p->resign_wait = p->pause_wait = 0;
+	p->timer_at = SIM_NEVER;
+	p->busy = 0;
+	p->nrestarts = 0;
+	p->el = election_new(&p->params);
+	trace(s, p->idx, "process starts (T requested %lld ms)",
+	    (long long)p->params.session_timeout_ms);
+	check_start(s, p);
+	client_open(s, p);
+	peer_step(s, p);
+}
+
+/* The process is gone: systemd kills its cgroup, hooks included. */
+static void
+peer_exit(struct sim *s, struct peer *p, int send_close)
+{
+	int i;
+
+	slot_abort(s, p);
+	client_close(s, p, send_close);
+	election_free(p->el);
+	p->el = NULL;
+	for (i = 0; i < p->ndef; i++)
+		if (p->deferred[i].type == EV_S2C)
+			conn_msg_free(p->deferred[i].p);
+	p->ndef = 0;
+	p->running = 0;
+	p->frozen = 0;
+	p->resign_wait = p->pause_wait = 0;
+	p->inc++;		/* its pending events are dropped */
+}
+
+void
+peer_crash(struct sim *s, struct peer *p)
+{
+	if (!p->running)
+		return;
+	trace(s, p->idx, "fault: process crashes");
+	check_crash(s, p);
+	peer_exit(s, p, 0);
+}
+
+static void
+peer_schedule(struct sim *s, struct peer *p)
+{
+	int64_t d = election_deadline(p->el), t;
+
+	if (d == INT64_MAX) {
+		if (p->timer_at != SIM_NEVER) {
+			p->timer_at = SIM_NEVER;
+			p->timer_gen++;
+		}
+		p->busy = 0;
+		return;
+	}
+	if (d <= s->now) {
+		/* It asked to be called now, right after saying it had
+		 * nothing to do: tolerated, unless it never ends. */
+		if (++p->busy > 1000)
+			check_fail(s, "%s: election_deadline() stays at or "
+			    "before now (%lld) after 1000 steps", p->id,
+			    (long long)d);
+		t = s->now + 1;
+	} else {
+		p->busy = 0;
+		t = d;
+	}
+	if (t == p->timer_at)
+		return;
+	p->timer_at = t;
+	p->timer_gen++;
+	sim_push(s, t, EV_PEER_TIMER, p->idx, p->timer_gen, 0, 0, NULL);
+}
+
+static void
+peer_send(struct sim *s, struct peer *p, const struct el_action *act)
+{
+	struct zreq *r = xcalloc(1, sizeof(*r));
+	struct zreply rep;
+	int i, rc;
+
+	if (act->path != NULL)
+		sim_copy(r->path, sizeof(r->path), act->path);
+	switch (act->op) {
+	case EL_OP_PARENT:
+		r->kind = ZR_CREATE;
+		break;
+	case EL_OP_CREATE:
+		r->kind = ZR_CREATE;
+		r->flags = 3;
+		sim_copy(r->data, sizeof(r->data), act->data);
+		if (!s->quiet && rng_permille(&s->rng, s->fc.create_blip))
+			/* A reset while the create is on its way: its reply
+			 * is lost whether or not it was applied. */
+			sim_push(s, s->now + rng_between(&s->rng, 0, 12),
+			    EV_FAULT, -1, F_BLIP, p->idx, 1, NULL);
+		break;
+	case EL_OP_LIST:
+		r->kind = ZR_CHILDREN;
+		break;
+	case EL_OP_WATCH_PRED:
+	case EL_OP_WATCH_OWN:
+	case EL_OP_LEADER:
+		r->kind = ZR_GET;
+		r->watch = 1;
+		break;
+	case EL_OP_BREADCRUMB:
+		r->kind = ZR_GET;
+		break;
+	case EL_OP_LEADER_EXISTS:
+		r->kind = ZR_EXISTS;
+		r->watch = 1;
+		break;
+	case EL_OP_CLAIM_WATCH:
+		r->kind = ZR_EXISTS;
+		r->watch = 1;
+		break;
+	case EL_OP_CLAIM_READ:
+		r->kind = ZR_EXISTS;
+		break;
+	case EL_OP_ACK:
+	case EL_OP_CLAIM:
+	case EL_OP_RELEASE:
+	case EL_OP_SET_DATA:
+		r->kind = ZR_MULTI;
+		r->nmop = act->nsub;
+		for (i = 0; i < act->nsub; i++) {
+			r->mop[i].kind = act->sub[i].kind;
+			sim_copy(r->mop[i].path, sizeof(r->mop[i].path),
+			    act->sub[i].path);
+			if (act->sub[i].data != NULL)
+				sim_copy(r->mop[i].data,
+				    sizeof(r->mop[i].data), act->sub[i].data);
+		}
+		break;
+	case EL_OP_SYNC:
+		r->kind = ZR_SYNC;
+		break;
+	case EL_OP_NONE:
+		check_fail(s, "%s: EL_ACT_ZK with EL_OP_NONE", p->id);
+		free(r);
+		return;
+	}
+	if (act->op == EL_OP_SYNC)
+		p->out_sync++;
+	else
+		p->out_el++;
+	rc = client_request(s, p, r, act->op);
+	if (rc != ZOK) {
+		/* As daemon.c: a refused submission completes at once. */
+		memset(&rep, 0, sizeof(rep));
+		rep.rc = rc;
+		peer_reply(s, p, act->op, &rep);
+	}
+}
+
+static void
+peer_perform(struct sim *s, struct peer *p, const struct el_action *act)
+{
+	check_action(s, p, act);
+	switch (act->type) {
+	case EL_ACT_NONE:
+		break;
+	case EL_ACT_ZK:
+		peer_send(s, p, act);
+		break;
+	case EL_ACT_HOOK:
+		slot_start(s, p, act);
+		break;
+	case EL_ACT_CANCEL:
+		slot_cancel(s, p, act);
+		break;
+	case EL_ACT_RESTART:
+		/* A session replaced over and over is a tight loop. */
+		if (p->nrestarts >= 16 && s->now - p->restarts[p->nrestarts %
+		    16] < 10000)
+			check_fail(s, "%s: 16 sessions replaced within %lld ms",
+			    p->id, (long long)(s->now - p->restarts[
+			    p->nrestarts % 16]));
+		p->restarts[p->nrestarts++ % 16] = s->now;
+		client_close(s, p, 1);
+		p->out_el = p->out_sync = 0;
+		client_open(s, p);
+		election_restarted(p->el);
+		break;
+	case EL_ACT_STOPPED:
+		p->stopped = 1;
+		peer_exit(s, p, 1);
+		/* After the faults, whoever stops is started again. */
+		if (s->quiet)
+			sim_push(s, s->now + rng_between(&s->rng, 0, 100),
+			    EV_PEER_START, p->idx, 0, 0, 0, NULL);
+		break;
+	case EL_ACT_RESIGNED:
+		p->resign_wait = 0;
+		break;
+	case EL_ACT_PAUSED:
+		p->pause_wait = 0;
+		break;
+	}
+}
+
+void
+peer_step(struct sim *s, struct peer *p)
+{
+	struct el_action act;
+	int n = 0;
+
+	if (!p->running || p->frozen || p->in_step)
+		return;
+	p->in_step = 1;
+	peer_clock(s, p);
+	for (;;) {
+		election_next(p->el, &act);
+		if (act.type == EL_ACT_NONE)
+			break;
+		peer_perform(s, p, &act);
+		if (!p->running) {
+			p->in_step = 0;	/* STOPPED */
+			return;
+		}
+		if (++n > 1000) {
+			check_fail(s, "%s: election_next() gave over 1000 "
+			    "actions in one step", p->id);
+			break;
+		}
+	}
+	p->in_step = 0;
+	check_step(s, p);
+	peer_schedule(s, p);
+}
+
+void
+peer_session(struct sim *s, struct peer *p, enum el_zk state)
+{
+	peer_clock(s, p);
+	trace(s, p->idx, "session %016llx %s", (unsigned long long)p->cl.sid,
+	    state == EL_ZK_CONNECTED ? "connected" : state ==
+	    EL_ZK_EXPIRED ? "expired" : state == EL_ZK_AUTH_FAILED ?
+	    "auth failed" : "connecting");
+	/* As daemon.c: only CONNECTED carries the session and its T. */
+	if (state == EL_ZK_CONNECTED)
+		election_session(p->el, state, p->cl.sid, p->cl.timeout);
+	else
+		election_session(p->el, state, 0, 0);
+	peer_step(s, p);
+}
+
+void
+peer_reply(struct sim *s, struct peer *p, enum el_op op,
+    const struct zreply *rep)
+{
+	struct el_result res;
+
+	if (op == EL_OP_SYNC)
+		p->out_sync--;
+	else
+		p->out_el--;
+	memset(&res, 0, sizeof(res));
+	res.rc = rep->rc;
+	res.path = rep->path;
+	res.data = rep->data;
+	res.czxid = rep->czxid;
+	res.owner = rep->owner;
+	res.version = rep->version;
+	res.children = rep->children;
+	res.nchildren = rep->nchildren;
+	trace(s, p->idx, "reply %s: %s%s%s", trace_op(op), trace_rc(rep->rc),
+	    rep->path[0] != '\0' ? " " : "", rep->path);
+	peer_clock(s, p);
+	election_op_done(p->el, op, &res);
+	peer_step(s, p);
+}
+
+void
+peer_watch(struct sim *s, struct peer *p, enum wev wev, const char *path)
+{
+	trace(s, p->idx, "watch %s %s", wev == WE_DELETED ? "deleted" :
+	    wev == WE_CREATED ? "created" : "changed", path);
+	peer_clock(s, p);
+	election_watch(p->el, wev == WE_DELETED, path);
+	peer_step(s, p);
+}
+
+void
+peer_operator(struct sim *s, struct peer *p, int cmd)
+{
+	static const char *names[] = { "resign", "pause", "resume", "stop",
+	    "set-data" };
+	int rc;
+
+	peer_clock(s, p);
+	trace(s, p->idx, "operator: %s", names[cmd]);
+	switch (cmd) {
+	case OP_RESIGN:
+		rc = election_resign(p->el);
+		if (rc == 0 && p->resign_wait++ == 0)
+			p->resign_since = s->now;
+		trace(s, p->idx, "operator: resign -> %s", rc == 0 ?
+		    "accepted" : "error not-leader");
+		break;
+	case OP_PAUSE:
+		election_pause(p->el, 1);
+		if (p->pause_wait++ == 0)
+			p->pause_since = s->now;
+		break;
+	case OP_RESUME:
+		election_pause(p->el, 0);
+		break;
+	case OP_STOP:
+		election_stop(p->el);
+		break;
+	case OP_SET_DATA:
+		(void)snprintf(p->data, sizeof(p->data), "10.0.%d.%d:5432",
+		    (int)rng_between(&s->rng, 1, 250), p->idx + 1);
+		p->params.data = p->data;
+		election_set_data(p->el, p->data);
+		break;
+	}
+	peer_step(s, p);
+}
+
+
+void
+peer_dispatch(struct sim *s, struct peer *p, const struct ev *ev)
+{
+	struct conn *c;
+
+	switch (ev->type) {
+	case EV_S2C:
+		c = conn_get(s, ev->a);
+		if (ev->b == p->cl.gen && c != NULL)
+			client_receive(s, p, c, ev->p);
+		conn_msg_free(ev->p);
+		break;
+	case EV_CL_PING:
+	case EV_CL_RECV:
+	case EV_CL_CONNECT:
+	case EV_CL_CONNTMO:
+		client_timer(s, p, ev);
+		break;
+	case EV_PEER_TIMER:
+		if (ev->a != p->timer_gen)
+			break;
+		p->timer_at = SIM_NEVER;
+		peer_step(s, p);
+		break;
+	case EV_HOOK_KILL:
+		slot_kill(s, p, ev->a);
+		break;
+	case EV_HOOK_REAP:
+		slot_reap(s, p, ev->a);
+		break;
+	case EV_OPERATOR:
+		peer_operator(s, p, ev->a);
+		break;
+	default:
+		break;
+	}
+}
+
+void
+peer_event(struct sim *s, struct peer *p, const struct ev *ev)
+{
+	int live = p->running && ev->inc == p->inc;
+
+	switch (ev->type) {
+	case EV_PEER_START:
+		if (!p->running)
+			peer_start(s, p);
+		return;
+	case EV_WAKE:
+		if (live)
+			freeze_wake(s, p, ev->a);
+		return;
+	case EV_HOOK_EXIT:
+		if (live)
+			slot_exit(s, p, ev->a, ev->b);
+		return;
+	default:
+		break;
+	}
+	if (!live) {
+		if (ev->type == EV_S2C)
+			conn_msg_free(ev->p);
+		return;
+	}
+	if (p->frozen) {
+		freeze_defer(p, ev);
+		return;
+	}
+	peer_dispatch(s, p, ev);
+}

@@ -1,0 +1,93 @@
+/*
+ * The regression seeds file (tests/sim/seeds.txt). One seed per line,
+ * then optional words, then what the seed found after a '#':
+ *
+ *   1302 D=delete-leader,delete-node k=2000 m=6  # what it found
+ *
+ * D= leaves fault kinds out and k= sets the tick model, as -D and -k do,
+ * so that the run is the one that found it. m=N marks a seed that finds
+ * mutant N of the core (an old defect put back, see EL_MUTANT): run with
+ * -M by a simulator built with EL_MUTANTS, it must fail; run plainly, it
+ * must pass like every other line. Lines starting with '#' are comments.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+#include "xmalloc.h"
+
+static int
+seeds_word(struct seed_entry *e, const char *w, const char *path, int line)
+{
+	char *end;
+
+	if (strncmp(w, "D=", 2) == 0) {
+		if (fault_kinds(w + 2, &e->opts.disabled) == -1)
+			goto bad;
+		return 0;
+	}
+	errno = 0;
+	if (strncmp(w, "k=", 2) == 0) {
+		e->opts.tick_ms = strtoll(w + 2, &end, 10);
+		if (errno == 0 && *end == '\0' && end != w + 2 &&
+		    e->opts.tick_ms >= 0)
+			return 0;
+	} else if (strncmp(w, "m=", 2) == 0) {
+		e->mutant = (int)strtol(w + 2, &end, 10);
+		if (errno == 0 && *end == '\0' && end != w + 2 &&
+		    e->mutant > 0)
+			return 0;
+	}
+bad:
+	(void)fprintf(stderr, "sim: %s:%d: bad word %s\n", path, line, w);
+	return -1;
+}
+
+int
+seeds_load(const char *path, struct seed_entry **out, int *n)
+{
+	FILE *f = fopen(path, "r");
+	char buf[1024], *p, *w, *save = NULL, *end;
+	struct seed_entry *v = NULL, *e;
+	int cap = 0, line = 0;
+
+	*n = 0;
+	if (f == NULL) {
+		(void)fprintf(stderr, "sim: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(buf, sizeof(buf), f) != NULL) {
+		line++;
+		if ((p = strchr(buf, '#')) != NULL)
+			*p = '\0';
+		w = strtok_r(buf, " \t\r\n", &save);
+		if (w == NULL)
+			continue;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 32;
+			v = xreallocarray(v, (size_t)cap, sizeof(*v));
+		}
+		e = &v[*n];
+		memset(e, 0, sizeof(*e));
+		errno = 0;
+		e->seed = strtoull(w, &end, 10);
+		if (errno != 0 || *end != '\0') {
+			(void)fprintf(stderr, "sim: %s:%d: bad seed %s\n", path,
+			    line, w);
+			goto fail;
+		}
+		while ((w = strtok_r(NULL, " \t\r\n", &save)) != NULL)
+			if (seeds_word(e, w, path, line) == -1)
+				goto fail;
+		(*n)++;
+	}
+	(void)fclose(f);
+	*out = v;
+	return 0;
+fail:
+	(void)fclose(f);
+	free(v);
+	return -1;
+}

@@ -1,0 +1,220 @@
+/*
+ * One run: draws the run's parameters from the seed, starts the daemons,
+ * then takes events off the queue in time order until the end of the
+ * convergence bound or the first violation.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+#include "xmalloc.h"
+
+void
+sim_push(struct sim *s, int64_t t, enum ev_type type, int peer, int a,
+    int b, int64_t x, void *p)
+{
+	struct ev ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.t = t < s->now ? s->now : t;
+	ev.type = type;
+	ev.peer = peer;
+	ev.inc = peer >= 0 ? s->peer[peer].inc : 0;
+	ev.a = a;
+	ev.b = b;
+	ev.x = x;
+	ev.p = p;
+	evq_push(&s->q, &ev);
+}
+
+void
+sim_copy(char *dst, size_t len, const char *src)
+{
+	size_t n = strlen(src);
+
+	if (n >= len) {
+		(void)fprintf(stderr, "sim: \"%s\" does not fit in %zu bytes\n",
+		    src, len);
+		abort();
+	}
+	memcpy(dst, src, n + 1);
+}
+
+static void
+sim_dispatch(struct sim *s, const struct ev *ev)
+{
+	struct conn *c;
+	struct zreq *r;
+
+	switch (ev->type) {
+	case EV_C2S:
+		c = conn_get(s, ev->a);
+		server_receive(s, c, ev->p);
+		conn_msg_free(ev->p);
+		break;
+	case EV_COMMIT:
+		r = ev->p;
+		server_forwarded(s, r, r->conn, ev->a, ev->b);
+		break;
+	case EV_REVALIDATE:
+		server_revalidate(s, ev->a, ev->b);
+		break;
+	case EV_APPLY:
+		server_apply(s, ev->a, ev->b);
+		break;
+	case EV_EXPIRE:
+		quorum_expire_check(s, ev->x);
+		break;
+	case EV_SRV_NOTICE:
+		server_notice(s, ev->a, ev->b);
+		break;
+	case EV_SRV_REJOIN:
+		server_rejoin(s, ev->a, ev->b);
+		break;
+	case EV_SRV_PING:
+		server_report(s, ev->a);
+		break;
+	case EV_OPERATOR:
+		/* A resume planned during the faults is one of them. */
+		if (ev->x == 1 && s->quiet)
+			break;
+		peer_event(s, &s->peer[ev->peer], ev);
+		break;
+	case EV_S2C:
+	case EV_CL_PING:
+	case EV_CL_RECV:
+	case EV_CL_CONNECT:
+	case EV_CL_CONNTMO:
+	case EV_PEER_TIMER:
+	case EV_HOOK_EXIT:
+	case EV_HOOK_KILL:
+	case EV_HOOK_REAP:
+	case EV_WAKE:
+	case EV_PEER_START:
+		peer_event(s, &s->peer[ev->peer], ev);
+		break;
+	case EV_FAULT:
+		fault_apply(s, ev);
+		break;
+	case EV_QUIET:
+		fault_quiet(s);
+		break;
+	case EV_END:
+		break;
+	}
+}
+
+/* Frees what events still in the queue own. */
+static void
+sim_drain(struct sim *s)
+{
+	struct ev ev;
+	struct zreq *r;
+
+	while (evq_pop(&s->q, &ev)) {
+		if (ev.type == EV_C2S || ev.type == EV_S2C)
+			conn_msg_free(ev.p);
+		else if (ev.type == EV_COMMIT) {
+			r = ev.p;
+			if (r->orphan)
+				free(r);
+		}
+	}
+}
+
+static void
+sim_setup(struct sim *s)
+{
+	int i;
+
+	s->T = rng_between(&s->rng, 2000, 10000);
+	/* minSessionTimeout is 2 ticks: the tick never exceeds T/2. */
+	if (s->tick_ms > s->T / 2)
+		s->tick_ms = s->T / 2;
+	s->npeers = (int)rng_between(&s->rng, 2, SIM_MAX_PEERS);
+	fault_config(s);
+	s->quiet_at = s->fc.fault_ms;
+	quorum_init(s);
+	server_init(s);
+	for (i = 0; i < s->npeers; i++) {
+		peer_setup(s, i);
+		sim_push(s, rng_between(&s->rng, 0, 500), EV_PEER_START, i, 0,
+		    0, 0, NULL);
+	}
+	trace(s, -1, "seed %llu: %d daemons, T %lld ms, faults for %lld ms "
+	    "every ~%lld ms, fence %s", (unsigned long long)s->seed,
+	    s->npeers, (long long)s->T, (long long)s->fc.fault_ms,
+	    (long long)s->fc.mean_gap_ms, s->fc.fence ? "on" : "off");
+	for (i = 0; i < s->npeers; i++) {
+		const struct election_params *e = &s->peer[i].params;
+
+		trace(s, i, "%s: T req %lld, hook %lld, demote %lld, check %s "
+		    "%lld/%lld/%lld, backoff %lld, grace %lld",
+		    e->observer ? "observer" : "candidate",
+		    (long long)e->session_timeout_ms,
+		    (long long)e->hook_timeout_ms,
+		    (long long)e->demote_timeout_ms, e->check ? "on" : "off",
+		    (long long)e->check_interval_ms, (long long)e->check_fall,
+		    (long long)e->check_rise, (long long)e->retry_backoff_ms,
+		    (long long)e->disconnect_grace_ms);
+	}
+	fault_next(s);
+	sim_push(s, s->quiet_at, EV_QUIET, -1, 0, 0, 0, NULL);
+}
+
+int
+sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
+    char *why, size_t whylen)
+{
+	struct sim *s = xcalloc(1, sizeof(*s));
+	struct ev ev;
+	int i, failed;
+
+	s->seed = seed;
+	s->verbose = o->verbose;
+	s->tracing = o->tracing > 0;
+	s->disabled = o->disabled;
+	s->tick_ms = o->tick_ms;
+	trace_init(s, o->tracing);
+	rng_seed(&s->rng, seed);
+	evq_init(&s->q);
+	sim_setup(s);
+	while (!s->failed && evq_pop(&s->q, &ev)) {
+		if (ev.t > s->now) {
+			check_advance(s, ev.t);
+			s->now = ev.t;
+		}
+		s->st.events++;
+		sim_dispatch(s, &ev);
+		if (ev.type == EV_END) {
+			check_final(s);
+			break;
+		}
+	}
+	if (o->tracing > 0 && s->failed)
+		trace_dump(s);
+	failed = s->failed;
+	if (why != NULL)
+		(void)snprintf(why, whylen, "%s", s->why);
+	if (st != NULL) {
+		st->events += s->st.events;
+		st->promotes += s->st.promotes;
+		st->demotes += s->st.demotes;
+		st->expiries += s->st.expiries;
+		st->losses += s->st.losses;
+		st->fence_lost += s->st.fence_lost;
+		for (i = 0; i < F_NKINDS; i++)
+			st->faults[i] += s->st.faults[i];
+	}
+	sim_drain(s);
+	for (i = 0; i < s->npeers; i++)
+		peer_free(&s->peer[i]);
+	conn_free_all(s);
+	server_free(s);
+	quorum_free(s);
+	evq_free(&s->q);
+	trace_free(s);
+	free(s);
+	return failed;
+}

@@ -1,0 +1,354 @@
+/*
+ * A deterministic simulation of zkelectd's election: the real pure core
+ * (src/election*.c) runs in several simulated daemons against a model
+ * ZooKeeper ensemble on one virtual clock, with faults drawn from a seed.
+ *
+ * One struct sim owns everything of a run and is passed to every
+ * function; nothing is global, so a run is a function of its seed.
+ * Files, one concern each:
+ *   rng.c      the random numbers (xoshiro256**), the only source of choice
+ *   evq.c      the event queue: a heap ordered by (time, insertion)
+ *   ztree.c    a znode tree: one per server replica and one at the quorum
+ *   quorum.c   the ZooKeeper leader: zxids, commits, the txn log, sessions,
+ *              their owner server and their expiry
+ *   server.c   the three servers: replicas that apply the log, requests
+ *              served in order, cut-offs from the quorum, crashes
+ *   swatch.c   a server's one-shot watches and setWatches
+ *   conn.c     TCP connections: FIFO per direction, latency, partitions
+ *   client.c   the ZooKeeper client library inside each daemon: connect,
+ *              reconnect, pings, timeouts, watch re-registration
+ *   peer.c     one zkelectd: feeds the election its events and performs
+ *              its actions, as daemon.c does; crashes, operators
+ *   slot.c     its hook slot: hooks run, fail, hang, get killed
+ *   freeze.c   a frozen daemon: everything deferred to its wake
+ *   fault.c    the fault schedule of a run and the quiet phase
+ *   check.c    the invariants, checked on every step
+ *   trace.c    the readable trace of a run
+ *   sim.c      one run: setup, the event loop, the end
+ *   seeds.c    the regression seeds file
+ *   main.c     the command line: a campaign of seeds
+ * model.h holds the ZooKeeper model's types, this file the rest.
+ */
+#ifndef ZKELECTD_SIM_H
+#define ZKELECTD_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "election.h"
+#include "log.h"
+#include "model.h"
+
+#define SIM_NEVER	INT64_MAX
+
+/* rng.c */
+struct rng {
+	uint64_t s[4];
+};
+void rng_seed(struct rng *r, uint64_t seed);
+uint64_t rng_next(struct rng *r);
+/* Uniform in [lo, hi]. */
+int64_t rng_between(struct rng *r, int64_t lo, int64_t hi);
+/* True with probability permille / 1000. */
+int rng_permille(struct rng *r, int permille);
+
+/* evq.c */
+enum ev_type {
+	EV_C2S,			/* a client's message reaches its server */
+	EV_S2C,			/* a server's message reaches the client */
+	EV_COMMIT,		/* a proposal reaches the quorum's leader */
+	EV_REVALIDATE,		/* a connection request reaches the leader */
+	EV_APPLY,		/* a server applies the next txn of the log */
+	EV_EXPIRE,		/* the quorum looks at a session's last touch */
+	EV_SRV_NOTICE,		/* a cut-off server notices, drops clients */
+	EV_SRV_REJOIN,		/* a server is back in the quorum */
+	EV_SRV_PING,		/* a server reports its touches (-k) */
+	EV_CL_PING,		/* the client library's ping timer */
+	EV_CL_RECV,		/* its "nothing heard for 2T/3" timer */
+	EV_CL_CONNECT,		/* its next connection attempt */
+	EV_CL_CONNTMO,		/* a connection attempt took too long */
+	EV_PEER_TIMER,		/* election_deadline() is due */
+	EV_HOOK_EXIT,		/* a hook's process group is gone */
+	EV_HOOK_KILL,		/* the daemon's hook timeout fires */
+	EV_HOOK_REAP,		/* the daemon reaps the hook: hook_done */
+	EV_OPERATOR,		/* a zkelectctl command reaches the daemon */
+	EV_WAKE,		/* a frozen daemon runs again */
+	EV_PEER_START,		/* a daemon process (re)starts */
+	EV_FAULT,		/* the next fault of the schedule */
+	EV_QUIET,		/* faults stop */
+	EV_END,			/* the convergence bound is over */
+};
+
+struct ev {
+	int64_t t;
+	uint64_t seq;
+	enum ev_type type;
+	int peer;		/* the daemon it is for, or -1 */
+	int inc;		/* the daemon's incarnation it is for */
+	int a, b;
+	int64_t x;
+	void *p;
+};
+
+struct evq {
+	struct ev *heap;
+	int n, cap;
+	uint64_t seq;
+};
+void evq_init(struct evq *q);
+void evq_free(struct evq *q);
+void evq_push(struct evq *q, const struct ev *ev);
+int evq_pop(struct evq *q, struct ev *out);
+
+/* peer.c */
+enum hook_fate {
+	HF_OK,
+	HF_FAIL,
+	HF_HANG,		/* runs until the daemon kills it */
+};
+
+struct peer {
+	int idx;
+	char id[16];
+	char data[32];
+	int observer;
+	int check;
+	struct election_params params;
+	struct election *el;
+	int running;		/* the process exists */
+	int inc;		/* incarnation: bumped at every (re)start */
+	int stopped;		/* exited after EL_ACT_STOPPED */
+	struct client cl;
+	int out_el, out_sync;	/* election requests and syncs out */
+	int in_step;
+	int freeze_gen;
+	int frozen;
+	int64_t frozen_from, wake_at;
+	struct ev *deferred;
+	int ndef, capdef;
+	int healthy;		/* what the check hook would say */
+	/* the hook slot */
+	int hook_on;		/* between HOOK and its hook_done */
+	int hook_seq;
+	enum hook_kind hook_kind;
+	int64_t hook_start, hook_ms;
+	int64_t hook_sid;	/* the session when it started */
+	int hook_exited;	/* the process group is gone */
+	int hook_ok;
+	int64_t timer_at;	/* the pending EV_PEER_TIMER, or SIM_NEVER */
+	int timer_gen;
+	int busy;		/* consecutive steps with deadline <= now */
+	char fence_id[16];	/* whom the running fence hook fences */
+	char fence_node[SIM_PATH];	/* the node it fences for */
+	int64_t fence_epoch;
+	enum role last_role;	/* after its last step */
+	int64_t last_lease;
+	int64_t auth_failed_at;	/* its last AUTH_FAILED */
+	int64_t restarts[16];	/* when the last sessions were replaced */
+	int nrestarts;
+	/* the operator's waiting clients */
+	int resign_wait, pause_wait;
+	int64_t resign_since, pause_since;
+};
+
+/* check.c: what the checker remembers of each daemon. */
+struct pcheck {
+	int open;		/* between promote start and demote end */
+	int fenced;		/* ...but a successor's fence stopped its
+				 * application meanwhile */
+	int64_t open_at;
+	int64_t epoch;
+	int excused;		/* frozen past its lease, or crashed */
+	int crashed;		/* its process died while it led */
+	int64_t demote_at_freeze;	/* lease_end - demote_timeout then */
+	int last_pd;		/* 'P', 'D' or 0 this incarnation */
+	int fenced_between;	/* a fence ran since the last demote */
+	int must_demote;	/* woke past its lease: demote first */
+	char node[SIM_PATH];
+	int64_t sid;		/* the session it promoted in */
+	char fenced_node[SIM_PATH];	/* the node of its last good fence */
+	int64_t admin_at;	/* an administrator last deleted a node of
+				 * its session (E/leader included) */
+};
+
+/* fault.c: the knobs of a run and what it injected. */
+struct fault_cfg {
+	int64_t fault_ms;	/* length of the faulty phase */
+	int64_t mean_gap_ms;	/* mean time between faults */
+	int w[16];		/* weights of the fault kinds */
+	int promote_fail, promote_hang;	/* per mille */
+	int demote_fail, demote_hang;
+	int fence_fail, fence_hang;
+	int check_hang;
+	int hook_slow;		/* per mille: a hook takes seconds */
+	int create_blip;	/* per mille: a blip right after a create */
+	int fence;		/* the run configures a fence hook */
+};
+
+struct sim_stats {
+	uint64_t events;
+	uint64_t faults[16];
+	uint64_t promotes, demotes, expiries, losses;
+	uint64_t fence_lost;	/* fences whose session ended meanwhile */
+};
+
+struct sim {
+	uint64_t seed;
+	struct rng rng;
+	struct evq q;
+	int64_t now;
+	int verbose;		/* trace to stdout as it happens */
+	int tracing;		/* keep a trace (replay of a failure) */
+	uint32_t disabled;	/* fault kinds left out */
+	int64_t tick_ms;	/* servers report touches every tick/2 */
+	int npeers;
+	struct peer peer[SIM_MAX_PEERS];
+	struct pcheck pc[SIM_MAX_PEERS];
+	struct server srv[SIM_SERVERS];
+	struct quorum qu;
+	struct conn **conns;
+	int nconns, capconns;
+	int64_t T;		/* the negotiated session timeout of the run */
+	int64_t link_block[SIM_MAX_PEERS][SIM_SERVERS];
+	int64_t auth_until;	/* the servers refuse our credentials */
+	struct fault_cfg fc;
+	int quiet;		/* faults have stopped */
+	int64_t quiet_at, end_at, bound_ms;
+	int failed;
+	char why[512];
+	struct sim_stats st;
+	int64_t admin_last;	/* the last administrator's delete */
+	int claims_seen;	/* the core takes E/claim */
+	int64_t last_epoch;	/* of the last promote */
+	int last_epoch_peer;
+	char last_epoch_node[SIM_PATH];
+	/* every candidate node ever created: its czxid (epochs) */
+	struct {
+		char name[64];
+		int64_t czxid;
+	} *born;
+	int nborn, capborn;
+	/* trace ring */
+	char **ring;
+	int ring_n, ring_pos, ring_cap;
+};
+
+/* sim.c: how a run is made, from the command line. */
+struct sim_opts {
+	int verbose;		/* print the trace as it goes */
+	int tracing;		/* keep the last N lines, print on failure */
+	uint32_t disabled;	/* fault kinds never injected (1 << kind) */
+	int64_t tick_ms;	/* model follower touch batching (0: off) */
+};
+int sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
+    char *why, size_t whylen);
+
+/* seeds.c: one line of tests/sim/seeds.txt. */
+struct seed_entry {
+	uint64_t seed;
+	struct sim_opts opts;	/* D= and k= */
+	int mutant;		/* m=: the mutant it finds, or 0 */
+};
+int seeds_load(const char *path, struct seed_entry **out, int *n);
+void sim_push(struct sim *s, int64_t t, enum ev_type type, int peer,
+    int a, int b, int64_t x, void *p);
+/* Copies src into dst; a model string too long for its field is a bug in
+ * the model, never cut silently: it aborts. */
+void sim_copy(char *dst, size_t len, const char *src);
+
+/* peer.c */
+void peer_setup(struct sim *s, int i);
+void peer_start(struct sim *s, struct peer *p);
+void peer_crash(struct sim *s, struct peer *p);
+void peer_free(struct peer *p);
+void peer_event(struct sim *s, struct peer *p, const struct ev *ev);
+void peer_session(struct sim *s, struct peer *p, enum el_zk state);
+void peer_reply(struct sim *s, struct peer *p, enum el_op op,
+    const struct zreply *rep);
+void peer_watch(struct sim *s, struct peer *p, enum wev wev,
+    const char *path);
+void peer_dispatch(struct sim *s, struct peer *p, const struct ev *ev);
+
+/* slot.c */
+void slot_start(struct sim *s, struct peer *p, const struct el_action *act);
+void slot_cancel(struct sim *s, struct peer *p, const struct el_action *act);
+void slot_exit(struct sim *s, struct peer *p, int seq, int ok);
+void slot_kill(struct sim *s, struct peer *p, int seq);
+void slot_reap(struct sim *s, struct peer *p, int seq);
+void slot_abort(struct sim *s, struct peer *p);
+
+/* freeze.c */
+void freeze_start(struct sim *s, struct peer *p, int64_t ms);
+void freeze_defer(struct peer *p, const struct ev *ev);
+void freeze_wake(struct sim *s, struct peer *p, int gen);
+void peer_operator(struct sim *s, struct peer *p, int cmd);
+void peer_step(struct sim *s, struct peer *p);
+int peer_is_live_candidate(const struct peer *p);
+
+enum op_cmd {
+	OP_RESIGN,
+	OP_PAUSE,
+	OP_RESUME,
+	OP_STOP,
+	OP_SET_DATA,
+};
+
+/* fault.c */
+enum fault_kind {
+	F_SRV_CUT,
+	F_SRV_CRASH,
+	F_SRV_LAG,
+	F_BLIP,
+	F_ISOLATE,
+	F_FREEZE,
+	F_CRASH,
+	F_RESIGN,
+	F_PAUSE,
+	F_RESUME,
+	F_STOP,
+	F_DELETE_NODE,
+	F_DELETE_LEADER,
+	F_HEALTH,
+	F_SET_DATA,
+	F_AUTH,
+	F_NKINDS,
+};
+void fault_config(struct sim *s);
+void fault_next(struct sim *s);
+void fault_apply(struct sim *s, const struct ev *ev);
+void fault_quiet(struct sim *s);
+enum hook_fate fault_hook_fate(struct sim *s, struct peer *p,
+    enum hook_kind kind, int64_t *duration);
+const char *fault_name(int kind);
+/* Parses "kind,kind" into a mask of 1 << kind; -1 on an unknown name. */
+int fault_kinds(const char *list, uint32_t *mask);
+
+/* check.c */
+void check_hook_start(struct sim *s, struct peer *p,
+    const struct el_action *act);
+void check_hook_exit(struct sim *s, struct peer *p, enum hook_kind kind,
+    int ok);
+void check_action(struct sim *s, struct peer *p, const struct el_action *act);
+void check_step(struct sim *s, struct peer *p);
+void check_advance(struct sim *s, int64_t t);
+void check_freeze(struct sim *s, struct peer *p);
+void check_wake(struct sim *s, struct peer *p);
+void check_crash(struct sim *s, struct peer *p);
+void check_crumb_deleted(struct sim *s);
+void check_start(struct sim *s, struct peer *p);
+void check_answers(struct sim *s);
+void check_final(struct sim *s);
+void check_fail(struct sim *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* trace.c */
+void trace(struct sim *s, int peer, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void trace_init(struct sim *s, int cap);
+void trace_dump(struct sim *s);
+void trace_free(struct sim *s);
+const char *trace_op(enum el_op op);
+const char *trace_hook(enum hook_kind k);
+const char *trace_rc(int rc);
+
+#endif
