@@ -507,7 +507,7 @@ el_next_queue(struct election *el, struct el_action *act)
 		return;
 	}
 	/* A claim of ours while others are ahead is an orphan: it goes. */
-	if (!el->first && el->claimed && !el_leading(el)) {
+	if (!el->first && el->claimed && !el_leading(el) && !EL_MUTANT(4)) {
 		el->release_pending = 1;
 		el->release_why = "preempted";
 		return;

@@ -23,6 +23,8 @@ election_session(struct election *el, enum el_zk state, int64_t sid,
 	case EL_ZK_CONNECTED:
 		if (el->sid != 0 && sid != el->sid)
 			el_session_lost(el);	/* nothing of it survives */
+		if (sid != el->sid)
+			el->session_at = el->now;
 		el->sid = sid;
 		el->zk = EL_ZK_CONNECTED;
 		el->conn_lost = 0;

@@ -79,6 +79,7 @@ struct election {
 	int lease_lapsed;	/* the lease ran out: facts were dropped */
 	int probation;		/* confirmed after a silence: not yet a lease */
 	int64_t probation_sent;
+	int64_t session_at;	/* when this session was seen connected first */
 	int sync_inflight;
 	int64_t sync_sent;
 	int sync_conn;		/* conn_gen when the sync in flight was sent */

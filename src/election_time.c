@@ -84,9 +84,14 @@ void
 el_confirmed(struct election *el, int64_t sent)
 {
 	int64_t lag = el->timeout_ms / EL_REPORT_LAG_DIV;
+	int64_t quiet_since;
 
-	if (el->lease_known && sent >= el_lease_end(el) && !EL_MUTANT(14)) {
-		if (!el->probation) {
+	/* A new session was last heard of by the quorum when it was made. */
+	quiet_since = el->lease_known ? el->lease_sent : el->session_at;
+	if (sent >= quiet_since + el->timeout_ms - lag && !EL_MUTANT(14)) {
+		/* A new probation after another silence. */
+		if (!el->probation ||
+		    sent >= el->probation_sent + el->timeout_ms - lag) {
 			el->probation = 1;
 			el->probation_sent = sent;
 			return;

@@ -31,6 +31,7 @@ spec() {
 10|$admin|sessions replaced
 11|$admin|owns 2|live candidate owns
 12|delete-leader|\(a\) two|\(d\)
+13|$admin|\(a\) two|0 leader|E/claim is missing
 EOT
 }
 
