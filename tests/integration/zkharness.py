@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ports import reserve as reserve_ports
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 RECORD_HOOK = HERE / "hooks" / "record.sh"
@@ -156,26 +158,11 @@ def _reap(proc, sig, timeout):
 
 # ---------------------------------------------------------------- helpers
 
-_given_ports = set()
-
-
 def free_ports(n):
-    """n distinct loopback TCP ports that were free a moment ago and were
-    not handed out before in this run."""
-    socks, ports = [], []
-    try:
-        while len(ports) < n:
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind(("127.0.0.1", 0))
-            socks.append(s)
-            port = s.getsockname()[1]
-            if port not in _given_ports:
-                ports.append(port)
-                _given_ports.add(port)
-    finally:
-        for s in socks:
-            s.close()
-    return ports
+    """n distinct loopback TCP ports, reserved for this process: outside the
+    kernel's ephemeral range and locked against concurrent runs (ports.py),
+    so that nothing else can take one while its server is not bound."""
+    return reserve_ports(n)
 
 
 def wait_for(pred, timeout, what, interval=POLL):
