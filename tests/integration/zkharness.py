@@ -897,8 +897,12 @@ class Event:
 
 
 def read_history(path):
+    # Every record ends with a newline; a last line without one is a write
+    # still under way (a reader may see the first part of an append that
+    # straddles a page), not a record yet.
+    lines = Path(path).read_text().split("\n")[:-1]
     events = []
-    for n, line in enumerate(Path(path).read_text().splitlines(), 1):
+    for n, line in enumerate(lines, 1):
         f = line.split()
         if len(f) != 6:
             raise ValueError(f"history line {n} malformed: {line!r}")
