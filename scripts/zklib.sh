@@ -5,9 +5,36 @@
 # now_ms: a clock for deadlines, in milliseconds.
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
-free_port() {
-	/usr/bin/python3 -c 'import socket
-s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+# zk_reserve_port: sets ZK_PORT to a loopback port for the server, the way
+# tests/integration/ports.py reserves them (read why there): outside the
+# kernel's ephemeral range, which connect() and bind(0) draw from, and
+# locked (flock) in the directory ports.py shares, so that concurrent runs
+# never pick the same port. The lock is held on descriptor ZK_PORT_LOCK_FD
+# of this shell, and so of what it starts, until they exit. Not to be run
+# in a subshell: the lock would go with it.
+zk_reserve_port() {
+	local lo hi first last port fd
+	if ! read -r lo hi </proc/sys/net/ipv4/ip_local_port_range; then
+		lo=32768 hi=60999
+	fi
+	if [ $((lo - 10000)) -ge 1024 ]; then
+		first=$((lo - 10000)) last=$((lo - 1))
+	else
+		first=$((hi + 1)) last=$((hi + 10000 > 65535 ? 65535 : hi + 10000))
+	fi
+	mkdir -p -m 1777 /tmp/zkelectd-ports || return 1
+	for port in $(shuf -i "$first-$last" -n 200); do
+		exec {fd}<>"/tmp/zkelectd-ports/$port" || continue
+		if flock -n "$fd" && /usr/bin/python3 -c 'import socket, sys
+socket.socket().bind(("127.0.0.1", int(sys.argv[1])))' "$port" 2>/dev/null; then
+			ZK_PORT=$port
+			ZK_PORT_LOCK_FD=$fd
+			return 0
+		fi
+		exec {fd}>&-
+	done
+	echo "no free loopback port in $first-$last" >&2
+	return 1
 }
 
 # zk_mode PORT: prints the server's Mode (standalone, leader, ...) once it
@@ -25,7 +52,7 @@ zk_mode() {
 # Returns 1 with the reason on stderr when it exits or does not serve in time.
 zk_start() {
 	local dir=$1 deadline
-	ZK_PORT=$(free_port)
+	zk_reserve_port || return 1
 	mkdir -p "$dir/data"
 	cat >"$dir/zoo.cfg" <<-EOF
 	tickTime=200

@@ -23,6 +23,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ports import reserve as reserve_ports
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 RECORD_HOOK = HERE / "hooks" / "record.sh"
@@ -157,26 +159,11 @@ def _reap(proc, sig, timeout):
 
 # ---------------------------------------------------------------- helpers
 
-_given_ports = set()
-
-
 def free_ports(n):
-    """n distinct loopback TCP ports that were free a moment ago and were
-    not handed out before in this run."""
-    socks, ports = [], []
-    try:
-        while len(ports) < n:
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind(("127.0.0.1", 0))
-            socks.append(s)
-            port = s.getsockname()[1]
-            if port not in _given_ports:
-                ports.append(port)
-                _given_ports.add(port)
-    finally:
-        for s in socks:
-            s.close()
-    return ports
+    """n distinct loopback TCP ports, reserved for this process: outside the
+    kernel's ephemeral range and locked against concurrent runs (ports.py),
+    so that nothing else can take one while its server is not bound."""
+    return reserve_ports(n)
 
 
 def wait_for(pred, timeout, what, interval=POLL):
@@ -911,8 +898,12 @@ class Event:
 
 
 def read_history(path):
+    # Every record ends with a newline; a last line without one is a write
+    # still under way (a reader may see the first part of an append that
+    # straddles a page), not a record yet.
+    lines = Path(path).read_text().split("\n")[:-1]
     events = []
-    for n, line in enumerate(Path(path).read_text().splitlines(), 1):
+    for n, line in enumerate(lines, 1):
         f = line.split()
         if len(f) != 6:
             raise ValueError(f"history line {n} malformed: {line!r}")
