@@ -1049,41 +1049,11 @@ def _announce_via(data, port):
             + data[20 + n:])
 
 
-def free_ports_outside_ephemeral(n, low=20000):
-    """n distinct free loopback TCP ports outside the kernel's ephemeral
-    range (ip_local_port_range), never handed out before in this run.
-
-    A port from free_ports() is free when it is returned, but until the
-    server binds it (a JVM takes a second to start) the kernel may give it to
-    any outgoing connection as its source port; an ensemble behind proxies
-    makes dozens of those while it starts. Ports outside the range are never
-    chosen that way."""
-    import random
-    try:
-        lo, hi = (int(x) for x in
-                  Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
-    except (OSError, ValueError):
-        return free_ports(n)
-    pool = [p for p in range(low, 65536) if not lo <= p <= hi]
-    if len(pool) < 10 * n:
-        return free_ports(n)
-    rnd = random.SystemRandom()
-    ports = []
-    for port in rnd.sample(pool, min(len(pool), 50 * n)):
-        if port in _given_ports:
-            continue
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            continue
-        finally:
-            s.close()
-        ports.append(port)
-        _given_ports.add(port)
-        if len(ports) == n:
-            return ports
-    raise HarnessError(f"no {n} free ports outside the ephemeral range")
+def free_ports_outside_ephemeral(n):
+    """n ports for servers behind proxies: the same reservation as
+    free_ports() (outside the ephemeral range, locked against concurrent
+    runs; see ports.py)."""
+    return reserve_ports(n)
 
 
 class CutEnsemble:
