@@ -52,7 +52,7 @@ ms=$((($(date +%s%N) - start) / 1000000))
 awk -v n="$sched" -v p="$passed" -v f="$failed" -v e="$events" -v t="$ms" \
     -v j="${#pids[@]}" 'BEGIN {
 	t /= 1000
-	fmt = "sim: %d schedules, %d passed, %d failed, %d events, %.1f s, "
+	fmt = "sim: %d schedules, %d passed, %d failed, %.0f events, %.1f s, "
 	fmt = fmt "%.0f sched/s, %.0f events/s (%d processes)\n"
 	printf fmt, n, p, f, e, t, (t > 0 ? n / t : 0), (t > 0 ? e / t : 0), j
 }'
