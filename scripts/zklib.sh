@@ -22,12 +22,14 @@ zk_reserve_port() {
 	else
 		first=$((hi + 1)) last=$((hi + 10000 > 65535 ? 65535 : hi + 10000))
 	fi
-	mkdir -p -m 1777 /tmp/zkelectd-ports || return 1
+	mkdir -m 1777 /tmp/zkelectd-ports 2>/dev/null ||
+	    [ -d /tmp/zkelectd-ports ] || return 1
 	for port in $(shuf -i "$first-$last" -n 200); do
 		exec {fd}<>"/tmp/zkelectd-ports/$port" || continue
 		if flock -n "$fd" && /usr/bin/python3 -c 'import socket, sys
 socket.socket().bind(("127.0.0.1", int(sys.argv[1])))' "$port" 2>/dev/null; then
 			ZK_PORT=$port
+			# shellcheck disable=SC2034 # kept open, not read
 			ZK_PORT_LOCK_FD=$fd
 			return 0
 		fi

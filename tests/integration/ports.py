@@ -69,7 +69,11 @@ def _bindable(port):
 def _lock(port):
     """The open, locked lock file of port, or None when another process
     holds it."""
-    os.makedirs(LOCK_DIR, mode=0o1777, exist_ok=True)
+    try:
+        os.mkdir(LOCK_DIR)
+        os.chmod(LOCK_DIR, 0o1777)      # shared by every user's runs
+    except FileExistsError:
+        pass
     fd = os.open(os.path.join(LOCK_DIR, str(port)),
                  os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
     try:
