@@ -493,6 +493,11 @@ el_next_queue(struct election *el, struct el_action *act)
 		return;
 	}
 	if (el->data_dirty && (el->hook == -1 || el->hook == HOOK_CHECK)) {
+		/* The breadcrumb it rewrites may be gone (deleted by hand). */
+		if (el->acked && el_owns_leader(el) && !el->crumb_fresh) {
+			el_act_zk(el, act, EL_OP_BREADCRUMB, el->crumb_path);
+			return;
+		}
 		el_build_set_data(el, act);
 		el_act_zk(el, act, EL_OP_SET_DATA, NULL);
 		return;
