@@ -355,12 +355,19 @@ el_build_release(struct election *el, struct el_action *act)
 		el_sub(act, ZK_MOP_DELETE, el->node_path, NULL);
 }
 
+/* The data of E/leader and E/breadcrumb. */
 static void
-el_build_ack(struct election *el, struct el_action *act)
+el_make_ack_data(struct election *el)
 {
 	free(el->ack_data);
 	(void)xasprintf(&el->ack_data, "id=%s\ndata=%s\nepoch=%lld\n", el->id,
 	    el->data, (long long)el->epoch);
+}
+
+static void
+el_build_ack(struct election *el, struct el_action *act)
+{
+	el_make_ack_data(el);
 	act->nsub = 0;
 	el_sub(act, ZK_MOP_CHECK, el->node_path, NULL);
 	el_sub(act, el_owns_leader(el) ? ZK_MOP_SET : ZK_MOP_CREATE_EPHEMERAL,
@@ -376,9 +383,7 @@ el_build_set_data(struct election *el, struct el_action *act)
 	act->nsub = 0;
 	el_sub(act, ZK_MOP_SET, el->node_path, el->create_data);
 	if (el->acked && el_owns_leader(el)) {
-		free(el->ack_data);
-		(void)xasprintf(&el->ack_data, "id=%s\ndata=%s\nepoch=%lld\n",
-		    el->id, el->data, (long long)el->epoch);
+		el_make_ack_data(el);
 		el_sub(act, ZK_MOP_SET, el->leader_path, el->ack_data);
 		if (el->crumb_exists && el->crumb_epoch == el->epoch)
 			el_sub(act, ZK_MOP_SET, el->crumb_path, el->ack_data);
