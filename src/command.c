@@ -335,6 +335,13 @@ command_metrics(struct daemon *d)
 	    "Commands received on the control socket.");
 	command_printf(&b, "zkelectd_socket_requests_total %" PRIu64 "\n",
 	    m->socket_requests);
+	command_metric(&b, "zookeeper_requests_total", "counter",
+	    "Requests sent to ZooKeeper by kind (count: the status's "
+	    "candidate count).");
+	for (k = 0; k < EL_OP_COUNT; k++)
+		command_printf(&b, "zkelectd_zookeeper_requests_total{op=\"%s\"}"
+		    " %" PRIu64 "\n", k == EL_OP_NONE ? "count" :
+		    election_op_name((enum el_op)k), m->zk_requests[k]);
 	return b.p;
 }
 

@@ -263,17 +263,48 @@ daemon_reopen(evutil_socket_t fd, short what, void *arg)
 	daemon_step(d);
 }
 
+/*
+ * The election's requests are answered in the order they were sent, as
+ * ZooKeeper replies: one that could not be sent gets its error in turn.
+ */
+static void
+daemon_el_answer(struct daemon *d, const struct el_result *res)
+{
+	enum el_op op = d->el_req[0].op;
+
+	d->el_nreq--;
+	memmove(&d->el_req[0], &d->el_req[1], (size_t)d->el_nreq *
+	    sizeof(d->el_req[0]));
+	election_op_done(d->el, op, res);
+	while (d->el_nreq > 0 && d->el_req[0].rc != ZOK) {
+		struct el_result failed;
+
+		memset(&failed, 0, sizeof(failed));
+		failed.rc = d->el_req[0].rc;
+		op = d->el_req[0].op;
+		d->el_nreq--;
+		memmove(&d->el_req[0], &d->el_req[1], (size_t)d->el_nreq *
+		    sizeof(d->el_req[0]));
+		election_op_done(d->el, op, &failed);
+	}
+}
+
 static void
 daemon_send(struct daemon *d, const struct el_action *act)
 {
 	uint64_t tag = daemon_tag(d);
 	int rc, watch = 1;
 
+	d->m.zk_requests[act->op]++;
 	if (act->op == EL_OP_SYNC)
 		d->sync_tag = tag;
 	else {
-		d->el_tag = tag;
-		d->el_op = act->op;
+		if (d->el_nreq == EL_PIPE_MAX)
+			fatalx("more election requests than EL_PIPE_MAX");
+		d->el_req[d->el_nreq].tag = tag;
+		d->el_req[d->el_nreq].op = act->op;
+		d->el_req[d->el_nreq].rc = ZOK;
+		d->el_nreq++;
 	}
 	switch (act->op) {
 	case EL_OP_PARENT:
@@ -323,11 +354,14 @@ daemon_send(struct daemon *d, const struct el_action *act)
 		    act->path != NULL ? act->path : d->epath, zk_strerror(rc));
 		memset(&res, 0, sizeof(res));
 		res.rc = rc;
-		if (act->op == EL_OP_SYNC)
+		if (act->op == EL_OP_SYNC) {
 			d->sync_tag = 0;
-		else
-			d->el_tag = 0;
-		election_op_done(d->el, act->op, &res);
+			election_op_done(d->el, act->op, &res);
+		} else if (d->el_nreq == 1) {
+			d->el_nreq = 0;
+			election_op_done(d->el, act->op, &res);
+		} else
+			d->el_req[d->el_nreq - 1].rc = rc;
 	}
 }
 
@@ -387,9 +421,8 @@ daemon_zk_event(const struct zk_event *ev, void *arg)
 	case ZK_EV_REPLY:
 		if (ev->tag == d->count_tag && ev->tag != 0) {
 			d->count_tag = 0;
-			if (ev->rc == ZOK)
-				election_candidates(d->el, ev->children,
-				    ev->nchildren);
+			if (ev->rc == ZOK && ev->has_stat)
+				election_candidates(d->el, ev->numchildren);
 			break;
 		}
 		memset(&res, 0, sizeof(res));
@@ -402,12 +435,14 @@ daemon_zk_event(const struct zk_event *ev, void *arg)
 			election_op_done(d->el, EL_OP_SYNC, &res);
 			break;
 		}
-		if (ev->tag != d->el_tag || ev->tag == 0) {
+		if (d->el_nreq == 0 || ev->tag != d->el_req[0].tag ||
+		    ev->tag == 0) {
 			(void)command_reply(d, ev);
 			break;
 		}
 		if (ev->rc != ZOK && ev->rc != ZNONODE)
-			log_debug("election request %d: %s", d->el_op,
+			log_debug("election request %s: %s",
+			    election_op_name(d->el_req[0].op),
 			    zk_strerror(ev->rc));
 		res.path = ev->path;
 		res.data = ev->data != NULL ? ev->data : "";
@@ -416,8 +451,7 @@ daemon_zk_event(const struct zk_event *ev, void *arg)
 		res.version = ev->version;
 		res.children = ev->children;
 		res.nchildren = ev->nchildren;
-		d->el_tag = 0;
-		election_op_done(d->el, d->el_op, &res);
+		daemon_el_answer(d, &res);
 		break;
 	}
 	daemon_step(d);
@@ -432,8 +466,8 @@ daemon_clock(struct daemon *d)
 }
 
 /*
- * The candidate count in the status, refreshed without a children watch.
- * It decides nothing (the election has its own listings and keepalive).
+ * The candidate count in the status, refreshed without a children watch
+ * or a listing: E/candidates' stat has it. It decides nothing.
  */
 void
 daemon_count(evutil_socket_t fd, short what, void *arg)
@@ -447,7 +481,8 @@ daemon_count(evutil_socket_t fd, short what, void *arg)
 	if (zk_is_open(d->zk) && d->zk_state == ZOO_CONNECTED_STATE &&
 	    d->count_tag == 0) {
 		d->count_tag = daemon_tag(d);
-		if (zk_children(d->zk, d->cpath, d->count_tag) != ZOK)
+		d->m.zk_requests[EL_OP_NONE]++;
+		if (zk_exists(d->zk, d->cpath, 0, d->count_tag) != ZOK)
 			d->count_tag = 0;
 	}
 	daemon_arm(d->ev_count, v.session_timeout_ms / 3);
@@ -517,7 +552,7 @@ daemon_perform(struct daemon *d, const struct el_action *act)
 		command_fail_queries(d, "error session-expired");
 		zk_close(d->zk);
 		election_restarted(d->el);
-		d->el_tag = 0;
+		d->el_nreq = 0;
 		d->sync_tag = 0;
 		d->count_tag = 0;
 		daemon_open(d);

@@ -27,6 +27,28 @@
  * while its process cannot run is beyond any election: the epoch and the
  * fence hook are for that.
  *
+ * Reads that are skipped, and why each is safe. A handoff costs the
+ * successor one round trip, its claim; everything else it needs is known
+ * from watches or read in the same pipeline, before the claim, whose reply
+ * it precedes (a server answers a session in order). (5) After our
+ * predecessor's deletion we are first without a listing when it was first:
+ * it was first in our listing, or E/leader named it (the session that
+ * owns E/leader owns it, and E/leader's epoch is its czxid: a leader's
+ * node was first when it took E/claim). Nodes missing from our listing
+ * were created after ours and have higher sequence numbers, so none can be
+ * before us now. Otherwise we list. (6) E/leader's deletion is known from
+ * its notification: its watch is set again with an exists that goes out
+ * beside the next request, and whatever it finds is read. A new E/leader
+ * of another session can only come with E/claim, which our claim would
+ * find taken. (7) The breadcrumb is read again before every claim, in the
+ * same pipeline: the server that answers it has applied our predecessor's
+ * deletion, after which only a holder of E/claim with a node of its own
+ * could write it (the ack and data multis check the writer's node), and
+ * no such holder can be before us; so at the claim's reply it is as good
+ * as a read made then. A promote or fence is decided only once every
+ * reply before the claim's is in. Mutants 15-18 make each of these unsafe
+ * and the unit tests and the simulator catch them.
+ *
  * Why always a leader. Every wait has an end: for a predecessor's deletion
  * (a watch), for E/leader's (a watch), for a reply (or the connection's
  * loss), for a hook (its timeout), or for a time (election_deadline()).
@@ -143,8 +165,55 @@ el_invalidate(struct election *el)
 	el->listed = 0;
 	el->node_ok = 0;
 	el->leader_fresh = 0;
+	el->leader_armed = 0;
 	el->crumb_fresh = 0;
+	el->crumb_for_claim = 0;
 	el->pred_watched = 0;
+	el->pred_head = 0;
+}
+
+int
+el_pipe_has(const struct election *el, enum el_op op)
+{
+	int i;
+
+	for (i = 0; i < el->npipe; i++)
+		if (el->pipe[i].op == op)
+			return 1;
+	return 0;
+}
+
+/* A request in flight that what follows must wait for. */
+static int
+el_pipe_busy(const struct election *el)
+{
+	int i;
+
+	for (i = 0; i < el->npipe; i++)
+		if (!el->pipe[i].bg)
+			return 1;
+	return 0;
+}
+
+/*
+ * Whether the predecessor is known to be first: it was in the listing, or
+ * E/leader names its node (the session that owns it and the node's czxid
+ * as epoch). A leader's node was first when it took E/claim, and nothing
+ * can come before it later: sequence numbers only grow.
+ */
+void
+el_pred_head(struct election *el)
+{
+	if (el->pred_path == NULL || el->pred_head)
+		return;
+	if (EL_MUTANT(16) && el->leader_fresh && el->leader_exists) {
+		el->pred_head = 1;
+		return;
+	}
+	if (el->pred_czxid != 0 && el->leader_fresh && el->leader_exists &&
+	    el->leader_owner == el->pred_owner &&
+	    el->leader_epoch == el->pred_czxid)
+		el->pred_head = 1;
 }
 
 int
@@ -161,6 +230,10 @@ el_forget_node(struct election *el)
 	el_replace(&el->node, NULL);
 	el_replace(&el->node_path, NULL);
 	el_replace(&el->pred_path, NULL);
+	el->pred_head = 0;
+	el->pred_czxid = 0;
+	el->pred_owner = 0;
+	el->crumb_for_claim = 0;
 	el->create_unknown = 0;
 	el->node_ok = 0;
 	el->listed = 0;
@@ -272,14 +345,38 @@ el_session_lost(struct election *el)
 }
 
 static void
-el_act_zk(struct election *el, struct el_action *act, enum el_op op,
-    const char *path)
+el_act_zk_pipe(struct election *el, struct el_action *act, enum el_op op,
+    const char *path, int bg)
 {
 	act->type = EL_ACT_ZK;
 	act->op = op;
 	act->path = path;
-	el->inflight = op;
-	el->op_sent = el->now;
+	el->pipe[el->npipe].op = op;
+	el->pipe[el->npipe].sent = el->now;
+	el->pipe[el->npipe].bg = bg;
+	el->npipe++;
+}
+
+/* A request the next decision waits for. */
+static void
+el_act_zk(struct election *el, struct el_action *act, enum el_op op,
+    const char *path)
+{
+	el_act_zk_pipe(el, act, op, path, 0);
+}
+
+/*
+ * The breadcrumb, unless known: 1 while it is not. The read goes out
+ * beside whatever is in flight; a decision on its value waits for it.
+ */
+static int
+el_need_crumb(struct election *el, struct el_action *act)
+{
+	if (el->crumb_fresh)
+		return 0;
+	if (!el_pipe_has(el, EL_OP_BREADCRUMB))
+		el_act_zk_pipe(el, act, EL_OP_BREADCRUMB, el->crumb_path, 1);
+	return 1;
 }
 
 static void
@@ -419,10 +516,8 @@ el_next_release(struct election *el, struct el_action *act)
 			el_act_zk(el, act, EL_OP_LIST, el->cand_dir);
 		return;
 	}
-	if (!el->crumb_fresh) {
-		el_act_zk(el, act, EL_OP_BREADCRUMB, el->crumb_path);
+	if (el_need_crumb(el, act))
 		return;
-	}
 	if (!el->claim_known) {
 		el_act_zk(el, act, EL_OP_CLAIM_READ, el->claim_path);
 		return;
@@ -457,6 +552,19 @@ el_next_claim(struct election *el, struct el_action *act)
 	if (el->claim_wait) {
 		if (!el->claim_watched)
 			el_act_zk(el, act, EL_OP_CLAIM_WATCH, el->claim_path);
+		return;
+	}
+	/*
+	 * The breadcrumb is read again for every claim, in the same pipeline
+	 * just before it: its reply is in when the claim's comes, and it
+	 * shows every write made before our node was first.
+	 */
+	if (!el->crumb_for_claim && !EL_MUTANT(18)) {
+		el->crumb_for_claim = 1;
+		el->crumb_fresh = 0;
+	}
+	if (!el->crumb_fresh && !el_pipe_has(el, EL_OP_BREADCRUMB)) {
+		el_act_zk_pipe(el, act, EL_OP_BREADCRUMB, el->crumb_path, 1);
 		return;
 	}
 	free(el->claim_data);
@@ -499,10 +607,9 @@ el_next_queue(struct election *el, struct el_action *act)
 	}
 	if (el->data_dirty && (el->hook == -1 || el->hook == HOOK_CHECK)) {
 		/* The breadcrumb it rewrites may be gone (deleted by hand). */
-		if (el->acked && el_owns_leader(el) && !el->crumb_fresh) {
-			el_act_zk(el, act, EL_OP_BREADCRUMB, el->crumb_path);
+		if (el->acked && el_owns_leader(el) &&
+		    el_need_crumb(el, act))
 			return;
-		}
 		el_build_set_data(el, act);
 		el_act_zk(el, act, EL_OP_SET_DATA, NULL);
 		return;
@@ -529,11 +636,8 @@ el_next_queue(struct election *el, struct el_action *act)
 	}
 	if (el->promoted) {
 		if (!el->acked && el->hook == -1) {
-			if (!el->crumb_fresh) {
-				el_act_zk(el, act, EL_OP_BREADCRUMB,
-				    el->crumb_path);
+			if (el_need_crumb(el, act))
 				return;
-			}
 			el_build_ack(el, act);
 			el_act_zk(el, act, EL_OP_ACK, NULL);
 		}
@@ -544,10 +648,6 @@ el_next_queue(struct election *el, struct el_action *act)
 	/* Wait for the previous leader to withdraw its acknowledgement. */
 	if (el->leader_exists && el->leader_owner != el->sid)
 		return;
-	if (!el->crumb_fresh) {
-		el_act_zk(el, act, EL_OP_BREADCRUMB, el->crumb_path);
-		return;
-	}
 	/* Never on facts the lease does not cover. */
 	if (el_lease_short(el) && !EL_MUTANT(9))
 		return;
@@ -555,6 +655,8 @@ el_next_queue(struct election *el, struct el_action *act)
 		el_next_claim(el, act);
 		return;
 	}
+	if (el_need_crumb(el, act))
+		return;
 	if (el->fence_configured && !el->fenced && el->crumb_exists &&
 	    el->crumb_epoch != el->epoch) {
 		(void)el_take_slot(el, act, HOOK_FENCE, "elected");
@@ -570,11 +672,20 @@ el_next_queue(struct election *el, struct el_action *act)
 static void
 el_next_zk(struct election *el, struct el_action *act)
 {
-	if (!el->leader_fresh) {
-		el_act_zk(el, act, el->leader_check ? EL_OP_LEADER_EXISTS :
-		    EL_OP_LEADER, el->leader_path);
+	/*
+	 * E/leader is always watched. Its deletion is known from the
+	 * notification: only the watch is set again (an exists, answered
+	 * beside anything else in flight); any other change is read.
+	 */
+	if (!el->leader_armed && !(EL_MUTANT(17) && el->leader_fresh)) {
+		el->leader_armed = 1;
+		el_act_zk_pipe(el, act, el->leader_check || (el->leader_fresh &&
+		    !el->leader_exists) ? EL_OP_LEADER_EXISTS : EL_OP_LEADER,
+		    el->leader_path, 1);
 		return;
 	}
+	if (!el->leader_fresh || el_pipe_busy(el))
+		return;
 	/*
 	 * An acknowledgement or claim of ours with no node of ours behind
 	 * it (the node was deleted after a demote) would make the next head
@@ -679,7 +790,7 @@ election_next(struct election *el, struct el_action *act)
 		act->path = "/";
 		return;
 	}
-	if (el->inflight == EL_OP_NONE && el->zk == EL_ZK_CONNECTED &&
+	if (el->npipe < EL_PIPE_MAX && el->zk == EL_ZK_CONNECTED &&
 	    el->retry_until == 0) {
 		el_next_zk(el, act);
 		if (act->type != EL_ACT_NONE)

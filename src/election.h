@@ -6,10 +6,11 @@
  * timers, operator requests) and asks it for the next action with
  * election_next() until there is none. Time comes in through
  * election_clock(); the election says through election_deadline() when it
- * must be woken. At most one election request, one keepalive sync and one
- * hook (promote, demote, fence or check: they share one slot) are
- * outstanding at any time, which keeps every transition easy to follow,
- * and lets the simulator in tests/sim run this very code.
+ * must be woken. Up to EL_PIPE_MAX election requests may be outstanding
+ * (the daemon answers them in the order they were sent, as ZooKeeper
+ * replies), plus one keepalive sync and one hook (promote, demote, fence
+ * or check: they share one slot). The simulator in tests/sim runs this
+ * very code.
  */
 #ifndef ZKELECTD_ELECTION_H
 #define ZKELECTD_ELECTION_H
@@ -55,6 +56,7 @@ enum el_op {
 	EL_OP_CLAIM,		/* multi: check own node, create E/claim */
 	EL_OP_CLAIM_WATCH,	/* exists E/claim with a watch */
 	EL_OP_CLAIM_READ,	/* exists E/claim, no watch */
+	EL_OP_COUNT
 };
 
 enum el_act_type {
@@ -71,6 +73,8 @@ enum el_act_type {
 };
 
 #define EL_MAX_SUBOPS 4
+/* Election requests in flight at once (replies come back in order). */
+#define EL_PIPE_MAX 4
 
 struct el_action {
 	enum el_act_type type;
@@ -150,8 +154,8 @@ void election_set_data(struct election *el, const char *data);
 /* A reload: data, fence, check, hook timings, backoff and grace. */
 void election_reconfigure(struct election *el,
     const struct election_params *p);
-/* A fresh listing made for other reasons: only the count is taken. */
-void election_candidates(struct election *el, char *const *names, int n);
+/* The number of candidates, counted elsewhere (E/candidates' stat). */
+void election_candidates(struct election *el, int n);
 
 /* Operator requests. resign returns -1 when not leader. */
 int election_resign(struct election *el);
@@ -161,6 +165,7 @@ void election_stop(struct election *el);
 /* What it knows, for status, socket and hooks. */
 enum role election_role(const struct election *el);
 const char *election_role_name(enum role r);
+const char *election_op_name(enum el_op op);
 struct election_view {
 	enum role role;
 	enum el_zk zk;

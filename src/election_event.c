@@ -80,7 +80,7 @@ election_restarted(struct election *el)
 {
 	el->restart = 0;
 	el->restart_sent = 0;
-	el->inflight = EL_OP_NONE;
+	el->npipe = 0;
 	el->sync_inflight = 0;
 	el->zk = EL_ZK_CONNECTING;
 	el->sid = 0;
@@ -135,10 +135,10 @@ el_list_done(struct election *el, const struct el_result *res)
 	/* A resign is done once the new node is seen in the queue. */
 	if (el->resigning == 2 && el->node != NULL)
 		el->resign_reply = 1;
-	/* The breadcrumb is read afresh before every promotion. */
-	if (!el->promoted)
-		el->crumb_fresh = 0;
 	el->pred_watched = 0;
+	el->pred_head = me == 1;
+	el->pred_czxid = 0;
+	el->pred_owner = 0;
 	free(el->pred_path);
 	el->pred_path = NULL;
 	if (me > 0)
@@ -200,6 +200,7 @@ election_op_done(struct election *el, enum el_op op,
 {
 	const char *slash;
 	char buf[64], big[1024];
+	int64_t sent;
 	int rc = res->rc;
 
 	if (op == EL_OP_SYNC) {
@@ -213,17 +214,23 @@ election_op_done(struct election *el, enum el_op op,
 		}
 		return;
 	}
-	if (op != el->inflight)
+	/* Replies come in the order of the requests; anything else is old. */
+	if (el->npipe == 0 || op != el->pipe[0].op)
 		return;
-	el->inflight = EL_OP_NONE;
+	sent = el->pipe[0].sent;
+	el->npipe--;
+	memmove(&el->pipe[0], &el->pipe[1], (size_t)el->npipe *
+	    sizeof(el->pipe[0]));
 	if (el_writes(op) ? el_answered(rc) :
 	    EL_MUTANT(1) && (rc == ZOK || rc == ZNONODE))
-		el_confirmed(el, el->op_sent);
+		el_confirmed(el, sent);
 	switch (op) {
 	case EL_OP_NONE:
 	case EL_OP_SYNC:
+	case EL_OP_COUNT:
 		break;
 	case EL_OP_CLAIM:
+		el->crumb_for_claim = 0;
 		if (rc == ZOK) {
 			el->claimed = 1;
 			el->claim_known = 1;
@@ -302,9 +309,12 @@ election_op_done(struct election *el, enum el_op op,
 			el_op_error(el, rc);
 		break;
 	case EL_OP_WATCH_PRED:
-		if (rc == ZOK)
+		if (rc == ZOK) {
 			el->pred_watched = 1;
-		else if (rc == ZNONODE)
+			el->pred_czxid = res->czxid;
+			el->pred_owner = res->owner;
+			el_pred_head(el);
+		} else if (rc == ZNONODE)
 			el->listed = 0;
 		else
 			el_op_error(el, rc);
@@ -319,19 +329,29 @@ election_op_done(struct election *el, enum el_op op,
 			el_op_error(el, rc);
 		break;
 	case EL_OP_LEADER:
-		if (rc == ZOK)
+		if (rc == ZOK) {
 			el_leader_done(el, res);
-		else if (rc == ZNONODE)
+			el_pred_head(el);
+		} else if (rc == ZNONODE) {
+			/* A get of no node sets no watch: exists does. */
 			el->leader_check = 1;
-		else
+			el->leader_armed = 0;
+		} else {
+			el->leader_armed = 0;
 			el_op_error(el, rc);
+		}
 		break;
 	case EL_OP_LEADER_EXISTS:
 		el->leader_check = 0;
 		if (rc == ZNONODE)
 			el_no_leader(el);
-		else if (rc != ZOK)
-			el_op_error(el, rc);
+		else {
+			/* It is there (again): what it says is read. */
+			el->leader_fresh = 0;
+			el->leader_armed = 0;
+			if (rc != ZOK)
+				el_op_error(el, rc);
+		}
 		break;
 	case EL_OP_BREADCRUMB:
 		if (rc == ZOK) {
@@ -379,14 +399,12 @@ election_op_done(struct election *el, enum el_op op,
 	case EL_OP_RELEASE:
 		if (rc == ZOK) {
 			/*
-			 * Deleting E/leader used up our watch on it (its
-			 * notification may even have come first): read it
-			 * again, which sets a new one.
+			 * Deleting E/leader fired our watch on it: its
+			 * notification came before this reply and has the
+			 * watch set again.
 			 */
-			if (el_owns_leader(el)) {
+			if (el_owns_leader(el))
 				el_no_leader(el);
-				el->leader_fresh = 0;
-			}
 			el->crumb_exists = 0;
 			el_release_done(el);
 		} else if (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT) {
@@ -423,11 +441,31 @@ election_watch(struct election *el, int deleted, const char *path)
 		else
 			el->node_ok = 0;
 	} else if (el->pred_path != NULL && strcmp(path, el->pred_path) == 0) {
-		el->listed = 0;
 		el->pred_watched = 0;
-	} else if (strcmp(path, el->leader_path) == 0)
-		el->leader_fresh = 0;
-	else if (strcmp(path, el->claim_path) == 0) {
+		if (!deleted)
+			return;		/* new data: the watch is set again */
+		/*
+		 * Gone. If it was first, we are now: every node created
+		 * after our listing has a higher sequence than ours.
+		 */
+		if ((el->pred_head && el->listed) || EL_MUTANT(15)) {
+			el->first = 1;
+			el->position = 1;
+			if (el->ncandidates > 1)
+				el->ncandidates--;
+			el_replace(&el->pred_path, NULL);
+			el->pred_head = 0;
+			el->pred_czxid = 0;
+			el->pred_owner = 0;
+		} else
+			el->listed = 0;
+	} else if (strcmp(path, el->leader_path) == 0) {
+		el->leader_armed = 0;
+		if (deleted)
+			el_no_leader(el);
+		else
+			el->leader_fresh = 0;
+	} else if (strcmp(path, el->claim_path) == 0) {
 		el->claim_wait = 0;
 		el->claim_watched = 0;
 	}
@@ -482,15 +520,9 @@ election_hook_done(struct election *el, enum hook_kind kind, int ok)
 }
 
 void
-election_candidates(struct election *el, char *const *names, int n)
+election_candidates(struct election *el, int n)
 {
-	struct candidate c;
-	int i, k = 0;
-
-	for (i = 0; i < n; i++)
-		if (candidate_parse(names[i], &c) == 0)
-			k++;
-	el->ncandidates = k;
+	el->ncandidates = n;
 }
 
 void
@@ -545,7 +577,7 @@ el_has_node(const struct election *el)
 	if (EL_MUTANT(3))
 		return el->node != NULL;
 	return el->node != NULL || el->create_unknown ||
-	    el->inflight == EL_OP_CREATE;
+	    el_pipe_has(el, EL_OP_CREATE);
 }
 
 void
@@ -644,4 +676,16 @@ election_view(const struct election *el, struct election_view *v)
 	v->crumb_epoch = el->crumb_exists ? el->crumb_epoch : 0;
 	v->id = el->id;
 	v->data = el->data;
+}
+
+const char *
+election_op_name(enum el_op op)
+{
+	static const char *const names[EL_OP_COUNT] = {
+		"none", "parent", "create", "list", "watch_pred", "watch_own",
+		"leader", "leader_exists", "breadcrumb", "ack", "release",
+		"set_data", "sync", "claim", "claim_watch", "claim_read",
+	};
+
+	return (unsigned)op < EL_OP_COUNT ? names[op] : "unknown";
 }

@@ -35,7 +35,10 @@
  * facts older than the lease, 10 auth failures restart at once, 11
  * adoption lists without a sync, 12 no E/claim, 13 E/claim's state is
  * trusted after a lost reply, 14 one sync after a silence renews the
- * lease. The tests must catch each.
+ * lease, 15 a predecessor's deletion makes us first wherever we stood,
+ * 16 any leader makes its follower's predecessor the head, 17 E/leader's
+ * watch is not set again after its deletion, 18 the breadcrumb is not
+ * read again before a claim. The tests must catch each.
  */
 #ifdef EL_MUTANTS
 extern int el_mutant;
@@ -84,7 +87,12 @@ struct election {
 	int64_t sync_sent;
 	int sync_conn;		/* conn_gen when the sync in flight was sent */
 	int synced;		/* a sync of this connection came back */
-	int64_t op_sent;	/* when the election request in flight went */
+	struct {
+		enum el_op op;
+		int64_t sent;
+		int bg;		/* a read nothing else waits behind */
+	} pipe[EL_PIPE_MAX];	/* election requests in flight, oldest first */
+	int npipe;
 	int conn_gen;		/* counts connections */
 
 	/* session */
@@ -115,7 +123,6 @@ struct election {
 	int64_t check_oks;
 
 	/* our place in the queue */
-	enum el_op inflight;
 	int parent_idx;
 	int parents_done;
 	char *node;		/* basename, or NULL */
@@ -129,11 +136,15 @@ struct election {
 	int first;
 	char *pred_path;
 	int pred_watched;
+	int64_t pred_czxid;	/* from its watch: 0 until then */
+	int64_t pred_owner;
+	int pred_head;		/* the predecessor is first: nobody before it */
 	int ncandidates;
 	int position;		/* ours in the last listing, 1-based; 0 none */
 
 	/* E/leader */
-	int leader_fresh;
+	int leader_fresh;	/* what we know of E/leader is its state */
+	int leader_armed;	/* a watch on it is set, or being set */
 	int leader_check;	/* E/leader was absent: exists-watch it */
 	int leader_exists;
 	int64_t leader_owner;
@@ -149,6 +160,7 @@ struct election {
 
 	/* E/breadcrumb */
 	int crumb_fresh;
+	int crumb_for_claim;	/* read again for the claim being made */
 	int crumb_exists;
 	int64_t crumb_epoch;
 	char *crumb_id;
@@ -183,6 +195,8 @@ void el_release_done(struct election *el);
 void el_session_lost(struct election *el);
 int el_owns_leader(const struct election *el);
 int el_want_join(const struct election *el);
+int el_pipe_has(const struct election *el, enum el_op op);
+void el_pred_head(struct election *el);
 
 /* election_time.c */
 int64_t el_lease_end(const struct election *el);

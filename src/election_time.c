@@ -164,7 +164,7 @@ el_check_done(struct election *el, int ok)
 		el->unhealthy = 1;
 		el->check_fails = 0;
 		if (el->node != NULL || el->create_unknown ||
-		    el->inflight == EL_OP_CREATE) {
+		    el_pipe_has(el, EL_OP_CREATE)) {
 			el->release_pending = 1;
 			el->release_why = "health";
 		}

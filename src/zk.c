@@ -138,6 +138,7 @@ zk_stat_copy(struct zk_event *ev, const struct Stat *st)
 	ev->czxid = st->czxid;
 	ev->owner = st->ephemeralOwner;
 	ev->version = st->version;
+	ev->numchildren = st->numChildren;
 }
 
 static void

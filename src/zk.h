@@ -35,6 +35,7 @@ struct zk_event {
 	int64_t czxid;
 	int64_t owner;
 	int32_t version;
+	int32_t numchildren;
 	char **children;
 	int nchildren;
 	int64_t sent_ms;	/* REPLY: when the request was sent */

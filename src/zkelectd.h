@@ -36,6 +36,7 @@ struct metrics {
 	uint64_t session_expirations;
 	uint64_t connection_losses;
 	uint64_t socket_requests;
+	uint64_t zk_requests[EL_OP_COUNT];	/* by election op; NONE: count */
 };
 
 struct daemon {
@@ -65,8 +66,12 @@ struct daemon {
 	uint64_t next_tag;
 	uint64_t count_tag;
 	uint64_t sync_tag;	/* the election's keepalive sync in flight */
-	uint64_t el_tag;	/* tag of the election's request in flight */
-	enum el_op el_op;
+	struct {
+		uint64_t tag;
+		enum el_op op;
+		int rc;		/* not ZOK: it could not be sent */
+	} el_req[EL_PIPE_MAX];	/* the election's requests in flight */
+	int el_nreq;
 	pid_t hook_pid;		/* the hook in the slot, or -1 */
 	int hook_cancelled;
 	int warned_clamp;

@@ -387,9 +387,11 @@ check_action(struct sim *s, struct peer *p, const struct el_action *act)
 		trace(s, p->idx, "-> %s %s", trace_op(act->op),
 		    act->path != NULL ? act->path : act->nsub > 0 ?
 		    act->sub[0].path : "");
-		if (act->op == EL_OP_SYNC ? p->out_sync > 0 : p->out_el > 0)
-			check_fail(s, "%s: %s sent while another %s request "
-			    "is outstanding", p->id, trace_op(act->op),
+		if (act->op == EL_OP_SYNC ? p->out_sync > 0 :
+		    p->out_el >= EL_PIPE_MAX)
+			check_fail(s, "%s: %s sent while %d %s request(s) "
+			    "are outstanding", p->id, trace_op(act->op),
+			    act->op == EL_OP_SYNC ? p->out_sync : p->out_el,
 			    act->op == EL_OP_SYNC ? "sync" : "election");
 		if ((act->op == EL_OP_ACK ||
 		    act->op == EL_OP_CLAIM || act->op == EL_OP_CREATE ||

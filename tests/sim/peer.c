@@ -241,6 +241,7 @@ peer_send(struct sim *s, struct peer *p, const struct el_action *act)
 		r->kind = ZR_SYNC;
 		break;
 	case EL_OP_NONE:
+	case EL_OP_COUNT:
 		check_fail(s, "%s: EL_ACT_ZK with EL_OP_NONE", p->id);
 		free(r);
 		return;

@@ -76,6 +76,7 @@ trace_op(enum el_op op)
 {
 	switch (op) {
 	case EL_OP_NONE:
+	case EL_OP_COUNT:
 		return "none";
 	case EL_OP_PARENT:
 		return "PARENT";
