@@ -1,5 +1,6 @@
 /*
- * The invariants, checked as the run goes:
+ * The invariants, checked as the run goes (this file, but (j) in
+ * check_queue.c, and (e) and (f), at the end of a run, in check_final.c):
  *  (a) no two daemons between promote start and demote end at the same
  *      instant, unless the older one is excused: frozen at or past the
  *      point its demote had to start (it could not act), or crashed while
@@ -11,14 +12,27 @@
  *      leader; the same node keeps its epoch
  *  (e) every accepted resign and every pause is answered
  *  (f) after the faults, within the bound: one leader, one node per live
- *      healthy unpaused candidate and none for anyone else, nobody stuck
+ *      healthy unpaused candidate and none for anyone else, nobody stuck;
+ *      every daemon (observers and paused ones too, the leader itself)
+ *      reports that leader: its view's leader_id and leader_epoch are the
+ *      leader's id and epoch
  *  (g) a promote or fence starts only inside a lease; a daemon that wakes
  *      past the start of its demote demotes before anything else
- *  (i) with a fence hook, a promote over a breadcrumb of another epoch
- *      comes after a successful fence for the same candidate node
  *  (h) what hooks are told is true: a demote that ends a leadership
  *      carries that leadership's epoch; "session-expired" means the session
  *      it led in is gone
+ *  (i) with a fence hook, a promote over a breadcrumb of another epoch
+ *      (the quorum's E/breadcrumb when the promote starts, whatever the
+ *      daemon believes) comes after a successful fence of that epoch for
+ *      the same candidate node; so does one over a breadcrumb the daemon
+ *      believes is there
+ *  (j) the queue's order is kept: when the quorum commits the creation
+ *      of E/claim, the claimant's candidate node is the first (lowest
+ *      sequence) of the quorum's queue; when a promote or fence hook
+ *      starts, the daemon's node is the first of the quorum's queue, or
+ *      already gone, deleted by hand or with its session (it will
+ *      demote), not by its own release. Sequence numbers only grow, so
+ *      nothing can come before a node that was first once
  * The first violation stops the run.
  */
 #include <stdarg.h>
@@ -64,18 +78,26 @@ check_start(struct sim *s, struct peer *p)
 	p->last_lease = 0;
 }
 
+/* The epoch= of E/leader's or E/breadcrumb's data. */
+int64_t
+check_epoch_of(const char *data)
+{
+	char buf[32];
+
+	candidate_kv(data, "epoch", buf, sizeof(buf));
+	return strtoll(buf, NULL, 10);
+}
+
 /* The crumb in the quorum: who led last and with which epoch. */
 static int
 check_crumb(struct sim *s, char *id, size_t idlen, int64_t *epoch)
 {
 	struct znode *z = ztree_get(&s->qu.tree, SIM_CRUMB);
-	char buf[32];
 
 	if (z == NULL)
 		return 0;
 	candidate_kv(z->data, "id", id, idlen);
-	candidate_kv(z->data, "epoch", buf, sizeof(buf));
-	*epoch = strtoll(buf, NULL, 10);
+	*epoch = check_epoch_of(z->data);
 	return 1;
 }
 
@@ -166,12 +188,13 @@ check_promote(struct sim *s, struct peer *p, const struct el_action *act)
 {
 	struct pcheck *pc = &s->pc[p->idx];
 	struct election_view v;
-	char ts[32];
-	int64_t czxid;
+	char ts[32], cid[32];
+	int64_t czxid, cepoch = 0;
 	int i;
 
 	check_view(p, &v);
 	s->st.promotes++;
+	check_queue_hook(s, p, v.node, HOOK_PROMOTE);
 	if (v.lease_end <= s->now)
 		check_fail(s, "(g) %s: promote starts outside its lease "
 		    "(lease_end %lld)", p->id, (long long)v.lease_end);
@@ -185,11 +208,36 @@ check_promote(struct sim *s, struct peer *p, const struct el_action *act)
 			    "%s has czxid %lld", p->id,
 			    (long long)act->epoch, v.node, (long long)czxid);
 	}
+	/*
+	 * The quorum's breadcrumb, not the daemon's view of it: a view gone
+	 * stale must not let a promote skip the fence. Nobody else can
+	 * write it meanwhile (the daemon holds E/claim, and a leader's
+	 * writes check its own node, which is gone); an administrator only
+	 * deletes it, and then there is nothing to fence.
+	 */
+	if (s->fc.fence && v.node != NULL &&
+	    check_crumb(s, cid, sizeof(cid), &cepoch) &&
+	    cepoch != act->epoch) {
+		s->st.over_crumb++;
+		if (v.crumb_epoch != cepoch)
+			s->st.stale_crumb++;
+		if (strcmp(pc->fenced_node, v.node) != 0)
+			check_fail(s, "(i) %s: promotes over the breadcrumb of "
+			    "epoch %lld (%s) without fencing it (its view: "
+			    "epoch %lld)", p->id, (long long)cepoch, cid,
+			    (long long)v.crumb_epoch);
+		else if (pc->fenced_epoch != cepoch)
+			check_fail(s, "(i) %s: promotes over the breadcrumb of "
+			    "epoch %lld (%s), but its fence was for epoch "
+			    "%lld", p->id, (long long)cepoch, cid,
+			    (long long)pc->fenced_epoch);
+	}
+	/* Nor may it promote over what it believes is there. */
 	if (s->fc.fence && v.node != NULL && v.crumb_epoch != 0 &&
 	    v.crumb_epoch != act->epoch &&
 	    strcmp(pc->fenced_node, v.node) != 0)
 		check_fail(s, "(i) %s: promotes over the breadcrumb of epoch "
-		    "%lld (%s) without fencing it", p->id,
+		    "%lld (%s) it knows of without fencing it", p->id,
 		    (long long)v.crumb_epoch, v.crumb_id);
 	if (act->epoch < s->last_epoch)
 		check_fail(s, "(d) %s: promote epoch %lld below the last "
@@ -273,6 +321,7 @@ check_hook_start(struct sim *s, struct peer *p, const struct el_action *act)
 		break;
 	case HOOK_FENCE:
 		check_view(p, &v);
+		check_queue_hook(s, p, v.node, HOOK_FENCE);
 		if (v.lease_end <= s->now)
 			check_fail(s, "(g) %s: fence starts outside its lease",
 			    p->id);
@@ -303,9 +352,11 @@ check_hook_exit(struct sim *s, struct peer *p, enum hook_kind kind, int ok)
 		s->pc[p->idx].fenced = 0;
 		s->pc[p->idx].crashed = 0;
 	}
-	if (kind == HOOK_FENCE && ok)
+	if (kind == HOOK_FENCE && ok) {
 		(void)snprintf(s->pc[p->idx].fenced_node,
 		    sizeof(s->pc[p->idx].fenced_node), "%s", p->fence_node);
+		s->pc[p->idx].fenced_epoch = p->fence_epoch;
+	}
 	if (kind == HOOK_FENCE && ok)
 		for (i = 0; i < s->npeers; i++)
 			if (s->pc[i].open && !s->pc[i].fenced &&
@@ -470,131 +521,4 @@ check_advance(struct sim *s, int64_t t)
 			    "%lld: nothing woke it before that", p->id,
 			    (long long)p->last_lease);
 	}
-}
-
-void
-check_answers(struct sim *s)
-{
-	int i;
-
-	for (i = 0; i < s->npeers; i++) {
-		struct peer *p = &s->peer[i];
-
-		if (!p->running)
-			continue;
-		if (p->resign_wait)
-			check_fail(s, "(e) %s: resign asked at %lld.%03lld "
-			    "never answered", p->id,
-			    (long long)(p->resign_since / 1000),
-			    (long long)(p->resign_since % 1000));
-		if (p->pause_wait)
-			check_fail(s, "(e) %s: pause asked at %lld.%03lld "
-			    "never answered", p->id,
-			    (long long)(p->pause_since / 1000),
-			    (long long)(p->pause_since % 1000));
-	}
-}
-
-/*
- * How many candidate nodes session sid owns in the quorum's tree; the
- * total and the lowest sequence come back through all and first.
- */
-static int
-check_nodes_of(struct sim *s, int64_t sid, int *all, int64_t *first)
-{
-	struct candidate c;
-	char **names;
-	int i, n, k = 0;
-
-	n = ztree_children(&s->qu.tree, SIM_CANDS, &names);
-	*all = n;
-	*first = -1;
-	for (i = 0; i < n; i++) {
-		if (candidate_parse(names[i], &c) != 0)
-			continue;
-		if (*first < 0 || c.seq < *first)
-			*first = c.seq;
-		if (c.sid == sid)
-			k++;
-	}
-	ztree_names_free(names, n);
-	return k;
-}
-
-/* The convergence check, once the bound after the faults has passed. */
-void
-check_final(struct sim *s)
-{
-	struct election_view v;
-	struct candidate c;
-	struct znode *z;
-	struct peer *p;
-	int i, leaders = 0, leader = -1, owned = 0, k, all = 0;
-	int64_t first = -1;
-
-	check_answers(s);
-	for (i = 0; i < s->qu.tree.n; i++)
-		if (s->qu.tree.v[i].owner != 0)
-			trace(s, -1, "end: %s owned by %016llx",
-			    s->qu.tree.v[i].path,
-			    (unsigned long long)s->qu.tree.v[i].owner);
-	for (i = 0; i < s->npeers; i++)
-		trace(s, i, "end: session %016llx%s", (unsigned long long)
-		    s->peer[i].cl.sid, s->peer[i].running ? "" : " (not running)");
-	for (i = 0; i < s->npeers && !s->failed; i++) {
-		p = &s->peer[i];
-		if (!p->running) {
-			check_fail(s, "(f) %s: not running at the end", p->id);
-			break;
-		}
-		check_view(p, &v);
-		if (v.role == ROLE_LEADER) {
-			leaders++;
-			leader = i;
-		}
-		if (v.zk != EL_ZK_CONNECTED ||
-		    (v.hook != -1 && v.hook != HOOK_CHECK) ||
-		    v.role == ROLE_PROMOTING || v.role == ROLE_DEMOTING ||
-		    v.role == ROLE_UNKNOWN)
-			check_fail(s, "(f) %s: stuck: role %s, zk %d, hook %d",
-			    p->id, election_role_name(v.role), v.zk, v.hook);
-		k = check_nodes_of(s, p->cl.sid, &all, &first);
-		owned += k;
-		if (p->observer || v.paused || v.unhealthy) {
-			if (k != 0)
-				check_fail(s, "(f) %s: %s but owns %d "
-				    "candidate node(s)", p->id, p->observer ?
-				    "observer" : v.paused ? "paused" :
-				    "unhealthy", k);
-		} else if (k != 1)
-			check_fail(s, "(f) %s: live candidate owns %d "
-			    "candidate nodes", p->id, k);
-	}
-	if (s->failed)
-		return;
-	if (all != owned)
-		check_fail(s, "(f) %d candidate node(s), %d of them owned by "
-		    "live daemons' sessions", all, owned);
-	if (leaders != 1) {
-		check_fail(s, "(f) %d leader(s) %lld ms after the faults "
-		    "stopped", leaders, (long long)s->bound_ms);
-		return;
-	}
-	p = &s->peer[leader];
-	z = ztree_get(&s->qu.tree, SIM_LEADER);
-	if (z == NULL || z->owner != p->cl.sid)
-		check_fail(s, "(f) %s leads but E/leader is %s", p->id,
-		    z == NULL ? "missing" : "someone else's");
-	/* The core's E/claim, when it has one, stands for the leadership. */
-	z = ztree_get(&s->qu.tree, SIM_CLAIM);
-	if (z != NULL && z->owner != p->cl.sid)
-		check_fail(s, "(f) %s leads but E/claim is someone else's",
-		    p->id);
-	if (z == NULL && s->claims_seen)
-		check_fail(s, "(f) %s leads but E/claim is missing", p->id);
-	check_view(p, &v);
-	if (v.node == NULL || candidate_parse(v.node, &c) != 0 ||
-	    c.seq != first)
-		check_fail(s, "(f) %s leads but its node %s is not the first",
-		    p->id, v.node != NULL ? v.node : "(none)");
 }

@@ -2,12 +2,15 @@
  * build/sim: runs a campaign of simulated schedules.
  *
  *   sim [-s SEED] [-n COUNT] [-v] [-x] [-t LINES] [-l MAX] [-S] [-D KINDS]
- *       [-k TICK]
+ *       [-k TICK] [-B LIE]
  *   sim -f FILE [-M] [-v] [-t LINES]
  *
  * Runs seeds SEED .. SEED+COUNT-1, or the lines of a seeds file (see
  * seeds.c): each must pass, or with -M (a simulator built with
- * EL_MUTANTS) each line marked m=N must fail with mutant N put back.
+ * EL_MUTANTS) each line marked m=N must fail with mutant N put back, and
+ * each line marked B=LIE must fail with the violation its lie is for.
+ * -B LIE makes the model ZooKeeper lie on purpose (sabotage.c: queue,
+ * crumb, leader-watch), to show that an invariant of check.c fires.
  * The first failing seed is run again with a trace and its last LINES
  * lines (default 300, 0: none) are printed; -v prints the whole trace of
  * every run as it goes (for one seed). -x stops at the first failure; -l
@@ -45,7 +48,7 @@ static void
 main_usage(void)
 {
 	(void)fprintf(stderr, "usage: sim [-s SEED] [-n COUNT] [-v] [-x] "
-	    "[-t LINES] [-l MAX] [-S] [-D KIND,...] [-k TICK]\n"
+	    "[-t LINES] [-l MAX] [-S] [-D KIND,...] [-k TICK] [-B LIE]\n"
 	    "       sim -f FILE [-M] [-v] [-t LINES]\n");
 	exit(2);
 }
@@ -88,6 +91,18 @@ main_one(struct main_run *r, uint64_t seed, const struct sim_opts *o,
 		(void)printf("==== seed %llu\n", (unsigned long long)seed);
 	failed = sim_run(seed, o, &r->st, why, sizeof(why));
 	r->count++;
+	if (want_fail && o->sabotage != SAB_NONE) {
+		/* A self-test of the checker: the lie's own violation. */
+		if (failed && strstr(why, sabotage_want(o->sabotage)) == NULL)
+			failed = 0;
+		(void)printf("sim: seed %llu B=%s %s: %s\n",
+		    (unsigned long long)seed, sabotage_name(o->sabotage),
+		    failed ? "is caught" : "is NOT CAUGHT", why[0] != '\0' ?
+		    why : "no violation");
+		if (!failed)
+			r->failed++;
+		return failed;
+	}
 	if (want_fail) {
 		(void)printf("sim: seed %llu %s: %s\n",
 		    (unsigned long long)seed, failed ? "finds its mutant" :
@@ -110,7 +125,8 @@ main_one(struct main_run *r, uint64_t seed, const struct sim_opts *o,
 		(void)printf("sim: trace of seed %llu (last %d lines; all: "
 		    "build/sim -s %llu -v%s):\n", (unsigned long long)seed,
 		    r->lines, (unsigned long long)seed,
-		    o->disabled || o->tick_ms ? " with the same -D/-k" : "");
+		    o->disabled || o->tick_ms || o->sabotage ?
+		    " with the same -D/-k/-B" : "");
 		replay = *o;
 		replay.tracing = r->lines;
 		(void)sim_run(seed, &replay, NULL, NULL, 0);
@@ -130,7 +146,11 @@ main_file(struct main_run *r, const char *path)
 	if (seeds_load(path, &v, &n) == -1)
 		exit(2);
 	for (i = 0; i < n; i++) {
-		if (r->mutants && v[i].mutant == 0)
+		if (r->mutants && v[i].mutant == 0 &&
+		    v[i].opts.sabotage == SAB_NONE)
+			continue;
+		/* A lie of the model is no run of the core to pass. */
+		if (!r->mutants && v[i].opts.sabotage != SAB_NONE)
 			continue;
 		o = v[i].opts;
 		o.verbose = r->o.verbose;
@@ -163,6 +183,12 @@ main_stats(const struct main_run *r)
 	    (unsigned long long)r->st.expiries,
 	    (unsigned long long)r->st.losses,
 	    (unsigned long long)r->st.fence_lost);
+	(void)printf("sim: claims-checked=%llu hooks-for-a-gone-node=%llu "
+	    "promotes-over-a-breadcrumb=%llu (not in the view: %llu)\n",
+	    (unsigned long long)r->st.claims,
+	    (unsigned long long)r->st.gone_hooks,
+	    (unsigned long long)r->st.over_crumb,
+	    (unsigned long long)r->st.stale_crumb);
 }
 
 int
@@ -177,7 +203,7 @@ main(int argc, char **argv)
 	memset(&r, 0, sizeof(r));
 	r.lines = 300;
 	r.max_shown = UINT64_MAX;
-	while ((ch = getopt(argc, argv, "s:n:vxf:t:l:SD:k:M")) != -1) {
+	while ((ch = getopt(argc, argv, "s:n:vxf:t:l:SD:k:MB:")) != -1) {
 		switch (ch) {
 		case 's':
 			seed = main_number(optarg);
@@ -215,6 +241,13 @@ main(int argc, char **argv)
 			break;
 		case 'M':
 			r.mutants = 1;
+			break;
+		case 'B':
+			if ((r.o.sabotage = sabotage_parse(optarg)) == -1) {
+				(void)fprintf(stderr, "sim: unknown lie %s\n",
+				    optarg);
+				exit(2);
+			}
 			break;
 		default:
 			main_usage();

@@ -86,6 +86,7 @@ quorum_born(struct sim *s, const char *path, int64_t zxid)
 	}
 	(void)snprintf(s->born[s->nborn].name, sizeof(s->born[0].name), "%s",
 	    name);
+	s->born[s->nborn].released = 0;
 	s->born[s->nborn++].czxid = zxid;
 }
 
@@ -343,8 +344,10 @@ quorum_commit(struct sim *s, struct zreq *req, int64_t sid, int srv)
 		    req->res.path);
 		ztree_free(&scratch);
 		req->res.rc = rc;
-		if (rc == ZOK)
-			req->wait_zxid = quorum_append(s, chg, 1, 0);
+		if (rc != ZOK)
+			return;
+		check_queue_commit(s, req, sid);
+		req->wait_zxid = quorum_append(s, chg, 1, 0);
 		return;
 	case ZR_MULTI:
 		ztree_init(&scratch);
@@ -357,6 +360,7 @@ quorum_commit(struct sim *s, struct zreq *req, int64_t sid, int srv)
 		req->res.rc = rc;
 		if (rc != ZOK)
 			return;
+		check_queue_commit(s, req, sid);
 		/* Checks change nothing; a multi of checks only is a txn
 		 * without changes, as in ZooKeeper. */
 		for (i = 0; i < req->nmop; i++)

@@ -8,7 +8,11 @@
  * so that the run is the one that found it. m=N marks a seed that finds
  * mutant N of the core (an old defect put back, see EL_MUTANT): run with
  * -M by a simulator built with EL_MUTANTS, it must fail; run plainly, it
- * must pass like every other line. Lines starting with '#' are comments.
+ * must pass like every other line. B=KIND marks a self-test of the
+ * checker: the model lies on purpose (sabotage.c, as -B does); run with
+ * -M (with its m=, or the core as it is), it must fail with the violation
+ * that KIND is for; a plain run skips it. Lines starting with '#' are
+ * comments.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -33,6 +37,9 @@ seeds_word(struct seed_entry *e, const char *w, const char *path, int line)
 		e->opts.tick_ms = strtoll(w + 2, &end, 10);
 		if (errno == 0 && *end == '\0' && end != w + 2 &&
 		    e->opts.tick_ms >= 0)
+			return 0;
+	} else if (strncmp(w, "B=", 2) == 0) {
+		if ((e->opts.sabotage = sabotage_parse(w + 2)) > 0)
 			return 0;
 	} else if (strncmp(w, "m=", 2) == 0) {
 		e->mutant = (int)strtol(w + 2, &end, 10);

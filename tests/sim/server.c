@@ -161,6 +161,8 @@ server_read(struct sim *s, struct conn *c, struct zreq *r)
 	struct server *v = &s->srv[c->server];
 	struct znode *z = ztree_get(&v->tree, r->path);
 
+	if (sabotage_absent(s, r->path))
+		z = NULL;
 	memset(&r->res, 0, sizeof(r->res));
 	if (z != NULL) {
 		sim_copy(r->res.data, sizeof(r->res.data), z->data);
@@ -187,6 +189,9 @@ server_read(struct sim *s, struct conn *c, struct zreq *r)
 		if (z != NULL)
 			r->res.nchildren = ztree_children(&v->tree, r->path,
 			    &r->res.children);
+		if (z != NULL)
+			sabotage_children(s, c->sid, r->path,
+			    r->res.children, &r->res.nchildren);
 		break;
 	default:
 		break;

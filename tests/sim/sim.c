@@ -159,6 +159,9 @@ sim_setup(struct sim *s)
 		    (long long)e->check_rise, (long long)e->retry_backoff_ms,
 		    (long long)e->disconnect_grace_ms);
 	}
+	if (s->sabotage != SAB_NONE)
+		trace(s, -1, "sabotage: %s (the model lies on purpose)",
+		    sabotage_name(s->sabotage));
 	fault_next(s);
 	sim_push(s, s->quiet_at, EV_QUIET, -1, 0, 0, 0, NULL);
 }
@@ -176,6 +179,7 @@ sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
 	s->tracing = o->tracing > 0;
 	s->disabled = o->disabled;
 	s->tick_ms = o->tick_ms;
+	s->sabotage = o->sabotage;
 	trace_init(s, o->tracing);
 	rng_seed(&s->rng, seed);
 	evq_init(&s->q);
@@ -204,6 +208,10 @@ sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
 		st->expiries += s->st.expiries;
 		st->losses += s->st.losses;
 		st->fence_lost += s->st.fence_lost;
+		st->claims += s->st.claims;
+		st->gone_hooks += s->st.gone_hooks;
+		st->over_crumb += s->st.over_crumb;
+		st->stale_crumb += s->st.stale_crumb;
 		for (i = 0; i < F_NKINDS; i++)
 			st->faults[i] += s->st.faults[i];
 	}

@@ -23,6 +23,9 @@
  *   freeze.c   a frozen daemon: everything deferred to its wake
  *   fault.c    the fault schedule of a run and the quiet phase
  *   check.c    the invariants, checked on every step
+ *   check_queue.c  invariant (j): the queue's order, at the quorum's commit
+ *   check_final.c  the end of a run: answers (e) and convergence (f)
+ *   sabotage.c lies of the model (-B), to show that an invariant fires
  *   trace.c    the readable trace of a run
  *   sim.c      one run: setup, the event loop, the end
  *   seeds.c    the regression seeds file
@@ -167,6 +170,7 @@ struct pcheck {
 	char node[SIM_PATH];
 	int64_t sid;		/* the session it promoted in */
 	char fenced_node[SIM_PATH];	/* the node of its last good fence */
+	int64_t fenced_epoch;	/* and the breadcrumb's epoch it fenced */
 	int64_t admin_at;	/* an administrator last deleted a node of
 				 * its session (E/leader included) */
 };
@@ -190,6 +194,10 @@ struct sim_stats {
 	uint64_t faults[16];
 	uint64_t promotes, demotes, expiries, losses;
 	uint64_t fence_lost;	/* fences whose session ended meanwhile */
+	uint64_t claims;	/* E/claim commits checked for (j) */
+	uint64_t gone_hooks;	/* promotes, fences for a gone node */
+	uint64_t over_crumb;	/* promotes over another epoch's crumb */
+	uint64_t stale_crumb;	/* ...that the daemon's view lacked */
 };
 
 struct sim {
@@ -201,6 +209,7 @@ struct sim {
 	int tracing;		/* keep a trace (replay of a failure) */
 	uint32_t disabled;	/* fault kinds left out */
 	int64_t tick_ms;	/* servers report touches every tick/2 */
+	int sabotage;		/* enum sabotage_kind: the model lies */
 	int npeers;
 	struct peer peer[SIM_MAX_PEERS];
 	struct pcheck pc[SIM_MAX_PEERS];
@@ -222,10 +231,12 @@ struct sim {
 	int64_t last_epoch;	/* of the last promote */
 	int last_epoch_peer;
 	char last_epoch_node[SIM_PATH];
-	/* every candidate node ever created: its czxid (epochs) */
+	/* every candidate node ever created: its czxid (epochs), and
+	 * whether a request of its own session deleted it */
 	struct {
 		char name[64];
 		int64_t czxid;
+		int released;
 	} *born;
 	int nborn, capborn;
 	/* trace ring */
@@ -239,6 +250,7 @@ struct sim_opts {
 	int tracing;		/* keep the last N lines, print on failure */
 	uint32_t disabled;	/* fault kinds never injected (1 << kind) */
 	int64_t tick_ms;	/* model follower touch batching (0: off) */
+	int sabotage;		/* enum sabotage_kind (0: none) */
 };
 int sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
     char *why, size_t whylen);
@@ -336,10 +348,34 @@ void check_wake(struct sim *s, struct peer *p);
 void check_crash(struct sim *s, struct peer *p);
 void check_crumb_deleted(struct sim *s);
 void check_start(struct sim *s, struct peer *p);
-void check_answers(struct sim *s);
+int64_t check_epoch_of(const char *data);
+/* check_queue.c */
+void check_queue_commit(struct sim *s, const struct zreq *req, int64_t sid);
+void check_queue_hook(struct sim *s, struct peer *p, const char *node,
+    enum hook_kind kind);
+
+/* check_final.c */
 void check_final(struct sim *s);
 void check_fail(struct sim *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* sabotage.c: lies of the model, to show that an invariant fires. */
+enum sabotage_kind {
+	SAB_NONE,
+	SAB_QUEUE,		/* listings leave out the head: (j) */
+	SAB_CRUMB,		/* E/breadcrumb reads as absent: (i) */
+	SAB_LEADER_WATCH,	/* E/leader's creation never notified: (f) */
+	SAB_NKINDS,
+};
+/* The kind named, or -1. */
+int sabotage_parse(const char *name);
+const char *sabotage_name(int kind);
+/* What the violation it causes must say. */
+const char *sabotage_want(int kind);
+void sabotage_children(struct sim *s, int64_t sid, const char *path,
+    char **names, int *n);
+int sabotage_absent(struct sim *s, const char *path);
+int sabotage_mute(struct sim *s, enum wev wev, const char *path);
 
 /* trace.c */
 void trace(struct sim *s, int peer, const char *fmt, ...)

@@ -35,8 +35,11 @@ void
 swatch_notify(struct sim *s, struct conn *c, enum wev wev, const char *path,
     int64_t zxid)
 {
-	struct msg *m = conn_msg_new(M_WATCH);
+	struct msg *m;
 
+	if (sabotage_mute(s, wev, path))
+		return;
+	m = conn_msg_new(M_WATCH);
 	m->wev = wev;
 	m->zxid = zxid;
 	sim_copy(m->path, sizeof(m->path), path);

@@ -1,0 +1,173 @@
+/*
+ * The end of a run, once the bound after the faults has passed: every
+ * request answered (e), and convergence (f): one leader, first in the
+ * queue, owning E/leader and E/claim, known as such by every daemon; one
+ * candidate node per live healthy unpaused candidate, none for anyone
+ * else; nobody stuck.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "candidate.h"
+#include "sim.h"
+
+static void
+check_final_answers(struct sim *s)
+{
+	int i;
+
+	for (i = 0; i < s->npeers; i++) {
+		struct peer *p = &s->peer[i];
+
+		if (!p->running)
+			continue;
+		if (p->resign_wait)
+			check_fail(s, "(e) %s: resign asked at %lld.%03lld "
+			    "never answered", p->id,
+			    (long long)(p->resign_since / 1000),
+			    (long long)(p->resign_since % 1000));
+		if (p->pause_wait)
+			check_fail(s, "(e) %s: pause asked at %lld.%03lld "
+			    "never answered", p->id,
+			    (long long)(p->pause_since / 1000),
+			    (long long)(p->pause_since % 1000));
+	}
+}
+
+/*
+ * How many candidate nodes session sid owns in the quorum's tree; the
+ * total and the lowest sequence come back through all and first.
+ */
+static int
+check_final_nodes(struct sim *s, int64_t sid, int *all, int64_t *first)
+{
+	struct candidate c;
+	char **names;
+	int i, n, k = 0;
+
+	n = ztree_children(&s->qu.tree, SIM_CANDS, &names);
+	*all = n;
+	*first = -1;
+	for (i = 0; i < n; i++) {
+		if (candidate_parse(names[i], &c) != 0)
+			continue;
+		if (*first < 0 || c.seq < *first)
+			*first = c.seq;
+		if (c.sid == sid)
+			k++;
+	}
+	ztree_names_free(names, n);
+	return k;
+}
+
+/*
+ * Every daemon knows who leads: one that believes E/leader absent, or
+ * someone else's, forever (a watch never set again) fails here.
+ */
+static void
+check_final_views(struct sim *s, int leader, int64_t epoch)
+{
+	const struct peer *l = &s->peer[leader];
+	struct election_view v;
+	struct znode *z;
+	char id[32];
+	int i;
+
+	z = ztree_get(&s->qu.tree, SIM_LEADER);
+	if (z != NULL) {
+		candidate_kv(z->data, "id", id, sizeof(id));
+		if (strcmp(id, l->id) != 0 ||
+		    check_epoch_of(z->data) != epoch)
+			check_fail(s, "(f) %s leads with epoch %lld, but "
+			    "E/leader says %s", l->id, (long long)epoch,
+			    z->data);
+	}
+	for (i = 0; i < s->npeers && !s->failed; i++) {
+		election_view(s->peer[i].el, &v);
+		if (strcmp(v.leader_id, l->id) != 0 || v.leader_epoch != epoch)
+			check_fail(s, "(f) %s: reports leader %s epoch %lld, "
+			    "but %s leads with epoch %lld", s->peer[i].id,
+			    v.leader_id[0] != '\0' ? v.leader_id : "(none)",
+			    (long long)v.leader_epoch, l->id,
+			    (long long)epoch);
+	}
+}
+
+/* The convergence check, once the bound after the faults has passed. */
+void
+check_final(struct sim *s)
+{
+	struct election_view v;
+	struct candidate c;
+	struct znode *z;
+	struct peer *p;
+	int i, leaders = 0, leader = -1, owned = 0, k, all = 0;
+	int64_t first = -1;
+
+	check_final_answers(s);
+	for (i = 0; i < s->qu.tree.n; i++)
+		if (s->qu.tree.v[i].owner != 0)
+			trace(s, -1, "end: %s owned by %016llx",
+			    s->qu.tree.v[i].path,
+			    (unsigned long long)s->qu.tree.v[i].owner);
+	for (i = 0; i < s->npeers; i++)
+		trace(s, i, "end: session %016llx%s", (unsigned long long)
+		    s->peer[i].cl.sid, s->peer[i].running ? "" : " (not running)");
+	for (i = 0; i < s->npeers && !s->failed; i++) {
+		p = &s->peer[i];
+		if (!p->running) {
+			check_fail(s, "(f) %s: not running at the end", p->id);
+			break;
+		}
+		election_view(p->el, &v);
+		if (v.role == ROLE_LEADER) {
+			leaders++;
+			leader = i;
+		}
+		if (v.zk != EL_ZK_CONNECTED ||
+		    (v.hook != -1 && v.hook != HOOK_CHECK) ||
+		    v.role == ROLE_PROMOTING || v.role == ROLE_DEMOTING ||
+		    v.role == ROLE_UNKNOWN)
+			check_fail(s, "(f) %s: stuck: role %s, zk %d, hook %d",
+			    p->id, election_role_name(v.role), v.zk, v.hook);
+		k = check_final_nodes(s, p->cl.sid, &all, &first);
+		owned += k;
+		if (p->observer || v.paused || v.unhealthy) {
+			if (k != 0)
+				check_fail(s, "(f) %s: %s but owns %d "
+				    "candidate node(s)", p->id, p->observer ?
+				    "observer" : v.paused ? "paused" :
+				    "unhealthy", k);
+		} else if (k != 1)
+			check_fail(s, "(f) %s: live candidate owns %d "
+			    "candidate nodes", p->id, k);
+	}
+	if (s->failed)
+		return;
+	if (all != owned)
+		check_fail(s, "(f) %d candidate node(s), %d of them owned by "
+		    "live daemons' sessions", all, owned);
+	if (leaders != 1) {
+		check_fail(s, "(f) %d leader(s) %lld ms after the faults "
+		    "stopped", leaders, (long long)s->bound_ms);
+		return;
+	}
+	p = &s->peer[leader];
+	z = ztree_get(&s->qu.tree, SIM_LEADER);
+	if (z == NULL || z->owner != p->cl.sid)
+		check_fail(s, "(f) %s leads but E/leader is %s", p->id,
+		    z == NULL ? "missing" : "someone else's");
+	/* The core's E/claim, when it has one, stands for the leadership. */
+	z = ztree_get(&s->qu.tree, SIM_CLAIM);
+	if (z != NULL && z->owner != p->cl.sid)
+		check_fail(s, "(f) %s leads but E/claim is someone else's",
+		    p->id);
+	if (z == NULL && s->claims_seen)
+		check_fail(s, "(f) %s leads but E/claim is missing", p->id);
+	election_view(p->el, &v);
+	if (v.node == NULL || candidate_parse(v.node, &c) != 0 ||
+	    c.seq != first)
+		check_fail(s, "(f) %s leads but its node %s is not the first",
+		    p->id, v.node != NULL ? v.node : "(none)");
+	check_final_views(s, leader, v.epoch);
+}
