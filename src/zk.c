@@ -20,11 +20,15 @@
 #include "xmalloc.h"
 #include "zk.h"
 
-/* What the threads may touch: the queue, under its lock. */
+/*
+ * What the threads may touch: the queue, and the list of requests not
+ * completed yet, under its lock.
+ */
 struct zk_queue {
 	pthread_mutex_t lock;
 	struct zk_event *head;
 	struct zk_event *tail;
+	struct zk_req *reqs;
 	int efd;
 };
 
@@ -36,6 +40,7 @@ struct zk_hctx {
 
 /* Context of one request. */
 struct zk_req {
+	struct zk_req *prev, *next;	/* in zk_queue's reqs */
 	struct zk_queue *q;
 	unsigned gen;
 	uint64_t tag;
@@ -142,11 +147,29 @@ zk_stat_copy(struct zk_event *ev, const struct Stat *st)
 }
 
 static void
+zk_req_free(struct zk_req *r)
+{
+	struct zk_queue *q = r->q;
+
+	if (pthread_mutex_lock(&q->lock) != 0)
+		abort();
+	if (r->prev != NULL)
+		r->prev->next = r->next;
+	else
+		q->reqs = r->next;
+	if (r->next != NULL)
+		r->next->prev = r->prev;
+	if (pthread_mutex_unlock(&q->lock) != 0)
+		abort();
+	free(r->results);
+	free(r);
+}
+
+static void
 zk_done(struct zk_req *r, struct zk_event *ev)
 {
 	zk_push(r->q, ev);
-	free(r->results);
-	free(r);
+	zk_req_free(r);
 }
 
 static void
@@ -366,6 +389,14 @@ zk_close(struct zk *zk)
 	rc = zookeeper_close(zk->zh);
 	if (rc != ZOK)
 		log_debug("zk: close: %s", zerror(rc));
+	/*
+	 * Its threads are joined: a request it did not complete never will
+	 * be (the library may queue the completion for a thread that is
+	 * gone). Only this thread calls the library, so the close is never
+	 * deferred to one of its threads.
+	 */
+	while (zk->q.reqs != NULL)
+		zk_req_free(zk->q.reqs);
 	zk->zh = NULL;
 	free(zk->hctx);
 	zk->hctx = NULL;
@@ -387,16 +418,22 @@ zk_req_new(struct zk *zk, uint64_t tag)
 	r->gen = zk->gen;
 	r->tag = tag;
 	r->sent_ms = now_ms();
+	if (pthread_mutex_lock(&zk->q.lock) != 0)
+		abort();
+	r->next = zk->q.reqs;
+	if (r->next != NULL)
+		r->next->prev = r;
+	zk->q.reqs = r;
+	if (pthread_mutex_unlock(&zk->q.lock) != 0)
+		abort();
 	return r;
 }
 
 static int
 zk_submitted(struct zk_req *r, int rc)
 {
-	if (rc != ZOK) {
-		free(r->results);
-		free(r);
-	}
+	if (rc != ZOK)
+		zk_req_free(r);
 	return rc;
 }
 
