@@ -341,7 +341,7 @@ el_session_lost(struct election *el)
 	 */
 	el->lease_known = 0;
 	el->lease_lapsed = 0;
-	el->probation = 0;
+	el->nconf = 0;
 }
 
 static void
@@ -427,6 +427,7 @@ el_sub(struct el_action *act, enum zk_mop_kind kind, const char *path,
 	act->sub[act->nsub].kind = kind;
 	act->sub[act->nsub].path = path;
 	act->sub[act->nsub].data = data;
+	act->sub[act->nsub].version = -1;
 	act->nsub++;
 }
 
@@ -443,9 +444,17 @@ el_build_release(struct election *el, struct el_action *act)
 	act->nsub = 0;
 	if (el_owns_leader(el))
 		el_sub(act, ZK_MOP_DELETE, el->leader_path, NULL);
+	/*
+	 * Ours, as read: a read from a server behind the quorum could show
+	 * ours where a successor has written its own since. The version
+	 * makes the multi fail then, and it is read again.
+	 */
 	if (el->crumb_exists && el->lead_epoch != 0 &&
-	    el->crumb_epoch == el->lead_epoch)
+	    el->crumb_epoch == el->lead_epoch) {
 		el_sub(act, ZK_MOP_DELETE, el->crumb_path, NULL);
+		if (!EL_MUTANT(19))
+			act->sub[act->nsub - 1].version = el->crumb_version;
+	}
 	if (el->claimed)
 		el_sub(act, ZK_MOP_DELETE, el->claim_path, NULL);
 	if (el->node_path != NULL)
@@ -471,6 +480,7 @@ el_build_ack(struct election *el, struct el_action *act)
 	    el->leader_path, el->ack_data);
 	el_sub(act, el->crumb_exists ? ZK_MOP_SET : ZK_MOP_CREATE,
 	    el->crumb_path, el->ack_data);
+	el->crumb_version_next = el->crumb_exists ? el->crumb_version + 1 : 0;
 }
 
 /* New data goes to our candidate node and, when leading, to E/leader. */
@@ -478,12 +488,15 @@ static void
 el_build_set_data(struct election *el, struct el_action *act)
 {
 	act->nsub = 0;
+	el->crumb_version_next = el->crumb_version;
 	el_sub(act, ZK_MOP_SET, el->node_path, el->create_data);
 	if (el->acked && el_owns_leader(el)) {
 		el_make_ack_data(el);
 		el_sub(act, ZK_MOP_SET, el->leader_path, el->ack_data);
-		if (el->crumb_exists && el->crumb_epoch == el->epoch)
+		if (el->crumb_exists && el->crumb_epoch == el->epoch) {
 			el_sub(act, ZK_MOP_SET, el->crumb_path, el->ack_data);
+			el->crumb_version_next = el->crumb_version + 1;
+		}
 	}
 }
 

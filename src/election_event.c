@@ -23,8 +23,6 @@ election_session(struct election *el, enum el_zk state, int64_t sid,
 	case EL_ZK_CONNECTED:
 		if (el->sid != 0 && sid != el->sid)
 			el_session_lost(el);	/* nothing of it survives */
-		if (sid != el->sid)
-			el->session_at = el->now;
 		el->sid = sid;
 		el->zk = EL_ZK_CONNECTED;
 		el->conn_lost = 0;
@@ -357,6 +355,7 @@ election_op_done(struct election *el, enum el_op op,
 		if (rc == ZOK) {
 			el->crumb_exists = 1;
 			el->crumb_fresh = 1;
+			el->crumb_version = res->version;
 			candidate_kv(res->data, "epoch", buf, sizeof(buf));
 			el->crumb_epoch = strtoll(buf, NULL, 10);
 			candidate_kv(res->data, "id", big, sizeof(big));
@@ -380,6 +379,7 @@ election_op_done(struct election *el, enum el_op op,
 			el_replace(&el->leader_data, el->data);
 			el->crumb_exists = 1;
 			el->crumb_epoch = el->epoch;
+			el->crumb_version = el->crumb_version_next;
 		} else {
 			/* Something changed under us: learn it all again. */
 			el_invalidate(el);
@@ -389,6 +389,7 @@ election_op_done(struct election *el, enum el_op op,
 	case EL_OP_SET_DATA:
 		if (rc == ZOK) {
 			el->data_dirty = 0;
+			el->crumb_version = el->crumb_version_next;
 			if (el->acked && el_owns_leader(el))
 				el_replace(&el->leader_data, el->data);
 		} else {

@@ -22,6 +22,8 @@
  * lags by at most T/4. The lease is shortened by that much.
  */
 #define EL_REPORT_LAG_DIV 4
+/* Confirmations kept to pair a new one with (see el_confirmed()). */
+#define EL_CONF_MAX 16
 /* Keepalive syncs per session timeout. */
 #define EL_SYNCS_PER_T 6
 
@@ -34,11 +36,12 @@
  * node's epoch, 8 no demote budget before the lease ends, 9 promotes on
  * facts older than the lease, 10 auth failures restart at once, 11
  * adoption lists without a sync, 12 no E/claim, 13 E/claim's state is
- * trusted after a lost reply, 14 one sync after a silence renews the
+ * trusted after a lost reply, 14 one confirmation alone renews the
  * lease, 15 a predecessor's deletion makes us first wherever we stood,
  * 16 any leader makes its follower's predecessor the head, 17 E/leader's
  * watch is not set again after its deletion, 18 the breadcrumb is not
- * read again before a claim. The tests must catch each.
+ * read again before a claim, 19 a release deletes a breadcrumb of any
+ * version. The tests must catch each.
  */
 #ifdef EL_MUTANTS
 extern int el_mutant;
@@ -80,9 +83,11 @@ struct election {
 	int64_t lease_sent;	/* send time of the last confirmed request */
 	int lease_known;	/* lease_sent is set */
 	int lease_lapsed;	/* the lease ran out: facts were dropped */
-	int probation;		/* confirmed after a silence: not yet a lease */
-	int64_t probation_sent;
-	int64_t session_at;	/* when this session was seen connected first */
+	struct {
+		int64_t sent, replied;
+	} conf[EL_CONF_MAX];	/* confirmations on this connection */
+	int nconf;
+	int conf_conn;		/* conn_gen of conf[] */
 	int sync_inflight;
 	int64_t sync_sent;
 	int sync_conn;		/* conn_gen when the sync in flight was sent */
@@ -163,6 +168,8 @@ struct election {
 	int crumb_for_claim;	/* read again for the claim being made */
 	int crumb_exists;
 	int64_t crumb_epoch;
+	int32_t crumb_version;
+	int32_t crumb_version_next;	/* after the ack or data in flight */
 	char *crumb_id;
 	char *crumb_data;
 

@@ -5,20 +5,20 @@
  * looked at, so that the daemon (one timer) and the simulator (a virtual
  * clock) wake it alike.
  *
- * The lease. lease_end = send time of the last request that the quorum
- * confirmed + T, less the lag of the quorum's news of our session. Only a
+ * The lease. lease_end = s + T, where s is the send time of a request
+ * the quorum confirmed whose touch of our session the quorum is known to
+ * have heard of: a later confirmation on the same connection, sent at
+ * least tickTime/2 (<= T/4) after s's reply (see el_confirmed()). Only a
  * sync or a write counts: a ping or a read is answered by the one server
  * we talk to, which may itself be cut off from its quorum while the quorum
- * expires our session. Whatever the quorum confirmed at time s, our server
- * was in touch with the quorum after s, and it reports the sessions it
- * heard from every tickTime/2 (<= T/4), so the quorum cannot expire the
- * session before s + T - T/4. A leader must have finished its demote hook
+ * expires our session. A leader must have finished its demote hook
  * by then, so it starts demoting at lease_end minus the demote hook's
  * budget (its timeout, at which its group is SIGKILLed) minus a small
  * margin, whether or not the connection looks up. The lease belongs to a
  * session: a new session starts without one.
  */
 #include <stdint.h>
+#include <string.h>
 
 #include <zookeeper/zookeeper.h>
 
@@ -33,8 +33,7 @@ el_lease_end(const struct election *el)
 {
 	if (!el->lease_known)
 		return INT64_MIN;
-	return el->lease_sent + el->timeout_ms -
-	    el->timeout_ms / EL_REPORT_LAG_DIV;
+	return el->lease_sent + el->timeout_ms;
 }
 
 int64_t
@@ -74,37 +73,59 @@ el_answered(int rc)
 }
 
 /*
- * After a silence longer than the lease (a freeze, a long disconnect) the
- * session may be expiring at the quorum even though our server answers:
- * the quorum learns of our news at the server's next report. So the first
- * confirmation after it only starts a probation, and one sent a report
- * lag (T/4) later renews the lease.
+ * A request the quorum confirmed (a sync or a write), sent at `sent` and
+ * answered now. Its own touch of the session may never reach the quorum:
+ * our server reports the sessions it heard from at its next report, and
+ * may be cut off before it. But a confirmation proves the server was in
+ * touch with the quorum when it was answered, and that the session was
+ * alive then. So a confirmation sent at least a report lag (T/4) after an
+ * earlier one on the same connection was answered proves that the earlier
+ * one's touch was reported to a live session: the quorum cannot expire it
+ * before that one's send time + T. The lease rests on that earlier send
+ * time. A first confirmation, after a silence or on a new connection,
+ * gives nothing by itself.
  */
 void
 el_confirmed(struct election *el, int64_t sent)
 {
-	int64_t lag = el->timeout_ms / EL_REPORT_LAG_DIV;
-	int64_t quiet_since;
+	int64_t lag = el->timeout_ms / EL_REPORT_LAG_DIV, base = 0;
+	int i, found = 0;
 
-	/* A new session was last heard of by the quorum when it was made. */
-	quiet_since = el->lease_known ? el->lease_sent : el->session_at;
-	if (sent >= quiet_since + el->timeout_ms - lag && !EL_MUTANT(14)) {
-		/* A new probation after another silence. */
-		if (!el->probation ||
-		    sent >= el->probation_sent + el->timeout_ms - lag) {
-			el->probation = 1;
-			el->probation_sent = sent;
-			return;
-		}
-		if (sent < el->probation_sent + lag)
-			return;
+	if (el->conf_conn != el->conn_gen) {
+		el->nconf = 0;
+		el->conf_conn = el->conn_gen;
 	}
-	el->probation = 0;
-	if (!el->lease_known || sent > el->lease_sent)
-		el->lease_sent = sent;
-	el->lease_known = 1;
-	if (el->now < el_lease_end(el))
-		el->lease_lapsed = 0;
+	for (i = el->nconf - 1; i >= 0; i--)
+		if (el->conf[i].replied + lag <= sent) {
+			base = el->conf[i].sent;
+			found = 1;
+			break;
+		}
+	if (EL_MUTANT(14)) {
+		base = sent - lag;
+		found = 1;
+	}
+	if (found) {
+		/* Older confirmations can pair no better: they go. */
+		if (!EL_MUTANT(14) && i > 0) {
+			el->nconf -= i;
+			memmove(&el->conf[0], &el->conf[i],
+			    (size_t)el->nconf * sizeof(el->conf[0]));
+		}
+		if (!el->lease_known || base > el->lease_sent)
+			el->lease_sent = base;
+		el->lease_known = 1;
+		if (el->now < el_lease_end(el))
+			el->lease_lapsed = 0;
+	}
+	if (el->nconf == EL_CONF_MAX) {
+		el->nconf--;
+		memmove(&el->conf[0], &el->conf[1],
+		    (size_t)el->nconf * sizeof(el->conf[0]));
+	}
+	el->conf[el->nconf].sent = sent;
+	el->conf[el->nconf].replied = el->now;
+	el->nconf++;
 }
 
 /*
@@ -134,9 +155,11 @@ el_sync_at(const struct election *el)
 	if (!el->synced)
 		return el->now;
 	t = el->sync_sent + el->timeout_ms / EL_SYNCS_PER_T;
-	if (el->probation && t < el->probation_sent + el->timeout_ms /
-	    EL_REPORT_LAG_DIV)
-		t = el->probation_sent + el->timeout_ms / EL_REPORT_LAG_DIV;
+	/* Without a lease: as soon as one can pair with the latest. */
+	if ((!el->lease_known || el->lease_lapsed) && el->nconf > 0 &&
+	    el->conf_conn == el->conn_gen)
+		t = el->conf[el->nconf - 1].replied + el->timeout_ms /
+		    EL_REPORT_LAG_DIV;
 	return t;
 }
 

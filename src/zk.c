@@ -522,13 +522,15 @@ zk_multi(struct zk *zk, const struct zk_mop *ops, int n, uint64_t tag)
 			break;
 		case ZK_MOP_SET:
 			zoo_set_op_init(&zops[i], ops[i].path, ops[i].data,
-			    (int)strlen(ops[i].data), -1, NULL);
+			    (int)strlen(ops[i].data), ops[i].version, NULL);
 			break;
 		case ZK_MOP_DELETE:
-			zoo_delete_op_init(&zops[i], ops[i].path, -1);
+			zoo_delete_op_init(&zops[i], ops[i].path,
+			    ops[i].version);
 			break;
 		case ZK_MOP_CHECK:
-			zoo_check_op_init(&zops[i], ops[i].path, -1);
+			zoo_check_op_init(&zops[i], ops[i].path,
+			    ops[i].version);
 			break;
 		}
 	}

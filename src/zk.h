@@ -54,6 +54,7 @@ struct zk_mop {
 	enum zk_mop_kind kind;
 	const char *path;
 	const char *data;
+	int32_t version;	/* SET, DELETE, CHECK: the expected one, or -1 */
 };
 
 typedef void (*zk_event_fn)(const struct zk_event *ev, void *arg);

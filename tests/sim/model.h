@@ -86,6 +86,7 @@ struct zmop {
 	enum zk_mop_kind kind;
 	char path[SIM_PATH];
 	char data[SIM_DATA];
+	int32_t version;	/* -1: any */
 };
 
 struct zreply {

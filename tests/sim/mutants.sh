@@ -36,6 +36,7 @@ spec() {
 16|$admin|\(d\) .*below the last|not the first|\(j\)
 17|delete-node|E/leader is missing|reports leader
 18|$admin|\(a\) two|\(i\)
+19|$admin|\(a\) two|\(i\)
 EOT
 }
 

@@ -230,6 +230,7 @@ peer_send(struct sim *s, struct peer *p, const struct el_action *act)
 		r->nmop = act->nsub;
 		for (i = 0; i < act->nsub; i++) {
 			r->mop[i].kind = act->sub[i].kind;
+			r->mop[i].version = act->sub[i].version;
 			sim_copy(r->mop[i].path, sizeof(r->mop[i].path),
 			    act->sub[i].path);
 			if (act->sub[i].data != NULL)

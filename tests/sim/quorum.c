@@ -254,8 +254,8 @@ quorum_admin_delete(struct sim *s, const char *path)
 /* One operation against t (a scratch copy during a multi); fills c. */
 static int
 quorum_op(struct sim *s, struct ztree *t, enum zk_mop_kind kind,
-    const char *path, const char *data, int sequential, int64_t sid,
-    struct change *c, char *created)
+    const char *path, const char *data, int32_t version, int sequential,
+    int64_t sid, struct change *c, char *created)
 {
 	struct znode *z, *parent;
 	struct txn x;
@@ -264,6 +264,9 @@ quorum_op(struct sim *s, struct ztree *t, enum zk_mop_kind kind,
 	sim_copy(c->path, sizeof(c->path), path);
 	sim_copy(c->data, sizeof(c->data), data != NULL ? data : "");
 	z = ztree_get(t, path);
+	if (z != NULL && version >= 0 && z->version != version &&
+	    kind != ZK_MOP_CREATE && kind != ZK_MOP_CREATE_EPHEMERAL)
+		return ZBADVERSION;
 	switch (kind) {
 	case ZK_MOP_CHECK:
 		return z != NULL ? ZOK : ZNONODE;
@@ -340,7 +343,7 @@ quorum_commit(struct sim *s, struct zreq *req, int64_t sid, int srv)
 		ztree_copy(&scratch, &s->qu.tree);
 		rc = quorum_op(s, &scratch, (req->flags & 1) ?
 		    ZK_MOP_CREATE_EPHEMERAL : ZK_MOP_CREATE, req->path,
-		    req->data, (req->flags & 2) != 0, sid, &chg[0],
+		    req->data, -1, (req->flags & 2) != 0, sid, &chg[0],
 		    req->res.path);
 		ztree_free(&scratch);
 		req->res.rc = rc;
@@ -354,7 +357,8 @@ quorum_commit(struct sim *s, struct zreq *req, int64_t sid, int srv)
 		ztree_copy(&scratch, &s->qu.tree);
 		for (i = 0; i < req->nmop && rc == ZOK; i++)
 			rc = quorum_op(s, &scratch, req->mop[i].kind,
-			    req->mop[i].path, req->mop[i].data, 0, sid,
+			    req->mop[i].path, req->mop[i].data,
+			    req->mop[i].version, 0, sid,
 			    &chg[i], NULL);
 		ztree_free(&scratch);
 		req->res.rc = rc;

@@ -224,6 +224,26 @@ reply_create(struct election *el, const char *path)
 	answer(el, EL_OP_CREATE, &r);
 }
 
+/*
+ * Connected: two syncs a report lag apart, the second proving that the
+ * quorum heard of the first, give the lease (lease_end = first + T).
+ */
+static void
+session_up(struct election *el, int64_t sid)
+{
+	struct el_action a;
+
+	election_session(el, EL_ZK_CONNECTED, sid, T_MS);
+	election_clock(el, now);
+	election_next(el, &a);
+	assert_int_equal(a.op, EL_OP_SYNC);
+	reply(el, EL_OP_SYNC, ZOK);
+	tick(el, T_MS / 4);
+	election_next(el, &a);
+	assert_int_equal(a.op, EL_OP_SYNC);
+	reply(el, EL_OP_SYNC, ZOK);
+}
+
 /* Connect, find no leader, create the parents and our node. */
 static void
 join(struct election *el, int64_t sid, const char *node)
@@ -231,7 +251,7 @@ join(struct election *el, int64_t sid, const char *node)
 	struct el_action a;
 	char want[128];
 
-	election_session(el, EL_ZK_CONNECTED, sid, T_MS);
+	session_up(el, sid);
 	expect_op(el, EL_OP_LEADER, E "/leader");
 	reply(el, EL_OP_LEADER, ZNONODE);
 	expect_op(el, EL_OP_LEADER_EXISTS, E "/leader");
@@ -477,7 +497,7 @@ test_lost_create_reply_adopts(void **state)
 	struct el_action a;
 
 	(void)state;
-	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+	session_up(el, SID);
 	expect_op(el, EL_OP_LEADER, NULL);
 	reply(el, EL_OP_LEADER, ZNONODE);
 	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
@@ -519,7 +539,7 @@ test_lost_create_reply_not_created(void **state)
 	struct el_action a;
 
 	(void)state;
-	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+	session_up(el, SID);
 	expect_op(el, EL_OP_LEADER, NULL);
 	reply(el, EL_OP_LEADER, ZNONODE);
 	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
@@ -548,7 +568,7 @@ test_session_expiry_while_leader(void **state)
 	assert_int_equal(a.type, EL_ACT_RESTART);
 	restarted(el);
 	expect_none(el);
-	election_session(el, EL_ZK_CONNECTED, SID + 1, T_MS);
+	session_up(el, SID + 1);
 	/* The demote is still running: nothing promotes meanwhile. */
 	expect_op(el, EL_OP_LEADER, NULL);
 	reply(el, EL_OP_LEADER, ZNONODE);
@@ -622,7 +642,11 @@ test_reads_do_not_refresh_the_lease(void **state)
 	a = next(el);
 	assert_int_equal(a.type, EL_ACT_ZK);
 	assert_int_equal(a.op, EL_OP_SYNC);
-	/* Reads still come back: the lease does not move. */
+	/*
+	 * Reads still come back, long enough after the last write for a
+	 * confirmation to pair with it: the lease does not move.
+	 */
+	tick(el, T_MS / 4);
 	election_watch(el, 0, CAND "/" OURS);
 	expect_op(el, EL_OP_WATCH_OWN, NULL);
 	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
@@ -664,7 +688,7 @@ test_disconnect_grace(void **state)
 	assert_int_equal(election_role(el), ROLE_LEADER);
 	/* Back in time: it re-reads everything, keeps leading, no hook. */
 	tick(el, 1000);
-	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+	session_up(el, SID);
 	expect_op(el, EL_OP_LEADER, NULL);
 	reply_get(el, EL_OP_LEADER, "id=node1\ndata=x\nepoch=100\n", SID, 100);
 	expect_op(el, EL_OP_WATCH_OWN, NULL);
@@ -795,7 +819,7 @@ test_waits_for_old_ack(void **state)
 	char *kids[] = { OURS };
 
 	(void)state;
-	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+	session_up(el, SID);
 	expect_op(el, EL_OP_LEADER, NULL);
 	reply_get(el, EL_OP_LEADER, "id=old\ndata=x\nepoch=7\n", 0x99, 7);
 	assert_int_equal(election_role(el), ROLE_UNKNOWN);
@@ -966,7 +990,7 @@ test_resign_then_expiry_rejoins_and_answers(void **state)
 	a = next(el);
 	assert_int_equal(a.type, EL_ACT_RESTART);
 	restarted(el);
-	election_session(el, EL_ZK_CONNECTED, SID + 1, T_MS);
+	session_up(el, SID + 1);
 	expect_op(el, EL_OP_LEADER, NULL);
 	reply(el, EL_OP_LEADER, ZNONODE);
 	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
@@ -1006,7 +1030,7 @@ test_promote_failed_then_expiry_rejoins(void **state)
 	election_session(el, EL_ZK_EXPIRED, 0, T_MS);
 	assert_int_equal(next(el).type, EL_ACT_RESTART);
 	restarted(el);
-	election_session(el, EL_ZK_CONNECTED, SID + 1, T_MS);
+	session_up(el, SID + 1);
 	expect_op(el, EL_OP_LEADER, NULL);
 	reply(el, EL_OP_LEADER, ZNONODE);
 	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
@@ -1028,7 +1052,7 @@ test_pause_during_create_releases_it(void **state)
 	struct el_action a;
 
 	(void)state;
-	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+	session_up(el, SID);
 	expect_op(el, EL_OP_LEADER, NULL);
 	reply(el, EL_OP_LEADER, ZNONODE);
 	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
@@ -1062,7 +1086,7 @@ test_pause_after_lost_create_deletes_orphan(void **state)
 	struct el_action a;
 
 	(void)state;
-	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+	session_up(el, SID);
 	expect_op(el, EL_OP_LEADER, NULL);
 	reply(el, EL_OP_LEADER, ZNONODE);
 	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
@@ -1112,7 +1136,7 @@ test_orphan_leader_node_is_deleted(void **state)
 	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
 	expect_hook(el, HOOK_DEMOTE, "disconnected");
 	election_hook_done(el, HOOK_DEMOTE, 1);
-	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+	session_up(el, SID);
 	expect_op(el, EL_OP_LEADER, NULL);
 	reply_get(el, EL_OP_LEADER, "id=node1\ndata=x\nepoch=100\n", SID, 100);
 	/* Someone deleted our node meanwhile. */
@@ -1212,7 +1236,7 @@ test_fence_during_expiry_counts_for_nothing(void **state)
 	/* ...but it had just succeeded: that counts for nothing now. */
 	election_hook_done(el, HOOK_FENCE, 1);
 	/* No demote follows: nothing was promoted. */
-	election_session(el, EL_ZK_CONNECTED, SID + 1, T_MS);
+	session_up(el, SID + 1);
 	expect_op(el, EL_OP_LEADER, NULL);
 	reply(el, EL_OP_LEADER, ZNONODE);
 	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
@@ -1261,7 +1285,7 @@ test_demote_carries_the_lost_epoch(void **state)
 	assert_int_equal(a.ms, 0);
 	assert_int_equal(next(el).type, EL_ACT_RESTART);
 	restarted(el);
-	election_session(el, EL_ZK_CONNECTED, SID + 1, T_MS);
+	session_up(el, SID + 1);
 	expect_op(el, EL_OP_LEADER, NULL);
 	reply(el, EL_OP_LEADER, ZNONODE);
 	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
@@ -1489,7 +1513,7 @@ test_lost_claim_reply_is_read_back(void **state)
 	expect_op(el, EL_OP_CLAIM, NULL);
 	reply(el, EL_OP_CLAIM, ZCONNECTIONLOSS);
 	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
-	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+	session_up(el, SID);
 	expect_op(el, EL_OP_LEADER, NULL);
 	reply(el, EL_OP_LEADER, ZNONODE);
 	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
@@ -1552,6 +1576,87 @@ test_one_sync_after_a_freeze_is_no_lease(void **state)
 	election_free(el);
 }
 
+/*
+ * Found by the simulator with tickTime modelled: a sync held up in the
+ * network answers late, a second one right after it; the server is cut
+ * off before it reports either. The lease may rest only on a touch the
+ * quorum is known to have heard of: an earlier confirmation, answered a
+ * report lag (T/4) before a later one was sent on the same connection.
+ */
+static void
+test_late_sync_does_not_stretch_the_lease(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct election_view v;
+	int64_t ack_sent;
+
+	(void)state;
+	become_leader(el);
+	ack_sent = now;
+	hold_syncs = 1;
+	tick(el, T_MS / 6);
+	expect_op(el, EL_OP_SYNC, NULL);
+	tick(el, 3000);
+	reply(el, EL_OP_SYNC, ZOK);
+	election_view(el, &v);
+	assert_int_equal(v.lease_end, ack_sent - T_MS / 4 + T_MS);
+	/* Overdue: the next sync goes at once and answers at once. */
+	expect_op(el, EL_OP_SYNC, NULL);
+	reply(el, EL_OP_SYNC, ZOK);
+	election_view(el, &v);
+	/* It proves the ack's touch, not the late sync's. */
+	assert_int_equal(v.lease_end, ack_sent + T_MS);
+	election_free(el);
+}
+
+/*
+ * Found by the simulator with tickTime modelled: a former leader read its
+ * own breadcrumb from a server behind the quorum, where the successor had
+ * already written its own, and its release deleted the successor's: a
+ * later crash of the successor then went unfenced. The release deletes
+ * the version it read (or wrote) only.
+ */
+static void
+test_release_deletes_only_the_breadcrumb_it_knows(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct el_action a;
+
+	(void)state;
+	become_leader(el);		/* the ack created it: version 0 */
+	election_set_data(el, "10.0.0.9:5432");
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_SET_DATA);
+	assert_string_equal(a.sub[2].path, E "/breadcrumb");
+	reply(el, EL_OP_SET_DATA, ZOK);	/* version 1 */
+	assert_int_equal(election_resign(el), 0);
+	expect_hook(el, HOOK_DEMOTE, "resign");
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_RELEASE);
+	assert_int_equal(a.sub[1].kind, ZK_MOP_DELETE);
+	assert_string_equal(a.sub[1].path, E "/breadcrumb");
+	assert_int_equal(a.sub[1].version, 1);
+	assert_int_equal(a.sub[0].version, -1);
+	/* Someone wrote it since: the release fails and reads it again. */
+	reply(el, EL_OP_RELEASE, ZBADVERSION);
+	tick(el, 1000);
+	expect_op(el, EL_OP_LEADER, E "/leader");
+	reply_get(el, EL_OP_LEADER, "id=node1\ndata=x\nepoch=100\n", SID, 100);
+	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
+	reply_get(el, EL_OP_BREADCRUMB, "id=node2\ndata=\nepoch=300\n", 0xbb,
+	    301);
+	a = next(el);
+	while (a.type == EL_ACT_ZK && a.op != EL_OP_RELEASE) {
+		reply_get(el, a.op, "", SID, 100);
+		a = next(el);
+	}
+	assert_int_equal(a.op, EL_OP_RELEASE);
+	/* Not ours: it stays. */
+	assert_string_not_equal(a.sub[1].path, E "/breadcrumb");
+	election_free(el);
+}
+
 int
 main(void)
 {
@@ -1595,6 +1700,8 @@ main(void)
 		cmocka_unit_test(test_leader_node_rewritten),
 		cmocka_unit_test(test_lost_claim_reply_is_read_back),
 		cmocka_unit_test(test_one_sync_after_a_freeze_is_no_lease),
+		cmocka_unit_test(test_late_sync_does_not_stretch_the_lease),
+		cmocka_unit_test(test_release_deletes_only_the_breadcrumb_it_knows),
 	};
 
 	return cmocka_run_group_tests_name("election", tests, NULL, NULL);
