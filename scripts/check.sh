@@ -6,7 +6,8 @@
 #   2. tests/conf/run.sh (config golden tests), and the unit tests against
 #      each mutant of the election core (make mutants)
 #   2b. the election simulator: a fixed campaign of $SIM_SCHEDULES seeded
-#      schedules (default 24000, on two processes), the regression seeds
+#      schedules (default 24000, on two processes), $SIM_TICK_SCHEDULES
+#      more (6000) with tickTime modelled (-k 2000), the regression seeds
 #      of tests/sim/seeds.txt, and each of their mutants found again
 #      (make sim-mutants); every schedule counts as one test
 #   3. the pytest integration suite against $BUILD
@@ -30,6 +31,7 @@ MAKE=${MAKE:-make}
 PYTHON=/usr/bin/python3
 TIMEOUT=${CHECK_TIMEOUT:-900}
 SIM_SCHEDULES=${SIM_SCHEDULES:-24000}
+SIM_TICK_SCHEDULES=${SIM_TICK_SCHEDULES:-6000}
 
 passed=0
 failed=0
@@ -142,6 +144,10 @@ sim_tests() {
 	fi
 	run tests/sim/campaign.sh "$BUILD/sim" 1 "$SIM_SCHEDULES" 2 -- -t 150 -l 20
 	sim_count "simulator campaign"
+	# The same with ZooKeeper's tickTime modelled (reports every tick/2).
+	run tests/sim/campaign.sh "$BUILD/sim" 1000000 "$SIM_TICK_SCHEDULES" 2 \
+	    -- -k 2000 -t 150 -l 20
+	sim_count "simulator campaign, tickTime modelled"
 	run "$BUILD/sim" -f tests/sim/seeds.txt -t 150
 	sim_count "simulator regression seeds"
 	run "$MAKE" sim-mutants
