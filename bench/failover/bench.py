@@ -8,6 +8,7 @@ how.
 
 import argparse
 import base64
+import datetime
 import fcntl
 import hashlib
 import json
@@ -208,7 +209,7 @@ log4j.additivity.org.apache.zookeeper.server.FinalRequestProcessor=false
 log4j.appender.REQ=org.apache.log4j.FileAppender
 log4j.appender.REQ.File={reqlog}
 log4j.appender.REQ.layout=org.apache.log4j.PatternLayout
-log4j.appender.REQ.layout.ConversionPattern=%d{{ABSOLUTE}} %m%n
+log4j.appender.REQ.layout.ConversionPattern=%d{{yyyy-MM-dd'T'HH:mm:ss.SSSZ}} %m%n
 """
 
 
@@ -301,8 +302,8 @@ class ZooKeeper:
             return 0
 
     def requests(self, start, end):
-        """[(session id, type, path)] the server processed between two
-        offsets of requests.log."""
+        """[(ms since the epoch, session id, type, path)] the server
+        processed between two offsets of requests.log."""
         with open(self.reqlog, "rb") as f:
             f.seek(start)
             text = f.read(end - start).decode(errors="replace")
@@ -314,7 +315,14 @@ class ZooKeeper:
             m = re.search(r"sessionid:0x([0-9a-f]+) type:(\w+)", line)
             if m:
                 p = re.search(r"reqpath:(\S+)", line)
-                out.append((int(m.group(1), 16), m.group(2),
+                ms = None
+                try:
+                    ms = int(datetime.datetime.strptime(
+                        line.split(" ", 1)[0], "%Y-%m-%dT%H:%M:%S.%f%z"
+                    ).timestamp() * 1000)
+                except ValueError:
+                    pass
+                out.append((ms, int(m.group(1), 16), m.group(2),
                             p.group(1) if p else ""))
         return out
 
@@ -916,12 +924,18 @@ class Bench:
 
     # ------------------------------------------------------------ requests
     def phase_requests(self, n):
+        """Requests per graceful failover, counted on the server, and the
+        same count over an idle window of the same length afterwards: what
+        the daemons send anyway (keepalive syncs every T/6, pings, and the
+        candidate count of the status file, a getChildren every T/3)."""
         nodes = [f"r{i:03d}" for i in range(1, n + 1)]
         say("restarting ZooKeeper with its request log on")
         self.zk.restart(reqlog=True)
         s = Zkelectd(self, nodes, service=f"req{n}", log_level="info",
-                     stamp=False)
-        say(f"requests per failover: starting {n} zkelectd")
+                     stamp=False,
+                     session_timeout=self.a.requests_session_timeout)
+        say(f"requests per failover: starting {n} zkelectd (session "
+            f"timeout {s.session_timeout})")
         for nd in nodes:
             s.start(nd)
         lead = s.wait_settled(60 + n)
@@ -944,62 +958,93 @@ class Bench:
             if len(ls) != 1:
                 return None
             new = ls[0]["id"]
-            if all(x.get("leader") == new and
-                   x.get("candidates") == str(len(rest)) for x in st):
+            # Not `candidates`: the status file's count is refreshed by a
+            # listing every T/3 whatever happens; waiting for it would put
+            # that listing in the window.
+            if all(x.get("leader") == new for x in st):
                 return new
             return None
         new = wait_for(done, 30, f"req{n}: every follower to see the leader")
+        time.sleep(0.1)         # what the last ones do right after
         t1 = time.time_ns()
-        s.wait_exit(lead)
-        time.sleep(0.05)
         c1 = self.zk.cons()
         off1 = self.zk.reqlog_size()
         watches = self.zk.watches()
-        reqs = self.zk.requests(off0, off1)
+        s.wait_exit(lead)
+        hook = s.events.first("promote", "start", t0, node=new)
+        # The idle window: as long as the failover's, once all is calm.
+        time.sleep(1.0)
+        off2 = self.zk.reqlog_size()
+        time.sleep((t1 - t0) / 1e9)
+        off3 = self.zk.reqlog_size()
         s.stop_all()
         say("restarting ZooKeeper with its request log off")
         self.zk.restart(reqlog=False)
-        # Per daemon: requests by type in the window.
-        per = {}
         prefix = f"/bench/req{n}/"
-        for sid, typ, path in reqs:
-            nd = sessions.get(sid)
-            if nd is None:
-                continue
-            key = typ
+        bg = ("ping", "sync")
+
+        def key(typ, path):
             if path.startswith(prefix):
                 rel = path[len(prefix):]
                 if rel.startswith("candidates/candidate-"):
                     rel = "candidates/candidate-*"
-                key = f"{typ} {rel}"
-            elif path == prefix[:-1]:
-                key = f"{typ} E"
-            per.setdefault(nd, {}).setdefault(key, 0)
-            per[nd][key] += 1
-        bg = ("ping", "sync")
+                return f"{typ} {rel}"
+            return f"{typ} E" if path == prefix[:-1] else typ
 
-        def total(nd, skip=bg):
-            return sum(v for k, v in per.get(nd, {}).items()
-                       if k.split()[0] not in skip)
+        def count(reqs):
+            per = {}
+            for _, sid, typ, path in reqs:
+                nd = sessions.get(sid)
+                if nd is not None:
+                    k = key(typ, path)
+                    per.setdefault(nd, {}).setdefault(k, 0)
+                    per[nd][k] += 1
+            return per
+        reqs = self.zk.requests(off0, off1)
+        per = count(reqs)
+        idle = count(self.zk.requests(off2, off3))
+
+        def total(nd, p=per):
+            return sum(v for k, v in p.get(nd, {}).items()
+                       if k.split()[0] not in bg)
+
+        def listing(p):
+            return sorted(nd for nd in followers
+                          if any(k.startswith("getChildren")
+                                 for k in p.get(nd, {})))
         followers = [nd for nd in rest if nd != new]
         fmax = max(followers, key=total) if followers else None
-        listed = sorted(nd for nd in followers
-                        if any(k.startswith("getChildren")
-                               for k in per.get(nd, {})))
+        # The successor's requests in order, "|" where its promote hook
+        # started (the server's millisecond stamps).
+        seq = []
+        for ms, sid, typ, path in reqs:
+            if sessions.get(sid) != new or typ in bg:
+                continue
+            if hook and "|" not in seq and ms is not None and \
+                    ms * 10**6 > hook[0]:
+                seq.append("|")
+            seq.append(key(typ, path))
         recved = {}
         for sid, nd in sessions.items():
             if sid in c0 and sid in c1:
                 recved[nd] = c1[sid][0] - c0[sid][0]
         res = {
             "n": n, "leader": lead, "successor": new,
+            "session_timeout": s.session_timeout,
             "window_ms": (t1 - t0) / 1e6,
             "successor_requests": total(new),
             "successor_types": per.get(new, {}),
+            "successor_sequence": seq,
             "follower_max": total(fmax) if fmax else 0,
             "follower_max_node": fmax,
             "follower_max_types": per.get(fmax, {}) if fmax else {},
             "follower_median": med([total(nd) for nd in followers]),
-            "followers_listing": listed,
+            "followers_listing": listing(per),
+            "idle_followers_listing": listing(idle),
+            "idle_follower_mean": (sum(total(nd, idle) for nd in followers)
+                                   / max(1, len(followers))),
+            "idle_follower_max": max((total(nd, idle) for nd in followers),
+                                     default=0),
             "leader_requests": total(lead),
             "leader_types": per.get(lead, {}),
             "cons_recved_successor": recved.get(new),
@@ -1016,9 +1061,10 @@ class Bench:
         }
         self.results[f"requests{n}"] = res
         say(f"req{n}: successor {res['successor_requests']} "
-            f"{res['successor_types']}, follower max {res['follower_max']} "
-            f"{res['follower_max_types']}, listing followers: "
-            f"{len(listed)}")
+            f"{' '.join(seq)}; follower max {res['follower_max']} "
+            f"{res['follower_max_types']}; followers listing: "
+            f"{len(res['followers_listing'])} (idle window: "
+            f"{len(res['idle_followers_listing'])})")
         return res
 
     # ------------------------------------------------------------ footprint
@@ -1267,6 +1313,11 @@ def main():
                     help="s of calm before each failover (default 0.3)")
     ap.add_argument("--requests-n", default="3,100",
                     help="candidate counts for the request count")
+    ap.add_argument("--requests-session-timeout", default="10s",
+                    help="zkelectd's session timeout while requests are "
+                    "counted (default 10s, the daemon's default: its "
+                    "background requests, every T/6 and T/3, then rarely "
+                    "fall in the window)")
     ap.add_argument("--storm", type=int, default=500,
                     help="daemons in the join storm (default 500)")
     ap.add_argument("--storm-session-timeouts", default="10s,2s",

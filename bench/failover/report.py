@@ -1,6 +1,7 @@
 """The results of bench/failover as Markdown tables (printed; pasted into
-bench/RESULTS.md). Also usable on a saved --json file:
+bench/RESULTS.md). Also usable on saved --json files:
     /usr/bin/python3 bench/failover/report.py results.json
+    /usr/bin/python3 bench/failover/report.py --compare before.json after.json
 """
 
 import json
@@ -242,40 +243,104 @@ def targets(p, results, vals, T, tick):
 
 
 def requests_table(p, results):
+    r0 = results.get("requests3") or results.get("requests100")
     p("## ZooKeeper requests per graceful failover (zkelectd)")
     p("")
     p("Counted on the server: ZooKeeper's request log (the "
-      "FinalRequestProcessor's debug line, one per request, with the "
-      "session id) between just before the SIGTERM and the moment every "
-      "follower's status file names the new leader; daemons matched by "
-      "the `session` of their status files. `ping` and the keepalive "
-      "`sync` (every T/6 on every daemon) are counted apart. `cons` "
-      "Δrecved (every packet, pings included) as a cross-check.")
+      "FinalRequestProcessor's debug line, one per request, with session "
+      "id, type and path), from just before the SIGTERM to the leader until "
+      "every follower's status file names the new leader, plus 100 ms; "
+      "daemons matched by the `session` of their status files. `ping` and "
+      "`sync` (the keepalive, every T/6 on every daemon) are left out. "
+      "*Idle* is a window of the same length 1 s later, nothing happening: "
+      "what the daemons send anyway (the status file's candidate count is "
+      "a `getChildren` every T/3 on every daemon). Session timeout "
+      f"{r0.get('session_timeout', '?')} (at 2 s these background requests "
+      "are five times as frequent). `cons` Δrecved (every packet of the "
+      "window, pings and syncs included) as a cross-check; `wchc` the "
+      "watches held at the end of the window.")
     p("")
-    p("| candidates | window ms | old leader | successor | successor's "
-      "requests by type | follower max | follower median | its types | "
-      "followers that listed children | pings+syncs (all followers) | "
-      "cons Δrecved successor / follower max | watches held after "
-      "(wchc) successor / follower max |")
-    p("|---:|---:|---:|---:|---|---:|---:|---|---:|---:|---|---|")
+    p("| candidates | window ms | old leader | successor | follower max | "
+      "follower median | followers that listed children | idle: "
+      "follower mean / max, listing | cons Δrecved successor / follower "
+      "max | watches successor / follower max |")
+    p("|---:|---:|---:|---:|---:|---:|---:|---|---|---|")
     for n in (3, 100):
         r = results.get(f"requests{n}")
         if not r:
             continue
-
-        def types(d):
-            return ", ".join(f"`{k}` {v}" for k, v in sorted(d.items())
-                             if k.split()[0] not in ("ping", "sync")) or "–"
+        idle = (f"{r['idle_follower_mean']:.2f} / {r['idle_follower_max']},"
+                f" {len(r['idle_followers_listing'])}"
+                if "idle_follower_mean" in r else "–")
         p(f"| {n} | {r['window_ms']:.0f} | {r['leader_requests']} | "
-          f"{r['successor_requests']} | {types(r['successor_types'])} | "
-          f"{r['follower_max']} | {f(r['follower_median'], 0)} | "
-          f"{types(r['follower_max_types'])} | "
-          f"{len(r['followers_listing'])} | {r['pings_syncs_followers']} | "
+          f"{r['successor_requests']} | {r['follower_max']} | "
+          f"{f(r['follower_median'], 0)} | "
+          f"{len(r['followers_listing'])} of {n - 2} | {idle} | "
           f"{r['cons_recved_successor']} / {r['cons_recved_follower_max']} | "
           f"{r.get('watches_successor', '–')} / "
           f"{r.get('watches_follower_max', '–')} |")
     p("")
 
+    def types(d):
+        return ", ".join(f"`{k}` {v}" for k, v in sorted(d.items())
+                         if k.split()[0] not in ("ping", "sync")) or "–"
+    p("| candidates | who | requests (path relative to E) |")
+    p("|---:|---|---|")
+    for n in (3, 100):
+        r = results.get(f"requests{n}")
+        if not r:
+            continue
+        if r.get("successor_sequence"):
+            seq = " → ".join("**promote hook**" if x == "|" else f"`{x}`"
+                             for x in r["successor_sequence"])
+            p(f"| {n} | successor, in order | {seq} |")
+        else:
+            p(f"| {n} | successor | {types(r['successor_types'])} |")
+        p(f"| {n} | busiest follower ({r['follower_max_node']}) | "
+          f"{types(r['follower_max_types'])} |")
+        p(f"| {n} | old leader | {types(r.get('leader_types', {}))} |")
+    p("")
+
+
+def compare(before, after):
+    """Medians of two runs side by side (e.g. before and after a change)."""
+    def med_of(res, system, kind, key):
+        return med([r[key] for r in res.get("rows", [])
+                    if r["system"] == system and r["kind"] == kind and
+                    key in r and "error" not in r])
+    print("| metric | system | before | after | after ÷ before |")
+    print("|---|---|---:|---:|---:|")
+    for key, kind, title in (
+            ("failover_ms", "graceful", "graceful failover, ms"),
+            ("gap_ms", "graceful", "handoff gap, ms"),
+            ("stop_to_demote_ms", "graceful", "SIGTERM → demote start, ms"),
+            ("failover_ms", "crash", "crash failover, ms")):
+        for s in LABEL:
+            b, a = (med_of(x, s, kind, key) for x in (before, after))
+            if b is None and a is None:
+                continue
+            q = f"{a / b:.2f}" if a is not None and b else "–"
+            print(f"| {title} | {LABEL[s]} | {f(b)} | {f(a)} | {q} |")
+    for n in (3, 100):
+        b = before.get(f"requests{n}", {})
+        a = after.get(f"requests{n}", {})
+        for k in ("successor_requests", "follower_max"):
+            print(f"| requests at {n}: {k} | zkelectd | {b.get(k, '–')} | "
+                  f"{a.get(k, '–')} | |")
+    sb = {x["session_timeout"]: x for x in before.get("storm", [])}
+    for x in after.get("storm", []):
+        y = sb.get(x["session_timeout"], {})
+        print(f"| storm {x['session_timeout']}: promotes / all roles s | "
+              f"zkelectd | {y.get('promotes', '–')} / "
+              f"{f(y.get('all_roles_s'), 2)} | {x['promotes']} / "
+              f"{f(x['all_roles_s'], 2)} | |")
+
 
 if __name__ == "__main__":
-    print_report(json.load(open(sys.argv[1])))
+    if len(sys.argv) == 4 and sys.argv[1] == "--compare":
+        compare(json.load(open(sys.argv[2])), json.load(open(sys.argv[3])))
+    elif len(sys.argv) == 2:
+        print_report(json.load(open(sys.argv[1])))
+    else:
+        sys.exit("usage: report.py RESULTS.json | --compare BEFORE.json "
+                 "AFTER.json")
