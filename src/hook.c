@@ -500,7 +500,9 @@ hook_spawn(pid_t *pid, int nullfd, int outfd, char *const argv[],
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	sigset_t none, all;
-	int err;
+	unsigned long *word = (unsigned long *)(void *)&all;
+	const size_t bits = 8 * sizeof(*word);
+	int err, sig;
 
 	if ((err = posix_spawn_file_actions_init(&fa)) != 0)
 		return err;
@@ -510,6 +512,15 @@ hook_spawn(pid_t *pid, int nullfd, int outfd, char *const argv[],
 	}
 	(void)sigemptyset(&none);
 	(void)sigfillset(&all);
+	/*
+	 * glibc's sigfillset() leaves out its two internal signals (SIGRTMIN
+	 * - 2 and - 1, 32 and 33), and its posix_spawn() then sets those to
+	 * SIG_IGN in the child, which exec keeps for the hook and all it
+	 * runs. They are set by hand in the kernel's bit mask, which is what
+	 * the child reads (test_signals_reset checks SigIgn).
+	 */
+	for (sig = 32; sig <= 33; sig++)
+		word[(sig - 1) / bits] |= 1UL << ((sig - 1) % bits);
 	if ((err = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
 	    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)) != 0 ||
 	    (err = posix_spawnattr_setpgroup(&attr, 0)) != 0 ||

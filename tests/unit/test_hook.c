@@ -423,6 +423,11 @@ test_signals_reset(void **state)
 	    "exec grep -q '^SigBlk:[[:space:]]*0*$' /proc/self/status",
 	    NULL, 5000, 5000);
 	assert_true(o.res.ok);
+	/* Nothing ignored either, glibc's internal signals included... */
+	test_run(*state, &o,
+	    "exec grep -q '^SigIgn:[[:space:]]*0*$' /proc/self/status",
+	    NULL, 5000, 5000);
+	assert_true(o.res.ok);
 	/* ...and nothing the daemon ignores stays ignored. */
 	test_run(*state, &o, "kill -USR2 $$; sleep 5", NULL, 10000, 5000);
 	assert_int_equal(o.res.signo, SIGUSR2);
