@@ -562,9 +562,14 @@ test_cancel_with_grace_terms_first(void **state)
 	char cmd[256], ready[96];
 	pid_t pid;
 
+	/*
+	 * The background job says it is ready itself: a SIGTERM that fell
+	 * between its fork and the reset of the shell's trap in it would be
+	 * swallowed (dash), and its sleep would then keep the group alive.
+	 */
 	(void)snprintf(ready, sizeof(ready), "%s/ready", fx->dir);
-	(void)snprintf(cmd, sizeof(cmd), "trap 'exit 7' TERM; : >%s; "
-	    "sleep 100 & wait", ready);
+	(void)snprintf(cmd, sizeof(cmd), "trap 'exit 7' TERM; "
+	    "( : >%s; exec sleep 100 ) & wait", ready);
 	memset(&o, 0, sizeof(o));
 	o.fx = fx;
 	pid = hook_run(fx->hr, HOOK_CHECK, cmd, NULL, 60000, test_done, &o);
