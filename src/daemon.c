@@ -119,46 +119,53 @@ daemon_hook_done(const struct hook_result *res, void *arg)
 {
 	struct daemon *d = arg;
 	struct election_view v;
-	int was_unhealthy;
+	const char *name = hook_kind_name(res->kind);
+	char failure[256] = "";
+	int cancelled = d->hook_cancelled, was_unhealthy, unhealthy;
 
 	d->hook_pid = -1;
+	d->hook_cancelled = 0;
 	daemon_clock(d);
 	d->m.hook_runs[res->kind]++;
 	d->m.hook_seconds[res->kind] += (double)res->duration_ms / 1000.0;
-	if (!res->ok && d->hook_cancelled) {
-		log_info("%s hook stopped to free the hook slot",
-		    hook_kind_name(res->kind));
-	} else if (!res->ok) {
+	if (!res->ok && !cancelled) {
 		d->m.hook_failures[res->kind]++;
 		if (res->timed_out)
-			daemon_set_error(d, "%s hook timed out after %lld ms",
-			    hook_kind_name(res->kind),
+			(void)snprintf(failure, sizeof(failure),
+			    "%s hook timed out after %lld ms", name,
 			    (long long)res->duration_ms);
 		else if (res->signo != 0)
-			daemon_set_error(d, "%s hook killed by signal %d",
-			    hook_kind_name(res->kind), res->signo);
+			(void)snprintf(failure, sizeof(failure),
+			    "%s hook killed by signal %d", name, res->signo);
 		else
-			daemon_set_error(d, "%s hook exited %d",
-			    hook_kind_name(res->kind), res->exit_code);
-		log_warnx("%s", d->last_error);
-	} else if (res->kind == HOOK_CHECK)
-		log_debug("check hook succeeded in %lld ms",
-		    (long long)res->duration_ms);
-	else
-		log_info("%s hook succeeded in %lld ms",
-		    hook_kind_name(res->kind), (long long)res->duration_ms);
-	d->hook_cancelled = 0;
+			(void)snprintf(failure, sizeof(failure),
+			    "%s hook exited %d", name, res->exit_code);
+		daemon_set_error(d, "%s", failure);
+	}
 	election_view(d->el, &v);
 	was_unhealthy = v.unhealthy;
 	election_hook_done(d->el, res->kind, res->ok);
 	election_view(d->el, &v);
-	if (v.unhealthy && !was_unhealthy)
+	unhealthy = v.unhealthy;
+	daemon_step(d);
+
+	/* What follows the hook is under way: the words can come now. */
+	if (!res->ok && cancelled)
+		log_info("%s hook stopped to free the hook slot", name);
+	else if (!res->ok)
+		log_warnx("%s", failure);
+	else if (res->kind == HOOK_CHECK)
+		log_debug("check hook succeeded in %lld ms",
+		    (long long)res->duration_ms);
+	else
+		log_info("%s hook succeeded in %lld ms", name,
+		    (long long)res->duration_ms);
+	if (unhealthy && !was_unhealthy)
 		log_warnx("health check failed %lld times: leaving the "
 		    "election", (long long)d->cfg.check_fall);
-	else if (!v.unhealthy && was_unhealthy)
+	else if (!unhealthy && was_unhealthy)
 		log_notice("health check passed %lld times: rejoining",
 		    (long long)d->cfg.check_rise);
-	daemon_step(d);
 }
 
 static void
@@ -213,11 +220,6 @@ daemon_run_hook(struct daemon *d, const struct el_action *act)
 	 * gets SIGTERM at three quarters of it and SIGKILL at its end.
 	 */
 	timeout = kind == HOOK_DEMOTE ? act->ms * 3 / 4 : act->ms;
-	if (kind == HOOK_CHECK)
-		log_debug("running check hook");
-	else
-		log_info("running %s hook (reason %s, epoch %lld)",
-		    hook_kind_name(kind), act->reason, (long long)act->epoch);
 	pid = hook_run(d->hooks, kind, cmd, env, timeout, daemon_hook_done,
 	    d);
 	for (i = 0; i < n; i++)
@@ -232,6 +234,13 @@ daemon_run_hook(struct daemon *d, const struct el_action *act)
 		hook_set_kill_delay(d->hooks, pid, act->ms - timeout);
 	d->hook_pid = pid;
 	d->hook_cancelled = 0;
+	/* Logged once started: a slow log never delays a hook. */
+	if (kind == HOOK_CHECK)
+		log_debug("running check hook [%ld]", (long)pid);
+	else
+		log_info("running %s hook [%ld] (reason %s, epoch %lld)",
+		    hook_kind_name(kind), (long)pid, act->reason,
+		    (long long)act->epoch);
 }
 
 /* ZooKeeper. */
@@ -627,12 +636,17 @@ daemon_status(struct daemon *d, struct status *st, struct election_view *v)
 	st->last_error = d->last_error != NULL ? d->last_error : "";
 }
 
+/*
+ * Called at the end of every step, once the step's actions are under way:
+ * the role's log line and the watch lines (queued, written by the loop)
+ * now, the status file and systemd's STATUS from daemon_publish() once
+ * the loop has run what else is ready.
+ */
 static void
 daemon_report(struct daemon *d)
 {
 	struct election_view v;
-	struct status st;
-	char *text, *line, *msg;
+	char *line;
 
 	election_view(d->el, &v);
 	if (v.role != d->last_role) {
@@ -650,6 +664,36 @@ daemon_report(struct daemon *d)
 		d->last_leader = xstrdup(v.leader_id);
 	}
 
+	line = command_watch_line(d);
+	if (d->last_watch == NULL || strcmp(line, d->last_watch) != 0) {
+		ctl_broadcast(d->ctl, line);
+		free(d->last_watch);
+		d->last_watch = line;
+	} else
+		free(line);
+
+	/* Steps of one loop turn share one publishing. */
+	event_active(d->ev_publish, EV_TIMEOUT, 1);
+}
+
+/*
+ * Rewrites the status file, and tells systemd, only when what they show
+ * changed. It runs from the loop after the events that were ready with
+ * the step that asked for it, so that a request or a hook never waits for
+ * it, and the status file needs no fsync: it is runtime state, which
+ * readers need replaced atomically (rename), not kept across a crash
+ * (it lives in /run, and the daemon rewrites it when it starts).
+ */
+void
+daemon_publish(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+	struct election_view v;
+	struct status st;
+	char *text, *msg;
+
+	(void)fd;
+	(void)what;
 	daemon_status(d, &st, &v);
 	st.updated = 0;
 	text = status_render(&st, 0);
@@ -666,14 +710,6 @@ daemon_report(struct daemon *d)
 		free(msg);
 	}
 	free(text);
-
-	line = command_watch_line(d);
-	if (d->last_watch == NULL || strcmp(line, d->last_watch) != 0) {
-		ctl_broadcast(d->ctl, line);
-		free(d->last_watch);
-		d->last_watch = line;
-	} else
-		free(line);
 	if (v.role != ROLE_UNKNOWN)
 		notify_ready(d->notify);
 }

@@ -3,18 +3,25 @@
  * group of their own, so that a timeout can reach everything the command
  * started. Output goes through a pipe into the log, one line at a time.
  *
- * A hook stays in the runner's list after its shell was reaped while its
- * output pipe is still open (a background child may hold it) or while the
- * SIGKILL that follows a timeout is still due.
+ * A hook starts with posix_spawn(): glibc's clone(CLONE_VM | CLONE_VFORK)
+ * copies no page tables and returns once the shell has been exec'd, and
+ * everything the child needs (argv, the environment, its file actions) is
+ * prepared before, so that nothing runs between the decision and the
+ * execve but the kernel's work.
+ *
+ * A hook is over when its shell has exited, or, once its timeout struck,
+ * when its whole process group is gone. A hook stays in the runner's list
+ * after that while its output pipe is still open (a background child may
+ * hold it).
  */
 #include <sys/types.h>
 #include <sys/queue.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,11 +35,9 @@
 
 #define HOOK_SHELL		"/bin/sh"
 #define HOOK_KILL_DELAY_MS	5000
-#define HOOK_POLL_MS		50	/* checks for an empty group after SIGKILL */
 #define HOOK_LINE_MAX		1024	/* longer output lines are cut */
 #define HOOK_READ_SIZE		4096
 #define HOOK_DRAIN_MAX		65536	/* read at once when the shell exits */
-#define HOOK_CLOSE_MAX		65536	/* fallback fd loop bound */
 
 extern char **environ;
 
@@ -48,6 +53,8 @@ struct hook {
 	enum hook_kind kind;
 	pid_t pid;		/* also the process group id */
 	int running;		/* the shell has not been reaped */
+	int status;		/* the shell's wait status, once reaped */
+	int over;		/* done was called; never signalled again */
 	enum hook_phase phase;
 	int64_t start_ms;
 	int64_t kill_delay_ms;	/* from SIGTERM to SIGKILL */
@@ -59,8 +66,6 @@ struct hook {
 	char line[HOOK_LINE_MAX + 1];
 	size_t linelen;
 	int cut;		/* dropping the rest of an over-long line */
-	int deferred;		/* timed out: done waits for an empty group */
-	struct hook_result res;
 };
 
 struct hook_runner {
@@ -128,8 +133,7 @@ hook_free(struct hook *h)
 static void
 hook_maybe_free(struct hook *h)
 {
-	if (h->running || h->fd != -1 || h->phase == HOOK_TERMED ||
-	    h->deferred)
+	if (!h->over || h->fd != -1)
 		return;
 	hook_free(h);
 }
@@ -142,8 +146,8 @@ hook_runner_free(struct hook_runner *hr)
 	if (hr == NULL)
 		return;
 	while ((h = TAILQ_FIRST(&hr->hooks)) != NULL) {
-		if ((h->running || h->phase == HOOK_TERMED) &&
-		    kill(-h->pid, SIGKILL) == -1 && errno != ESRCH)
+		/* Not over: the shell or a process of its group holds pgid. */
+		if (!h->over && kill(-h->pid, SIGKILL) == -1 && errno != ESRCH)
 			log_warn("hook %s[%ld]: kill", hook_kind_name(h->kind),
 			    (long)h->pid);
 		hook_free(h);
@@ -247,32 +251,129 @@ hook_output(evutil_socket_t fd, short events, void *arg)
 	hook_maybe_free(h);
 }
 
-/* A process group is gone once no process, not even a zombie, is in it. */
+/*
+ * Whether the process group of a timed-out hook is gone, asked without
+ * polling: the daemon is the child subreaper (PR_SET_CHILD_SUBREAPER, set
+ * at start), so every process of the hook's tree whose parent dies is
+ * re-parented to the daemon, never to init, and every exit of a child of
+ * the daemon raises SIGCHLD, after which hook_runner_reap() reaps and asks
+ * again. The group counts as gone when no child of ours is left in it
+ * (waitid P_PGID says ECHILD; WNOWAIT leaves a zombie to the reaping loop).
+ *
+ * Why no child of ours in the group means no process in it: take any
+ * process P of the group, alive or a zombie not yet reaped. Its parent is
+ * alive (a process whose parent dies gets a new, living one), and so is
+ * the parent's parent, up to the daemon: the chain cannot pass the daemon
+ * to init, as the daemon is a subreaper, and starts below it, since the
+ * group's first process is our shell. The process of that chain just
+ * below the daemon is our child, and it is in the group as long as no
+ * process between it and P left the group on purpose. In particular, a
+ * grandchild whose parent is still alive keeps the group non-empty
+ * through that parent (or its parent, ...); and when the parent exits,
+ * the kernel re-parents its children to us before the parent becomes a
+ * zombie we can reap (exit_notify), so there is no moment at which the
+ * parent is gone and the grandchild not yet ours. A zombie grandchild
+ * whose parent exits without reaping it is re-parented the same way and
+ * reaped by us.
+ *
+ * What this does not see: a process that left the group with setsid() or
+ * setpgid() has escaped the hook, together with what it had forked before
+ * (as kill(-pgid, 0) would not see the former either); such escapes are
+ * the documented way for a hook to leave something running. Leaving the
+ * group raises no signal, which is why a hook whose shell exited in time
+ * is over at once, and only a timed-out hook waits for its group: after
+ * its SIGKILL whatever is left can only die, and every death is seen.
+ */
 static int
 hook_group_empty(const struct hook *h)
 {
-	return kill(-h->pid, 0) == -1 && errno == ESRCH;
+	siginfo_t si;
+
+	for (;;) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PGID, (id_t)h->pid, &si,
+		    WEXITED | WNOHANG | WNOWAIT) == 0)
+			return 0;
+		if (errno == ECHILD)
+			return 1;
+		if (errno != EINTR) {
+			/* Never wait on a group we cannot ask about. */
+			log_warn("hook %s[%ld]: waitid",
+			    hook_kind_name(h->kind), (long)h->pid);
+			return 1;
+		}
+	}
 }
 
 /*
- * A hook that timed out is reported only when its whole process group is
- * gone, so that what it forked never overlaps the next hook.
+ * Reports a hook as over: its shell has been reaped and, if the timeout
+ * struck, its group is gone. From here its group id may be reused by any
+ * process, so it is never signalled again.
  */
 static void
-hook_finish_deferred(struct hook *h)
+hook_finish(struct hook *h)
 {
-	struct hook_result res = h->res;
+	struct hook_result res;
 	hook_done_fn done = h->done;
 	void *arg = h->arg;
+	int status = h->status;
 
-	h->deferred = 0;
+	h->over = 1;
+	h->hr->active--;
+	(void)evtimer_del(h->ev_timer);
+
+	memset(&res, 0, sizeof(res));
+	res.kind = h->kind;
+	res.pid = h->pid;
 	res.duration_ms = now_ms() - h->start_ms;
-	log_debug("hook %s[%ld]: process group gone after %lld ms",
-	    hook_kind_name(h->kind), (long)h->pid,
-	    (long long)res.duration_ms);
+	res.timed_out = h->phase != HOOK_WAITING;
+	if (WIFEXITED(status)) {
+		res.exit_code = WEXITSTATUS(status);
+		res.signo = 0;
+	} else {
+		res.exit_code = -1;
+		res.signo = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+	}
+	res.ok = !res.timed_out && WIFEXITED(status) && res.exit_code == 0;
+
+	/* Everything the shell wrote is in the pipe by now. */
+	hook_read(h, HOOK_DRAIN_MAX);
+	log_debug("hook %s[%ld]: over: code %d signal %d after %lld ms%s",
+	    hook_kind_name(h->kind), (long)h->pid, res.exit_code, res.signo,
+	    (long long)res.duration_ms, res.timed_out ? " (timed out)" : "");
 	hook_maybe_free(h);
+
+	/* h may be gone: only the copies are used from here. */
 	if (done != NULL)
 		done(&res, arg);
+}
+
+/* Whether the hook's end is known (its shell is reaped). */
+static int
+hook_ready(const struct hook *h)
+{
+	if (h->over || h->running)
+		return 0;
+	/* A timeout struck: what the shell forked must be gone too. */
+	return h->phase == HOOK_WAITING || hook_group_empty(h);
+}
+
+/*
+ * Reports every hook whose end is known, one at a time: a done callback
+ * may start, cancel or end other hooks, so the list is walked afresh.
+ */
+static void
+hook_finish_ready(struct hook_runner *hr)
+{
+	struct hook *h;
+
+	do {
+		TAILQ_FOREACH(h, &hr->hooks, entry)
+			if (hook_ready(h))
+				break;
+		if (h != NULL)
+			hook_finish(h);
+	} while (h != NULL);
 }
 
 static void
@@ -311,21 +412,14 @@ hook_timer(evutil_socket_t fd, short events, void *arg)
 		else if (errno != ESRCH)
 			log_warn("hook %s[%ld]: kill SIGKILL", name,
 			    (long)h->pid);
-		/* FALLTHROUGH */
+		/*
+		 * Each death to come raises SIGCHLD. Only a group already
+		 * empty (its last processes left it) must be seen here.
+		 */
+		if (!h->running && hook_group_empty(h))
+			hook_finish(h);
+		break;
 	case HOOK_KILLED:
-		if (h->deferred && !hook_group_empty(h)) {
-			/* Killed processes wait to be reaped, by us or init. */
-			tv.tv_sec = 0;
-			tv.tv_usec = HOOK_POLL_MS * 1000;
-			if (evtimer_add(h->ev_timer, &tv) == -1)
-				log_warnx("hook %s[%ld]: cannot arm a timer",
-				    name, (long)h->pid);
-			break;
-		}
-		if (h->deferred)
-			hook_finish_deferred(h);
-		else
-			hook_maybe_free(h);
 		break;
 	}
 }
@@ -390,64 +484,62 @@ hook_fd_above_stdio(int *fd)
 	return 0;
 }
 
-static void
-hook_child_fail(const char *msg)
-{
-	ssize_t n;
-
-	n = write(STDERR_FILENO, msg, strlen(msg));
-	(void)n;
-	_exit(127);
-}
-
 /*
- * Runs in the child between fork and exec: only async-signal-safe calls,
- * as the daemon has other threads.
+ * Starts the shell: in a new process group (set before exec, so that a
+ * timeout always reaches the group), with every signal at its default and
+ * none blocked (the daemon ignores SIGPIPE, and exec keeps ignores), stdin
+ * from nullfd, stdout and stderr into outfd, and no other descriptor:
+ * closefrom in the child covers even one another thread opened without
+ * O_CLOEXEC. glibc blocks signals around the clone and resets the
+ * daemon's handlers in the child, and reports a failed exec as the error.
  */
-static void __attribute__((noreturn))
-hook_child(int nullfd, int outfd, unsigned int maxfd, char *const argv[],
+static int
+hook_spawn(pid_t *pid, int nullfd, int outfd, char *const argv[],
     char *const envp[])
 {
-	struct sigaction sa;
-	sigset_t none;
-	unsigned int fd;
-	int sig;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none, all;
+	unsigned long *word = (unsigned long *)(void *)&all;
+	const size_t bits = 8 * sizeof(*word);
+	int err, sig;
 
-	/* The parent does the same; whichever runs first wins the race. */
-	(void)setpgid(0, 0);
-
-	/* Handlers and ignores of the daemon (SIGPIPE) must not leak. */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	(void)sigemptyset(&sa.sa_mask);
-	for (sig = 1; sig < NSIG; sig++)
-		(void)sigaction(sig, &sa, NULL);
+	if ((err = posix_spawn_file_actions_init(&fa)) != 0)
+		return err;
+	if ((err = posix_spawnattr_init(&attr)) != 0) {
+		(void)posix_spawn_file_actions_destroy(&fa);
+		return err;
+	}
 	(void)sigemptyset(&none);
-	(void)sigprocmask(SIG_SETMASK, &none, NULL);
-
-	if (dup2(outfd, STDOUT_FILENO) == -1 ||
-	    dup2(outfd, STDERR_FILENO) == -1)
-		_exit(127);
-	if (dup2(nullfd, STDIN_FILENO) == -1)
-		hook_child_fail("zkelectd: hook: cannot open /dev/null\n");
-	if (close_range(STDERR_FILENO + 1, ~0U, 0) == -1)
-		for (fd = STDERR_FILENO + 1; fd < maxfd; fd++)
-			(void)close((int)fd);
-
-	(void)execve(HOOK_SHELL, argv, envp);
-	hook_child_fail("zkelectd: hook: cannot execute " HOOK_SHELL "\n");
-	_exit(127);
-}
-
-static unsigned int
-hook_max_fd(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == -1 ||
-	    rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > HOOK_CLOSE_MAX)
-		return HOOK_CLOSE_MAX;
-	return (unsigned int)rl.rlim_cur;
+	(void)sigfillset(&all);
+	/*
+	 * glibc's sigfillset() leaves out its two internal signals (SIGRTMIN
+	 * - 2 and - 1, 32 and 33), and its posix_spawn() then sets those to
+	 * SIG_IGN in the child, which exec keeps for the hook and all it
+	 * runs. They are set by hand in the kernel's bit mask, which is what
+	 * the child reads (test_signals_reset checks SigIgn).
+	 */
+	for (sig = 32; sig <= 33; sig++)
+		word[(sig - 1) / bits] |= 1UL << ((sig - 1) % bits);
+	if ((err = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
+	    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)) != 0 ||
+	    (err = posix_spawnattr_setpgroup(&attr, 0)) != 0 ||
+	    (err = posix_spawnattr_setsigmask(&attr, &none)) != 0 ||
+	    (err = posix_spawnattr_setsigdefault(&attr, &all)) != 0 ||
+	    (err = posix_spawn_file_actions_adddup2(&fa, nullfd,
+	    STDIN_FILENO)) != 0 ||
+	    (err = posix_spawn_file_actions_adddup2(&fa, outfd,
+	    STDOUT_FILENO)) != 0 ||
+	    (err = posix_spawn_file_actions_adddup2(&fa, outfd,
+	    STDERR_FILENO)) != 0 ||
+	    (err = posix_spawn_file_actions_addclosefrom_np(&fa,
+	    STDERR_FILENO + 1)) != 0)
+		goto out;
+	err = posix_spawn(pid, HOOK_SHELL, &fa, &attr, argv, envp);
+out:
+	(void)posix_spawnattr_destroy(&attr);
+	(void)posix_spawn_file_actions_destroy(&fa);
+	return err;
 }
 
 static int
@@ -491,10 +583,8 @@ hook_run(struct hook_runner *hr, enum hook_kind kind, const char *cmd,
 	const char *name = hook_kind_name(kind);
 	char *argv[4];
 	char **envp;
-	sigset_t all, old;
 	struct hook *h;
 	struct timeval tv;
-	unsigned int maxfd;
 	int nullfd, pfd[2], err;
 	pid_t pid;
 
@@ -505,35 +595,16 @@ hook_run(struct hook_runner *hr, enum hook_kind kind, const char *cmd,
 	argv[2] = (char *)cmd;
 	argv[3] = NULL;
 	envp = hook_environ(env);
-	maxfd = hook_max_fd();
-
-	/*
-	 * No signal handler of the daemon (libevent's among them) may run
-	 * in the child before the child has reset them.
-	 */
-	(void)sigfillset(&all);
-	if ((err = pthread_sigmask(SIG_SETMASK, &all, &old)) != 0) {
-		errno = err;
-		log_warn("hook %s: pthread_sigmask", name);
-		goto fail;
-	}
-	pid = fork();
-	if (pid == 0)
-		hook_child(nullfd, pfd[1], maxfd, argv, envp);
-	err = errno;
-	(void)pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (pid == -1) {
-		errno = err;
-		log_warn("hook %s: fork", name);
-		goto fail;
-	}
+	err = hook_spawn(&pid, nullfd, pfd[1], argv, envp);
 	free(envp);
 	(void)close(nullfd);
 	(void)close(pfd[1]);
-
-	/* EACCES: the child has exec'd, so it did setpgid itself. */
-	if (setpgid(pid, pid) == -1 && errno != EACCES && errno != ESRCH)
-		log_warn("hook %s[%ld]: setpgid", name, (long)pid);
+	if (err != 0) {
+		errno = err;
+		log_warn("hook %s: cannot run " HOOK_SHELL, name);
+		(void)close(pfd[0]);
+		return -1;
+	}
 
 	h = xcalloc(1, sizeof(*h));
 	h->hr = hr;
@@ -565,56 +636,6 @@ hook_run(struct hook_runner *hr, enum hook_kind kind, const char *cmd,
 	}
 	log_debug("hook %s[%ld]: started: %s", name, (long)pid, cmd);
 	return pid;
-
-fail:
-	free(envp);
-	(void)close(nullfd);
-	(void)close(pfd[0]);
-	(void)close(pfd[1]);
-	return -1;
-}
-
-static void
-hook_exited(struct hook *h, int status)
-{
-	struct hook_result res;
-	hook_done_fn done = h->done;
-	void *arg = h->arg;
-
-	h->running = 0;
-	h->hr->active--;
-
-	memset(&res, 0, sizeof(res));
-	res.kind = h->kind;
-	res.pid = h->pid;
-	res.duration_ms = now_ms() - h->start_ms;
-	res.timed_out = h->phase != HOOK_WAITING;
-	if (WIFEXITED(status)) {
-		res.exit_code = WEXITSTATUS(status);
-		res.signo = 0;
-	} else {
-		res.exit_code = -1;
-		res.signo = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-	}
-	res.ok = !res.timed_out && WIFEXITED(status) && res.exit_code == 0;
-
-	/* Everything the shell wrote is in the pipe by now. */
-	hook_read(h, HOOK_DRAIN_MAX);
-	if (h->phase == HOOK_WAITING)
-		(void)evtimer_del(h->ev_timer);
-	log_debug("hook %s[%ld]: exited: code %d signal %d after %lld ms%s",
-	    hook_kind_name(h->kind), (long)h->pid, res.exit_code, res.signo,
-	    (long long)res.duration_ms, res.timed_out ? " (timed out)" : "");
-	if (res.timed_out && !hook_group_empty(h)) {
-		h->res = res;
-		h->deferred = 1;
-		return;
-	}
-	hook_maybe_free(h);
-
-	/* h may be gone: only the copies are used from here. */
-	if (done != NULL)
-		done(&res, arg);
 }
 
 static struct hook *
@@ -623,7 +644,7 @@ hook_find(struct hook_runner *hr, pid_t pid)
 	struct hook *h;
 
 	TAILQ_FOREACH(h, &hr->hooks, entry)
-		if (h->pid == pid && (h->running || h->deferred))
+		if (h->pid == pid && !h->over)
 			return h;
 	return NULL;
 }
@@ -682,12 +703,9 @@ hook_runner_reap(struct hook_runner *hr)
 			    (long)pid);
 			continue;
 		}
-		hook_exited(h, status);
+		h->running = 0;
+		h->status = status;
 	}
-	/* Reaping may have emptied the group of a timed-out hook. */
-	TAILQ_FOREACH(h, &hr->hooks, entry)
-		if (h->deferred && hook_group_empty(h)) {
-			hook_finish_deferred(h);
-			break;	/* the list may have changed */
-		}
+	/* Every zombie is reaped: a group's emptiness is known now. */
+	hook_finish_ready(hr);
 }

@@ -38,9 +38,12 @@ void hook_runner_free(struct hook_runner *hr);
  * Starts cmd under /bin/sh -c with the daemon's environment plus env (a
  * NULL-terminated list of "NAME=value"). done is called once, from the
  * event loop, when the shell has been reaped. On timeout the group gets
- * SIGTERM, then SIGKILL 5 s later, and the run counts as failed.
- * Returns the child's pid, or -1 (logged) when it could not be started;
- * done is then not called.
+ * SIGTERM, then SIGKILL 5 s later, and the run counts as failed; done
+ * then waits until no process of the group is left, which the runner sees
+ * without polling only if the process is the child subreaper
+ * (PR_SET_CHILD_SUBREAPER) and calls hook_runner_reap() on SIGCHLD.
+ * Returns the child's pid, or -1 (logged) when it could not be started,
+ * a shell that cannot be executed included; done is then not called.
  */
 pid_t hook_run(struct hook_runner *hr, enum hook_kind kind, const char *cmd,
     char *const env[], int64_t timeout_ms, hook_done_fn done, void *arg);

@@ -176,6 +176,11 @@ status_render(const struct status *st, int json)
 	return b.p;
 }
 
+/*
+ * No fsync: the file is runtime state (under /run, rewritten at every
+ * start), so readers need it replaced atomically, which rename does, and
+ * not kept across a crash; an fsync would cost milliseconds on a disk.
+ */
 int
 status_write(const char *path, const char *text)
 {
@@ -185,7 +190,18 @@ status_write(const char *path, const char *text)
 	int fd, saved;
 
 	(void)xasprintf(&tmp, "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/*
+	 * Created exclusively: whatever stands at the temporary name (a
+	 * crash's leftover, a planted link) is removed, never written through.
+	 */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    0644);
+	if (fd == -1 && errno == EEXIST) {
+		if (unlink(tmp) == -1 && errno != ENOENT)
+			goto fail;
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+		    O_CLOEXEC, 0644);
+	}
 	if (fd == -1)
 		goto fail;
 	while (off < len) {
@@ -197,14 +213,14 @@ status_write(const char *path, const char *text)
 		}
 		off += (size_t)n;
 	}
-	if (fsync(fd) == -1)
-		goto fail_fd;
 	if (close(fd) == -1) {
 		fd = -1;
 		goto fail_fd;
 	}
-	if (rename(tmp, path) == -1)
-		goto fail;
+	if (rename(tmp, path) == -1) {
+		fd = -1;
+		goto fail_fd;
+	}
 	free(tmp);
 	return 0;
 fail_fd:

@@ -27,7 +27,10 @@ struct status {
 
 /* Renders the lines ("key=value\n"...) or one JSON object; caller frees. */
 char *status_render(const struct status *st, int json);
-/* Writes text to path through a temporary file, fsync and rename. */
+/*
+ * Writes text to path through a temporary file created exclusively in the
+ * same directory, then rename; no fsync.
+ */
 int status_write(const char *path, const char *text);
 
 #endif

@@ -148,12 +148,13 @@ daemon_signal(evutil_socket_t sig, short what, void *arg)
 			log_info("already stopping");
 			break;
 		}
-		log_notice("received %s: stopping",
-		    sig == SIGTERM ? "SIGTERM" : "SIGINT");
+		/* The demote (when leading) starts first, the words after. */
 		d->stopping = 1;
-		notify_stopping(d->notify);
 		election_stop(d->el);
 		daemon_step(d);
+		log_notice("received %s: stopping",
+		    sig == SIGTERM ? "SIGTERM" : "SIGINT");
+		notify_stopping(d->notify);
 		break;
 	case SIGHUP:
 		daemon_reload(d);
@@ -301,8 +302,9 @@ main(int argc, char *argv[])
 	    daemon_deadline, &d);
 	d.ev_reopen = evtimer_new(d.base, daemon_reopen, &d);
 	d.ev_count = evtimer_new(d.base, daemon_count, &d);
+	d.ev_publish = event_new(d.base, -1, 0, daemon_publish, &d);
 	if (d.ev_deadline == NULL || d.ev_reopen == NULL || d.ev_count == NULL ||
-	    event_add(d.ev_deadline, NULL) == -1)
+	    d.ev_publish == NULL || event_add(d.ev_deadline, NULL) == -1)
 		fatalx("event_new");
 	daemon_arm(d.ev_count, d.cfg.session_timeout_ms / 3);
 
@@ -317,6 +319,8 @@ main(int argc, char *argv[])
 	/* Closing the session removes whatever ephemeral node is left. */
 	zk_close(d.zk);
 	command_fail_queries(&d, "error stopping");
+	/* No publishing still due may overwrite "stopped". */
+	(void)event_del(d.ev_publish);
 	daemon_status(&d, &st, &v);
 	st.role = election_role_name(ROLE_STOPPED);
 	st.zk_state = "connecting";
@@ -343,6 +347,7 @@ main(int argc, char *argv[])
 	(void)close(d.deadline_fd);
 	event_free(d.ev_reopen);
 	event_free(d.ev_count);
+	event_free(d.ev_publish);
 	event_base_free(d.base);
 	free(d.epath);
 	free(d.cpath);

@@ -82,6 +82,7 @@ struct daemon {
 
 	int stopping;
 	char *last_error;
+	struct event *ev_publish;	/* status file and STATUS, deferred */
 	char *last_report;	/* last status text without "updated" */
 	char *last_watch;	/* last watch line */
 	enum role last_role;
@@ -99,6 +100,7 @@ void daemon_zk_event(const struct zk_event *ev, void *arg);
 void daemon_reopen(evutil_socket_t fd, short what, void *arg);
 void daemon_count(evutil_socket_t fd, short what, void *arg);
 void daemon_deadline(evutil_socket_t fd, short what, void *arg);
+void daemon_publish(evutil_socket_t fd, short what, void *arg);
 void daemon_clock(struct daemon *d);
 void daemon_status(struct daemon *d, struct status *st, struct election_view *v);
 const char *daemon_zk_state(const struct daemon *d);

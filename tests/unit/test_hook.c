@@ -423,6 +423,11 @@ test_signals_reset(void **state)
 	    "exec grep -q '^SigBlk:[[:space:]]*0*$' /proc/self/status",
 	    NULL, 5000, 5000);
 	assert_true(o.res.ok);
+	/* Nothing ignored either, glibc's internal signals included... */
+	test_run(*state, &o,
+	    "exec grep -q '^SigIgn:[[:space:]]*0*$' /proc/self/status",
+	    NULL, 5000, 5000);
+	assert_true(o.res.ok);
 	/* ...and nothing the daemon ignores stays ignored. */
 	test_run(*state, &o, "kill -USR2 $$; sleep 5", NULL, 10000, 5000);
 	assert_int_equal(o.res.signo, SIGUSR2);
@@ -557,9 +562,14 @@ test_cancel_with_grace_terms_first(void **state)
 	char cmd[256], ready[96];
 	pid_t pid;
 
+	/*
+	 * The background job says it is ready itself: a SIGTERM that fell
+	 * between its fork and the reset of the shell's trap in it would be
+	 * swallowed (dash), and its sleep would then keep the group alive.
+	 */
 	(void)snprintf(ready, sizeof(ready), "%s/ready", fx->dir);
-	(void)snprintf(cmd, sizeof(cmd), "trap 'exit 7' TERM; : >%s; "
-	    "sleep 100 & wait", ready);
+	(void)snprintf(cmd, sizeof(cmd), "trap 'exit 7' TERM; "
+	    "( : >%s; exec sleep 100 ) & wait", ready);
 	memset(&o, 0, sizeof(o));
 	o.fx = fx;
 	pid = hook_run(fx->hr, HOOK_CHECK, cmd, NULL, 60000, test_done, &o);
@@ -618,6 +628,213 @@ test_free_kills_running(void **state)
 	assert_true(WIFSIGNALED(status));
 	assert_int_equal(WTERMSIG(status), SIGKILL);
 	assert_int_equal(o.calls, 0);
+}
+
+/*
+ * Waits for ready, and for ready.sh, which the shell writes once its own
+ * SIGTERM is back to the default (its background jobs keep ignoring it).
+ */
+static void
+test_wait_ready(struct fixture *fx, const char *ready)
+{
+	char path[128];
+
+	test_wait_file(fx, ready);
+	(void)snprintf(path, sizeof(path), "%s.sh", ready);
+	test_wait_file(fx, path);
+}
+
+/* Runs the loop until the shell pid was reaped (by the runner). */
+static void
+test_wait_reaped(struct fixture *fx, pid_t pid)
+{
+	int64_t end = now_ms() + 10000;
+
+	while (kill(pid, 0) == 0 && now_ms() < end)
+		test_pump(fx, 10);
+	assert_int_equal(kill(pid, 0), -1);
+	assert_int_equal(errno, ESRCH);
+}
+
+struct group_outcome {
+	struct outcome o;
+	char gone[96];		/* the grandchild's last act */
+	int gone_first;		/* gone existed when done ran */
+};
+
+static void
+test_group_done(const struct hook_result *res, void *arg)
+{
+	struct group_outcome *g = arg;
+
+	g->gone_first = access(g->gone, F_OK) == 0;
+	test_done(res, &g->o);
+}
+
+/*
+ * A timed-out hook is over once its whole group is gone, seen without a
+ * timer: the shell dies of SIGTERM, its child (now re-parented to us)
+ * waits for a grandchild whose parent is thus still alive; both ignore
+ * SIGTERM and end when told to. done must come after the grandchild's
+ * end, and long before the SIGKILL due a minute later.
+ */
+static void
+test_orphaned_grandchild_ends_group(void **state)
+{
+	struct fixture *fx = *state;
+	struct group_outcome g;
+	char cmd[1024], ready[96], go[96];
+	int64_t t_go;
+	pid_t pid;
+	int fd;
+
+	memset(&g, 0, sizeof(g));
+	g.o.fx = fx;
+	(void)snprintf(ready, sizeof(ready), "%s/ready", fx->dir);
+	(void)snprintf(go, sizeof(go), "%s/go", fx->dir);
+	(void)snprintf(g.gone, sizeof(g.gone), "%s/gone", fx->dir);
+	(void)snprintf(cmd, sizeof(cmd), "trap '' TERM; "
+	    "( ( : >%s; while [ ! -e %s ]; do sleep 0.01; done; : >%s ) & "
+	    "wait ) & trap - TERM; : >%s.sh; exec sleep 100", ready, go, g.gone,
+	    ready);
+	pid = hook_run(fx->hr, HOOK_PROMOTE, cmd, NULL, 60000, test_group_done,
+	    &g);
+	assert_true(pid > 0);
+	test_wait_ready(fx, ready);
+	hook_cancel(fx->hr, pid, 60000);	/* SIGTERM now, SIGKILL in 60 s */
+	test_wait_reaped(fx, pid);
+
+	/* The shell is gone, its group is not: no done yet. */
+	test_pump(fx, 200);
+	assert_int_equal(g.o.calls, 0);
+	assert_false(test_group_gone(pid));
+	assert_int_equal(hook_runner_active(fx->hr), 1);
+
+	t_go = now_ms();
+	assert_int_not_equal(fd = open(go, O_WRONLY | O_CREAT, 0600), -1);
+	(void)close(fd);
+	assert_true(test_loop_until(fx, &g.o.calls, 20000));
+	/* Far below the minute a SIGKILL (or a lost SIGCHLD) would take. */
+	assert_true(now_ms() - t_go < 20000);
+	assert_int_equal(g.o.calls, 1);
+	assert_true(g.gone_first);
+	assert_true(test_group_gone(pid));
+	assert_true(g.o.res.timed_out);
+	assert_false(g.o.res.ok);
+	assert_int_equal(g.o.res.signo, SIGTERM);
+	assert_int_equal(hook_runner_active(fx->hr), 0);
+}
+
+/*
+ * Two timed-out hooks whose groups end at the same moment: both are
+ * reported, however the deaths fall into the runner's reaping.
+ */
+static void
+test_two_groups_end_together(void **state)
+{
+	struct fixture *fx = *state;
+	struct outcome a, b;
+	char cmd[1024], go[96], ready_a[96], ready_b[96];
+	pid_t pa, pb;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	a.fx = b.fx = fx;
+	(void)snprintf(go, sizeof(go), "%s/go", fx->dir);
+	(void)snprintf(ready_a, sizeof(ready_a), "%s/ready-a", fx->dir);
+	(void)snprintf(ready_b, sizeof(ready_b), "%s/ready-b", fx->dir);
+	(void)snprintf(cmd, sizeof(cmd), "trap '' TERM; "
+	    "( : >%s; while [ ! -e %s ]; do sleep 0.01; done ) & "
+	    "trap - TERM; : >%s.sh; exec sleep 100", ready_a, go, ready_a);
+	pa = hook_run(fx->hr, HOOK_FENCE, cmd, NULL, 60000, test_done, &a);
+	(void)snprintf(cmd, sizeof(cmd), "trap '' TERM; "
+	    "( : >%s; while [ ! -e %s ]; do sleep 0.01; done ) & "
+	    "trap - TERM; : >%s.sh; exec sleep 100", ready_b, go, ready_b);
+	pb = hook_run(fx->hr, HOOK_CHECK, cmd, NULL, 60000, test_done, &b);
+	assert_true(pa > 0 && pb > 0);
+	/* Each background job runs: its TERM is ignored from here on. */
+	test_wait_ready(fx, ready_a);
+	test_wait_ready(fx, ready_b);
+	hook_cancel(fx->hr, pa, 60000);
+	hook_cancel(fx->hr, pb, 60000);
+	test_wait_reaped(fx, pa);
+	test_wait_reaped(fx, pb);
+	assert_int_equal(a.calls + b.calls, 0);
+
+	assert_int_not_equal(fd = open(go, O_WRONLY | O_CREAT, 0600), -1);
+	(void)close(fd);
+	assert_true(test_loop_until(fx, &a.calls, 20000));
+	assert_true(test_loop_until(fx, &b.calls, 20000));
+	assert_true(a.res.timed_out && b.res.timed_out);
+	assert_true(test_group_gone(pa) && test_group_gone(pb));
+	assert_int_equal(hook_runner_active(fx->hr), 0);
+}
+
+/*
+ * What left the group with setsid has escaped the hook: it neither delays
+ * a timed-out hook's end nor gets its signals.
+ */
+static void
+test_setsid_escapes(void **state)
+{
+	struct fixture *fx = *state;
+	struct outcome o;
+	char cmd[1024], path[96], *got;
+	pid_t pid, escaped;
+
+	memset(&o, 0, sizeof(o));
+	o.fx = fx;
+	(void)snprintf(path, sizeof(path), "%s/escaped", fx->dir);
+	(void)snprintf(cmd, sizeof(cmd), "trap '' TERM; "
+	    "setsid sh -c 'echo $$ >%s.tmp; mv %s.tmp %s; exec sleep 100' "
+	    "</dev/null >/dev/null 2>&1 & trap - TERM; : >%s.sh; "
+	    "exec sleep 100", path, path, path, path);
+	pid = hook_run(fx->hr, HOOK_DEMOTE, cmd, NULL, 60000, test_done, &o);
+	assert_true(pid > 0);
+	test_wait_ready(fx, path);
+	got = test_slurp(path);
+	escaped = (pid_t)atol(got);
+	free(got);
+	assert_true(escaped > 0 && escaped != pid);
+	hook_cancel(fx->hr, pid, 60000);
+	assert_true(test_loop_until(fx, &o.calls, 20000));
+	assert_true(o.res.timed_out);
+	assert_int_equal(o.res.signo, SIGTERM);
+	/* Still alive, in a session of its own. */
+	assert_int_equal(kill(escaped, 0), 0);
+	assert_int_equal(getsid(escaped), escaped);
+	assert_int_equal(kill(escaped, SIGKILL), 0);
+}
+
+/*
+ * A hook whose shell exits in time is over then: a background job it left
+ * in its group goes on (as it always did) and does not hold the slot.
+ */
+static void
+test_background_job_outlives_hook(void **state)
+{
+	struct fixture *fx = *state;
+	struct outcome o;
+
+	test_run(fx, &o, "sleep 100 >/dev/null 2>&1 & exit 0", NULL, 60000,
+	    20000);
+	assert_true(o.res.ok);
+	assert_false(o.res.timed_out);
+	assert_false(test_group_gone(o.res.pid));
+	assert_int_equal(kill(-o.res.pid, SIGKILL), 0);
+}
+
+/* A command the shell cannot run fails the hook (127), nothing more. */
+static void
+test_command_not_found(void **state)
+{
+	struct outcome o;
+
+	test_run(*state, &o, "exec /nonexistent/zkelectd-test-hook", NULL,
+	    5000, 5000);
+	assert_false(o.res.ok);
+	assert_int_equal(o.res.exit_code, 127);
 }
 
 static void
@@ -770,6 +987,11 @@ main(int argc, char *argv[])
 		T(test_cancel_with_grace_terms_first),
 		T(test_kill_delay_shortened),
 		T(test_free_kills_running),
+		T(test_orphaned_grandchild_ends_group),
+		T(test_two_groups_end_together),
+		T(test_setsid_escapes),
+		T(test_background_job_outlives_hook),
+		T(test_command_not_found),
 		T(test_unknown_child),
 		T(test_two_at_once),
 		T(test_kind_names),

@@ -29,7 +29,11 @@ eval "hang=\${ZKT_HANG_$EV:-0}"
 history=${ZKT_HISTORY:-/dev/null}
 
 record() {
-	printf '%s %s %s %s %s %s\n' "$(date +%s.%N)" "${ZKELECT_ID:--}" \
+	# A timeout's SIGTERM to the group may kill date in the middle of
+	# the command substitution: ask again (the trap runs after this
+	# command), never write a line without its time.
+	t=$(date +%s.%N) || t=$(date +%s.%N)
+	printf '%s %s %s %s %s %s\n' "$t" "${ZKELECT_ID:--}" \
 	    "$event" "$1" "${ZKELECT_EPOCH:--}" "${ZKELECT_REASON:--}" >>"$history"
 }
 

@@ -1,0 +1,146 @@
+/*
+ * status_write() against a real directory: the file is replaced whole, and
+ * whatever stands at its temporary name is replaced, never written through.
+ */
+#include <sys/stat.h>
+
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "status.h"
+
+struct fixture {
+	char dir[64];
+	char path[96];		/* the status file */
+	char tmp[112];		/* its temporary name */
+};
+
+static char *
+test_slurp(const char *path)
+{
+	static char buf[4096];
+	ssize_t n;
+	int fd;
+
+	assert_int_not_equal(fd = open(path, O_RDONLY), -1);
+	n = read(fd, buf, sizeof(buf) - 1);
+	assert_true(n >= 0);
+	buf[n] = '\0';
+	(void)close(fd);
+	return buf;
+}
+
+static int
+test_setup(void **state)
+{
+	struct fixture *fx;
+
+	fx = calloc(1, sizeof(*fx));
+	assert_non_null(fx);
+	(void)strcpy(fx->dir, "/tmp/test_status.XXXXXX");
+	assert_non_null(mkdtemp(fx->dir));
+	(void)snprintf(fx->path, sizeof(fx->path), "%s/svc.status", fx->dir);
+	(void)snprintf(fx->tmp, sizeof(fx->tmp), "%s.tmp", fx->path);
+	*state = fx;
+	return 0;
+}
+
+static int
+test_teardown(void **state)
+{
+	struct fixture *fx = *state;
+	char cmd[128];
+
+	(void)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->dir);
+	assert_int_equal(system(cmd), 0);
+	free(fx);
+	return 0;
+}
+
+static void
+test_write_and_replace(void **state)
+{
+	struct fixture *fx = *state;
+	struct stat st;
+
+	assert_int_equal(status_write(fx->path, "role=follower\n"), 0);
+	assert_string_equal(test_slurp(fx->path), "role=follower\n");
+	assert_int_equal(status_write(fx->path, "role=leader\n"), 0);
+	assert_string_equal(test_slurp(fx->path), "role=leader\n");
+	/* Nothing is left beside it, and everyone may read it. */
+	assert_int_equal(access(fx->tmp, F_OK), -1);
+	assert_int_equal(stat(fx->path, &st), 0);
+	assert_int_equal(st.st_mode & 0444, 0444);
+}
+
+/* A leftover of a crash at the temporary name is no obstacle. */
+static void
+test_stale_temporary(void **state)
+{
+	struct fixture *fx = *state;
+	int fd;
+
+	assert_int_not_equal(fd = open(fx->tmp, O_WRONLY | O_CREAT, 0600), -1);
+	assert_int_equal(write(fd, "stale stale stale\n", 18), 18);
+	(void)close(fd);
+	assert_int_equal(status_write(fx->path, "role=leader\n"), 0);
+	assert_string_equal(test_slurp(fx->path), "role=leader\n");
+	assert_int_equal(access(fx->tmp, F_OK), -1);
+}
+
+/*
+ * A link planted at the temporary name (a status directory others can
+ * write to) must not make the daemon write, as root, to where it points.
+ */
+static void
+test_planted_link_not_followed(void **state)
+{
+	struct fixture *fx = *state;
+	char victim[128];
+	int fd;
+
+	(void)snprintf(victim, sizeof(victim), "%s/victim", fx->dir);
+	assert_int_not_equal(fd = open(victim, O_WRONLY | O_CREAT, 0600), -1);
+	assert_int_equal(write(fd, "precious\n", 9), 9);
+	(void)close(fd);
+	assert_int_equal(symlink(victim, fx->tmp), 0);
+	assert_int_equal(status_write(fx->path, "role=leader\n"), 0);
+	assert_string_equal(test_slurp(victim), "precious\n");
+	assert_string_equal(test_slurp(fx->path), "role=leader\n");
+}
+
+static void
+test_missing_directory_fails(void **state)
+{
+	struct fixture *fx = *state;
+	char path[128];
+
+	(void)snprintf(path, sizeof(path), "%s/none/svc.status", fx->dir);
+	assert_int_equal(status_write(path, "role=leader\n"), -1);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(f) cmocka_unit_test_setup_teardown(f, test_setup, test_teardown)
+		T(test_write_and_replace),
+		T(test_stale_temporary),
+		T(test_planted_link_not_followed),
+		T(test_missing_directory_fails),
+#undef T
+	};
+
+	(void)umask(022);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
