@@ -20,6 +20,9 @@
 #include "xmalloc.h"
 #include "zk.h"
 
+/* How long the library keeps its resolution of the host list. */
+#define ZK_RESOLVE_DELAY_MS	30000
+
 /*
  * What the threads may touch: the queue, and the list of requests not
  * completed yet, under its lock.
@@ -353,6 +356,15 @@ zk_open(struct zk *zk, const char *hosts, int timeout_ms, const char *auth)
 		free(h);
 		return -1;
 	}
+	/*
+	 * By default the library resolves the host list again each time it
+	 * looks at its socket: a netlink dump and a read of /dev/urandom
+	 * before every request and reply, on the failover's critical path.
+	 * Once in 30 s still follows DNS changes (and a lost connection
+	 * resolves at once).
+	 */
+	if (zoo_set_servers_resolution_delay(zh, ZK_RESOLVE_DELAY_MS) != ZOK)
+		log_warnx("zk: cannot set the host resolution delay");
 	zk->zh = zh;
 	zk->hctx = h;
 	free(zk->auth);
