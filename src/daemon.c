@@ -251,6 +251,8 @@ daemon_open(struct daemon *d)
 	struct timeval tv = { REOPEN_MS / 1000, (REOPEN_MS % 1000) * 1000 };
 
 	d->zk_state = ZOO_CONNECTING_STATE;
+	daemon_clock(d);
+	election_session_requested(d->el);
 	if (zk_open(d->zk, d->cfg.hosts, (int)d->cfg.session_timeout_ms,
 	    d->cfg.auth) == -1) {
 		log_warn("zookeeper_init %s", d->cfg.hosts);

@@ -146,6 +146,12 @@ void election_next(struct election *el, struct el_action *act);
 void election_session(struct election *el, enum el_zk state, int64_t sid,
     int64_t timeout_ms);
 void election_restarted(struct election *el);
+/*
+ * A new session is asked for now (just before zookeeper_init): the quorum
+ * makes it later, and cannot expire it before its timeout has passed
+ * since, so its lease runs from now until confirmations take over.
+ */
+void election_session_requested(struct election *el);
 void election_op_done(struct election *el, enum el_op op,
     const struct el_result *res);
 void election_watch(struct election *el, int deleted, const char *path);

@@ -23,6 +23,17 @@ election_session(struct election *el, enum el_zk state, int64_t sid,
 	case EL_ZK_CONNECTED:
 		if (el->sid != 0 && sid != el->sid)
 			el_session_lost(el);	/* nothing of it survives */
+		/*
+		 * A new session: the quorum made it after we asked, with
+		 * its timeout from then, whatever happened meanwhile.
+		 */
+		if (sid != el->sid && el->session_req != 0) {
+			el->lease_sent = EL_MUTANT(20) ? el->now :
+			    el->session_req;
+			el->lease_known = 1;
+			el->lease_lapsed = 0;
+			el->session_req = 0;
+		}
 		el->sid = sid;
 		el->zk = EL_ZK_CONNECTED;
 		el->conn_lost = 0;
@@ -85,6 +96,12 @@ election_restarted(struct election *el)
 	el->conn_gen++;
 	el->synced = 0;
 	el_invalidate(el);
+}
+
+void
+election_session_requested(struct election *el)
+{
+	el->session_req = el->now;
 }
 
 static void

@@ -41,7 +41,8 @@
  * 16 any leader makes its follower's predecessor the head, 17 E/leader's
  * watch is not set again after its deletion, 18 the breadcrumb is not
  * read again before a claim, 19 a release deletes a breadcrumb of any
- * version. The tests must catch each.
+ * version, 20 a new session's lease runs from when it is heard of, not
+ * from when it was asked for. The tests must catch each.
  */
 #ifdef EL_MUTANTS
 extern int el_mutant;
@@ -88,6 +89,7 @@ struct election {
 	} conf[EL_CONF_MAX];	/* confirmations on this connection */
 	int nconf;
 	int conf_conn;		/* conn_gen of conf[] */
+	int64_t session_req;	/* when the session to come was asked for */
 	int sync_inflight;
 	int64_t sync_sent;
 	int sync_conn;		/* conn_gen when the sync in flight was sent */

@@ -110,6 +110,8 @@ peer_start(struct sim *s, struct peer *p)
 	trace(s, p->idx, "process starts (T requested %lld ms)",
 	    (long long)p->params.session_timeout_ms);
 	check_start(s, p);
+	election_clock(p->el, s->now);
+	election_session_requested(p->el);
 	client_open(s, p);
 	peer_step(s, p);
 }
@@ -286,8 +288,9 @@ peer_perform(struct sim *s, struct peer *p, const struct el_action *act)
 		p->restarts[p->nrestarts++ % 16] = s->now;
 		client_close(s, p, 1);
 		p->out_el = p->out_sync = 0;
-		client_open(s, p);
 		election_restarted(p->el);
+		election_session_requested(p->el);
+		client_open(s, p);
 		break;
 	case EL_ACT_STOPPED:
 		p->stopped = 1;

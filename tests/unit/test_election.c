@@ -1657,6 +1657,38 @@ test_release_deletes_only_the_breadcrumb_it_knows(void **state)
 	election_free(el);
 }
 
+/*
+ * A new session's lease runs from when it was asked for: the quorum made
+ * it later, with its timeout from then. A session heard of only after a
+ * freeze gets none until confirmations pair (seed 71277, k=2000).
+ */
+static void
+test_new_session_lease_from_its_request(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct election_view v;
+	int64_t asked = now;
+
+	(void)state;
+	election_session_requested(el);
+	tick(el, 30);
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+	election_view(el, &v);
+	assert_int_equal(v.lease_end, asked + T_MS);
+	election_free(el);
+
+	el = el_new(0, 0);
+	asked = now;
+	election_session_requested(el);
+	tick(el, T_MS + 1);		/* frozen before it heard back */
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+	election_clock(el, now);
+	election_view(el, &v);
+	assert_true(v.lease_end <= now);
+	assert_int_not_equal(election_role(el), ROLE_LEADER);
+	election_free(el);
+}
+
 int
 main(void)
 {
@@ -1702,6 +1734,7 @@ main(void)
 		cmocka_unit_test(test_one_sync_after_a_freeze_is_no_lease),
 		cmocka_unit_test(test_late_sync_does_not_stretch_the_lease),
 		cmocka_unit_test(test_release_deletes_only_the_breadcrumb_it_knows),
+		cmocka_unit_test(test_new_session_lease_from_its_request),
 	};
 
 	return cmocka_run_group_tests_name("election", tests, NULL, NULL);
