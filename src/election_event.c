@@ -35,6 +35,7 @@ election_session(struct election *el, enum el_zk state, int64_t sid,
 			el->session_req = 0;
 		}
 		el->sid = sid;
+		el->sync_retry = 0;
 		el->zk = EL_ZK_CONNECTED;
 		el->conn_lost = 0;
 		el->grace_until = 0;
@@ -226,7 +227,12 @@ election_op_done(struct election *el, enum el_op op,
 			el_confirmed(el, el->sync_sent);
 			if (el->sync_conn == el->conn_gen)
 				el->synced = 1;
-		}
+		} else if (el->sync_conn == el->conn_gen)
+			/*
+			 * Refused (a handle whose session just expired, whose
+			 * news is still on its way): not again at once.
+			 */
+			el->sync_retry = el->now + EL_RETRY_MS;
 		return;
 	}
 	/* Replies come in the order of the requests; anything else is old. */

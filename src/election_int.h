@@ -94,6 +94,7 @@ struct election {
 	int64_t sync_sent;
 	int sync_conn;		/* conn_gen when the sync in flight was sent */
 	int synced;		/* a sync of this connection came back */
+	int64_t sync_retry;	/* 0, or no sync before then (one failed) */
 	struct {
 		enum el_op op;
 		int64_t sent;

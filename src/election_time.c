@@ -153,14 +153,14 @@ el_sync_at(const struct election *el)
 	int64_t t;
 
 	if (!el->synced)
-		return el->now;
+		return el->sync_retry > el->now ? el->sync_retry : el->now;
 	t = el->sync_sent + el->timeout_ms / EL_SYNCS_PER_T;
 	/* Without a lease: as soon as one can pair with the latest. */
 	if ((!el->lease_known || el->lease_lapsed) && el->nconf > 0 &&
 	    el->conf_conn == el->conn_gen)
 		t = el->conf[el->nconf - 1].replied + el->timeout_ms /
 		    EL_REPORT_LAG_DIV;
-	return t;
+	return t > el->sync_retry ? t : el->sync_retry;
 }
 
 int

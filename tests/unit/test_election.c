@@ -1689,6 +1689,30 @@ test_new_session_lease_from_its_request(void **state)
 	election_free(el);
 }
 
+/*
+ * A sync the library refuses at once (its session just expired, the news
+ * still on its way) is not sent again at once: that was a busy loop the
+ * daemon ended with "election made no progress".
+ */
+static void
+test_refused_sync_waits(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct el_action a;
+
+	(void)state;
+	hold_syncs = 1;
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+	election_clock(el, now);
+	election_next(el, &a);
+	assert_int_equal(a.op, EL_OP_SYNC);
+	reply(el, EL_OP_SYNC, ZINVALIDSTATE);
+	election_next(el, &a);
+	assert_int_not_equal(a.op, EL_OP_SYNC);
+	assert_true(election_deadline(el) >= now + 1000 - 1);
+	election_free(el);
+}
+
 int
 main(void)
 {
@@ -1735,6 +1759,7 @@ main(void)
 		cmocka_unit_test(test_late_sync_does_not_stretch_the_lease),
 		cmocka_unit_test(test_release_deletes_only_the_breadcrumb_it_knows),
 		cmocka_unit_test(test_new_session_lease_from_its_request),
+		cmocka_unit_test(test_refused_sync_waits),
 	};
 
 	return cmocka_run_group_tests_name("election", tests, NULL, NULL);
