@@ -661,8 +661,14 @@ el_next_queue(struct election *el, struct el_action *act)
 	/* Wait for the previous leader to withdraw its acknowledgement. */
 	if (el->leader_exists && el->leader_owner != el->sid)
 		return;
-	/* Never on facts the lease does not cover. */
-	if (el_lease_short(el) && !EL_MUTANT(9))
+	/*
+	 * Never on facts the lease does not cover, nor with so little of it
+	 * left that the promote would be killed as it starts (a connection
+	 * that keeps breaking lets no confirmation pair up): the keepalive
+	 * renews a lease every T/6.
+	 */
+	if ((el_lease_short(el) || el->now + el->timeout_ms /
+	    EL_PROMOTE_ROOM_DIV >= el_demote_point(el)) && !EL_MUTANT(9))
 		return;
 	if (!el->claimed && !EL_MUTANT(12)) {
 		el_next_claim(el, act);

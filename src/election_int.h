@@ -24,6 +24,8 @@
 #define EL_REPORT_LAG_DIV 4
 /* Confirmations kept to pair a new one with (see el_confirmed()). */
 #define EL_CONF_MAX 16
+/* A promote or fence starts only with T/8 of lease before the demote. */
+#define EL_PROMOTE_ROOM_DIV 8
 /* Keepalive syncs per session timeout. */
 #define EL_SYNCS_PER_T 6
 

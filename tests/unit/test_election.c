@@ -1713,6 +1713,33 @@ test_refused_sync_waits(void **state)
 	election_free(el);
 }
 
+/*
+ * A promote starts only with T/8 of lease before its demote point: one
+ * started with less would be killed as it starts (seen in the flapping
+ * connection test, where no confirmation could pair for seconds).
+ */
+static void
+test_no_promote_on_a_lease_nearly_spent(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct election_view v;
+	char *kids[] = { OURS };
+
+	(void)state;
+	join(el, SID, CAND "/" OURS);
+	election_view(el, &v);
+	hold_syncs = 1;
+	/* Just short of T/8 before the demote point, nothing confirmed since. */
+	now = v.lease_end - v.demote_timeout_ms - 100 - T_MS / 8;
+	election_clock(el, now);
+	expect_op(el, EL_OP_SYNC, NULL);	/* it hangs */
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, kids, 1);
+	expect_none(el);
+	assert_int_not_equal(election_role(el), ROLE_PROMOTING);
+	election_free(el);
+}
+
 int
 main(void)
 {
@@ -1760,6 +1787,7 @@ main(void)
 		cmocka_unit_test(test_release_deletes_only_the_breadcrumb_it_knows),
 		cmocka_unit_test(test_new_session_lease_from_its_request),
 		cmocka_unit_test(test_refused_sync_waits),
+		cmocka_unit_test(test_no_promote_on_a_lease_nearly_spent),
 	};
 
 	return cmocka_run_group_tests_name("election", tests, NULL, NULL);
