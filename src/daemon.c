@@ -281,22 +281,20 @@ daemon_reopen(evutil_socket_t fd, short what, void *arg)
 static void
 daemon_el_answer(struct daemon *d, const struct el_result *res)
 {
-	enum el_op op = d->el_req[0].op;
+	struct el_result failed;
+	enum el_op op;
 
-	d->el_nreq--;
-	memmove(&d->el_req[0], &d->el_req[1], (size_t)d->el_nreq *
-	    sizeof(d->el_req[0]));
-	election_op_done(d->el, op, res);
-	while (d->el_nreq > 0 && d->el_req[0].rc != ZOK) {
-		struct el_result failed;
-
-		memset(&failed, 0, sizeof(failed));
-		failed.rc = d->el_req[0].rc;
+	for (;;) {
 		op = d->el_req[0].op;
 		d->el_nreq--;
 		memmove(&d->el_req[0], &d->el_req[1], (size_t)d->el_nreq *
 		    sizeof(d->el_req[0]));
-		election_op_done(d->el, op, &failed);
+		election_op_done(d->el, op, res);
+		if (d->el_nreq == 0 || d->el_req[0].rc == ZOK)
+			return;
+		memset(&failed, 0, sizeof(failed));
+		failed.rc = d->el_req[0].rc;
+		res = &failed;
 	}
 }
 
@@ -368,10 +366,9 @@ daemon_send(struct daemon *d, const struct el_action *act)
 		if (act->op == EL_OP_SYNC) {
 			d->sync_tag = 0;
 			election_op_done(d->el, act->op, &res);
-		} else if (d->el_nreq == 1) {
-			d->el_nreq = 0;
-			election_op_done(d->el, act->op, &res);
-		} else
+		} else if (d->el_nreq == 1)
+			daemon_el_answer(d, &res);
+		else
 			d->el_req[d->el_nreq - 1].rc = rc;
 	}
 }

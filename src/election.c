@@ -366,17 +366,24 @@ el_act_zk(struct election *el, struct el_action *act, enum el_op op,
 }
 
 /*
- * The breadcrumb, unless known: 1 while it is not. The read goes out
- * beside whatever is in flight; a decision on its value waits for it.
+ * The breadcrumb's read, unless it is known or on its way; 1 if it went
+ * out. It goes beside whatever is in flight.
  */
+static int
+el_read_crumb(struct election *el, struct el_action *act)
+{
+	if (el->crumb_fresh || el_pipe_has(el, EL_OP_BREADCRUMB))
+		return 0;
+	el_act_zk_pipe(el, act, EL_OP_BREADCRUMB, el->crumb_path, 1);
+	return 1;
+}
+
+/* The breadcrumb, unless known: 1 while it is not (a decision waits). */
 static int
 el_need_crumb(struct election *el, struct el_action *act)
 {
-	if (el->crumb_fresh)
-		return 0;
-	if (!el_pipe_has(el, EL_OP_BREADCRUMB))
-		el_act_zk_pipe(el, act, EL_OP_BREADCRUMB, el->crumb_path, 1);
-	return 1;
+	(void)el_read_crumb(el, act);
+	return !el->crumb_fresh;
 }
 
 static void
@@ -576,10 +583,8 @@ el_next_claim(struct election *el, struct el_action *act)
 		el->crumb_for_claim = 1;
 		el->crumb_fresh = 0;
 	}
-	if (!el->crumb_fresh && !el_pipe_has(el, EL_OP_BREADCRUMB)) {
-		el_act_zk_pipe(el, act, EL_OP_BREADCRUMB, el->crumb_path, 1);
+	if (el_read_crumb(el, act))
 		return;
-	}
 	free(el->claim_data);
 	(void)xasprintf(&el->claim_data, "id=%s\nepoch=%lld\n", el->id,
 	    (long long)el->epoch);
@@ -667,8 +672,8 @@ el_next_queue(struct election *el, struct el_action *act)
 	 * that keeps breaking lets no confirmation pair up): the keepalive
 	 * renews a lease every T/6.
 	 */
-	if ((el_lease_short(el) || el->now + el->timeout_ms /
-	    EL_PROMOTE_ROOM_DIV >= el_demote_point(el)) && !EL_MUTANT(9))
+	if (el->now + el->timeout_ms / EL_PROMOTE_ROOM_DIV >=
+	    el_demote_point(el) && !EL_MUTANT(9))
 		return;
 	if (!el->claimed && !EL_MUTANT(12)) {
 		el_next_claim(el, act);
