@@ -446,6 +446,7 @@ def san_env(env=None):
     env = dict(os.environ if env is None else env)
     if SAN:
         env["ASAN_OPTIONS"] = "abort_on_error=0:detect_leaks=1"
+        env["LSAN_OPTIONS"] = f"suppressions={HERE / 'lsan.supp'}"
         env["UBSAN_OPTIONS"] = "print_stacktrace=1"
     return env
 
