@@ -263,7 +263,7 @@ command_metric(struct command_buf *b, const char *name, const char *type,
 	    name, help, name, type);
 }
 
-static char *
+char *
 command_metrics(struct daemon *d)
 {
 	static const enum role roles[] = { ROLE_UNKNOWN, ROLE_FOLLOWER,
@@ -345,6 +345,17 @@ command_metrics(struct daemon *d)
 	return b.p;
 }
 
+/* The status lines, or its JSON object: what "status" answers. */
+char *
+command_status(struct daemon *d, int json)
+{
+	struct election_view v;
+	struct status st;
+
+	daemon_status(d, &st, &v);
+	return status_render(&st, json);
+}
+
 /* Dispatch. */
 
 static int
@@ -359,7 +370,6 @@ command_handle(struct ctl *ctl, uint64_t client, uid_t uid, const char *line,
 {
 	struct daemon *d = arg;
 	struct election_view v;
-	struct status st;
 	char *text;
 
 	(void)ctl;
@@ -375,8 +385,7 @@ command_handle(struct ctl *ctl, uint64_t client, uid_t uid, const char *line,
 		    election_role_name(election_role(d->el)));
 	else if (strcmp(line, "status") == 0 ||
 	    strcmp(line, "status json") == 0) {
-		daemon_status(d, &st, &v);
-		text = status_render(&st, line[6] != '\0');
+		text = command_status(d, line[6] != '\0');
 		(void)ctl_reply(d->ctl, client, text);
 		free(text);
 	} else if (strcmp(line, "leader") == 0) {

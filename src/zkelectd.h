@@ -113,5 +113,7 @@ int command_reply(struct daemon *d, const struct zk_event *ev);
 void command_fail_queries(struct daemon *d, const char *why);
 void command_wake(struct daemon *d, struct waiter **list, const char *text);
 char *command_watch_line(struct daemon *d);
+char *command_metrics(struct daemon *d);
+char *command_status(struct daemon *d, int json);
 
 #endif
