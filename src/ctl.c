@@ -26,12 +26,15 @@
 #define CTL_WRITE_TIMEOUT_MS	10000	/* no write progress: drop */
 #define CTL_WATCH_BACKLOG	65536	/* unread watch output: drop */
 #define CTL_TOO_LONG		"error line-too-long"
+#define CTL_LINGER_MS		2000	/* answered: wait this for the EOF */
+#define CTL_LINGER_BYTES	(1 << 20)	/* or for this much input */
 
 enum ctl_state {
 	CTL_READING,		/* waiting for the command line */
 	CTL_WAITING,		/* line handed over, no answer yet */
 	CTL_WATCHING,		/* receives broadcasts */
 	CTL_CLOSING,		/* answered, closes once flushed */
+	CTL_LINGER,		/* flushed and shut down: reads to its EOF */
 };
 
 struct ctl_client {
@@ -40,6 +43,8 @@ struct ctl_client {
 	uint64_t id;
 	uid_t uid;
 	enum ctl_state state;
+	int eof;		/* it has half-closed */
+	size_t dropped;		/* input read and dropped while lingering */
 	struct bufferevent *bev;
 	struct event *ev_idle;
 };
@@ -173,7 +178,10 @@ ctl_client_read(struct bufferevent *bev, void *arg)
 	struct evbuffer_ptr p;
 
 	if (c->state != CTL_READING) {
+		c->dropped += evbuffer_get_length(in);
 		(void)evbuffer_drain(in, evbuffer_get_length(in));
+		if (c->state == CTL_LINGER && c->dropped > CTL_LINGER_BYTES)
+			ctl_client_free(c);
 		return;
 	}
 	p = evbuffer_search(in, "\n", 1, NULL);
@@ -185,13 +193,31 @@ ctl_client_read(struct bufferevent *bev, void *arg)
 		ctl_client_too_long(c);
 }
 
+/*
+ * The answer is out. Closing now, while the client still sends, would
+ * fail its next write (EPIPE, or a reset) before it reads the answer: so
+ * the write side is shut down, telling a reader the answer is whole, and
+ * the rest of the input is read and dropped until the client closes too,
+ * bounded in time and bytes.
+ */
 static void
 ctl_client_write(struct bufferevent *bev, void *arg)
 {
 	struct ctl_client *c = arg;
+	struct timeval tv;
 
-	(void)bev;
-	if (c->state == CTL_CLOSING)
+	if (c->state != CTL_CLOSING)
+		return;
+	if (c->eof) {
+		ctl_client_free(c);
+		return;
+	}
+	c->state = CTL_LINGER;
+	c->dropped = 0;
+	ctl_timeval(&tv, CTL_LINGER_MS);
+	if (shutdown(bufferevent_getfd(bev), SHUT_WR) == -1 ||
+	    bufferevent_disable(bev, EV_WRITE) == -1 ||
+	    evtimer_add(c->ev_idle, &tv) == -1)
 		ctl_client_free(c);
 }
 
@@ -214,7 +240,9 @@ ctl_client_event(struct bufferevent *bev, short what, void *arg)
 		case CTL_WAITING:
 		case CTL_CLOSING:
 			/* A half-close: the answer is still wanted. */
+			c->eof = 1;
 			return;
+		case CTL_LINGER:
 		case CTL_WATCHING:
 			ctl_client_free(c);
 			return;
@@ -234,8 +262,10 @@ ctl_client_idle(evutil_socket_t fd, short events, void *arg)
 
 	(void)fd;
 	(void)events;
-	log_debug("control client %llu: no command within %d ms, dropped",
-	    (unsigned long long)c->id, c->ctl->idle_timeout_ms);
+	if (c->state == CTL_READING)
+		log_debug("control client %llu: no command within %d ms, "
+		    "dropped", (unsigned long long)c->id,
+		    c->ctl->idle_timeout_ms);
 	ctl_client_free(c);
 }
 
@@ -326,7 +356,7 @@ ctl_reply(struct ctl *ctl, uint64_t client, const char *text)
 	struct ctl_client *c;
 
 	if ((c = ctl_client_find(ctl, client)) == NULL ||
-	    c->state == CTL_CLOSING)
+	    c->state == CTL_CLOSING || c->state == CTL_LINGER)
 		return -1;
 	return ctl_client_finish(c, text);
 }
@@ -355,7 +385,7 @@ ctl_send(struct ctl *ctl, uint64_t client, const char *line)
 	struct ctl_client *c;
 
 	if ((c = ctl_client_find(ctl, client)) == NULL ||
-	    c->state == CTL_CLOSING)
+	    c->state == CTL_CLOSING || c->state == CTL_LINGER)
 		return -1;
 	if (ctl_client_send(c, line) == -1) {
 		ctl_client_free(c);

@@ -11,6 +11,7 @@ import grp
 import json
 import math
 import os
+import random
 import re
 import select
 import signal
@@ -1121,3 +1122,31 @@ def test_crowd_does_not_stall_failover(election):
     assert election.wait_one_leader(daemons=[n2, n3]) is n2
     wait_members(n3, ["node2", "node3"])
     election.check_invariants()
+
+
+def test_over_long_line_then_half_close_gets_the_answer(election):
+    """A client that sends more than a line's worth and half-closes reads
+    "error line-too-long", never a reset, whatever the length."""
+    n1 = election.daemon("node1")
+    n1.wait_role("leader")
+    rng = random.Random(1234)
+    sizes = [2000, 4096, 65536, 100000] + \
+        [rng.randrange(1100, 100001) for _ in range(60)]
+    for n in sizes:
+        # As a one-threaded client does it: all of it, then the half-close,
+        # then the answer.
+        s = connect(n1.socket, 10)
+        try:
+            # In pieces, as socat and nc copy their input.
+            for i in range(0, n, 8192):
+                s.sendall(b"x" * min(8192, n - i))
+                time.sleep(0.002)
+            s.shutdown(socket.SHUT_WR)
+            got = read_to_eof(s, time.monotonic() + 10)
+        except OSError as e:
+            got = e
+        finally:
+            s.close()
+        assert got == b"error line-too-long\n", (n, got)
+    assert n1.ctl("ping") == "pong\n"
+    assert n1.role() == "leader"
