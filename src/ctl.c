@@ -4,10 +4,21 @@
  * for the answer (or, for watch, for broadcasts). Input is bounded: a
  * client that fills PROTO_MAX_LINE bytes without a newline is answered and
  * closed. The listening socket and its file are ctl_listen.c's.
+ *
+ * Slots: watchers may hold at most three quarters of max_clients, and one
+ * peer uid a quarter of those, so one-shot commands always find a slot
+ * and one user cannot take every watcher's; at max_clients a newcomer
+ * takes the slot of a client that was answered or has sent nothing yet
+ * (the oldest), since a command line comes at once after connecting.
+ * A watcher that stops reading is dropped once CTL_WATCH_BACKLOG bytes
+ * wait for it, in our buffer or the kernel's.
  */
 #include <sys/types.h>
+#include <sys/ioctl.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
+
+#include <linux/sockios.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +37,7 @@
 #define CTL_WRITE_TIMEOUT_MS	10000	/* no write progress: drop */
 #define CTL_WATCH_BACKLOG	65536	/* unread watch output: drop */
 #define CTL_TOO_LONG		"error line-too-long"
+#define CTL_TOO_MANY_WATCHERS	"error too-many-watchers"
 #define CTL_LINGER_MS		2000	/* answered: wait this for the EOF */
 #define CTL_LINGER_BYTES	(1 << 20)	/* or for this much input */
 
@@ -76,6 +88,8 @@ ctl_client_free(struct ctl_client *c)
 
 	TAILQ_REMOVE(&ctl->clients, c, entry);
 	ctl->nclients--;
+	if (c->state == CTL_WATCHING)
+		ctl->nwatchers--;
 	if (c->ev_idle != NULL)
 		event_free(c->ev_idle);
 	bufferevent_free(c->bev);
@@ -269,6 +283,31 @@ ctl_client_idle(evutil_socket_t fd, short events, void *arg)
 	ctl_client_free(c);
 }
 
+int
+ctl_client_evict(struct ctl *ctl)
+{
+	struct ctl_client *c, *oldest = NULL;
+
+	TAILQ_FOREACH(c, &ctl->clients, entry) {
+		if (c->state == CTL_LINGER)
+			break;
+		if (c->state == CTL_READING && oldest == NULL)
+			oldest = c;
+	}
+	if (c == NULL)
+		c = oldest;
+	if (c == NULL)
+		return -1;
+	log_debug("control client %llu: dropped for a newcomer (%d clients)",
+	    (unsigned long long)c->id, ctl->nclients);
+	/* It is told why, as a newcomer would be; its slot is free at once. */
+	if (c->state == CTL_READING)
+		(void)send(bufferevent_getfd(c->bev), CTL_TOO_MANY,
+		    sizeof(CTL_TOO_MANY) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+	ctl_client_free(c);
+	return 0;
+}
+
 void
 ctl_client_new(struct ctl *ctl, int fd)
 {
@@ -322,6 +361,9 @@ ctl_open(struct event_base *base, const struct ctl_params *p,
 	ctl->fd = -1;
 	ctl->path = xstrdup(p->path != NULL ? p->path : "");
 	ctl->max_clients = p->max_clients > 0 ? p->max_clients : 1;
+	ctl->max_watchers = ctl->max_clients - ctl->max_clients / 4;
+	ctl->max_watchers_uid = ctl->max_watchers / 4 > 0 ?
+	    ctl->max_watchers / 4 : 1;
 	ctl->idle_timeout_ms = p->idle_timeout_ms > 0 ? p->idle_timeout_ms :
 	    5000;
 	ctl->fn = fn;
@@ -361,6 +403,18 @@ ctl_reply(struct ctl *ctl, uint64_t client, const char *text)
 	return ctl_client_finish(c, text);
 }
 
+static int
+ctl_watchers_of(const struct ctl *ctl, uid_t uid)
+{
+	const struct ctl_client *c;
+	int n = 0;
+
+	TAILQ_FOREACH(c, &ctl->clients, entry)
+		if (c->state == CTL_WATCHING && c->uid == uid)
+			n++;
+	return n;
+}
+
 int
 ctl_watch(struct ctl *ctl, uint64_t client)
 {
@@ -370,7 +424,17 @@ ctl_watch(struct ctl *ctl, uint64_t client)
 	if ((c = ctl_client_find(ctl, client)) == NULL ||
 	    c->state != CTL_WAITING)
 		return -1;
+	if (ctl->nwatchers >= ctl->max_watchers ||
+	    ctl_watchers_of(ctl, c->uid) >= ctl->max_watchers_uid) {
+		log_info("control client %llu: watch refused to uid %ld "
+		    "(%d watchers, at most %d, %d per uid)",
+		    (unsigned long long)c->id, (long)c->uid, ctl->nwatchers,
+		    ctl->max_watchers, ctl->max_watchers_uid);
+		(void)ctl_client_finish(c, CTL_TOO_MANY_WATCHERS);
+		return -1;
+	}
 	c->state = CTL_WATCHING;
+	ctl->nwatchers++;
 	(void)evtimer_del(c->ev_idle);
 	ctl_timeval(&tv, CTL_WRITE_TIMEOUT_MS);
 	if (bufferevent_set_timeouts(c->bev, NULL, &tv) == -1)
@@ -394,6 +458,19 @@ ctl_send(struct ctl *ctl, uint64_t client, const char *line)
 	return 0;
 }
 
+/* What a watcher has not read yet: in our buffer and in the kernel's. */
+static size_t
+ctl_client_unread(struct ctl_client *c)
+{
+	size_t n = evbuffer_get_length(bufferevent_get_output(c->bev));
+	int queued;
+
+	if (ioctl(bufferevent_getfd(c->bev), SIOCOUTQ, &queued) == 0 &&
+	    queued > 0)
+		n += (size_t)queued;
+	return n;
+}
+
 void
 ctl_broadcast(struct ctl *ctl, const char *line)
 {
@@ -403,8 +480,7 @@ ctl_broadcast(struct ctl *ctl, const char *line)
 		next = TAILQ_NEXT(c, entry);
 		if (c->state != CTL_WATCHING)
 			continue;
-		if (evbuffer_get_length(bufferevent_get_output(c->bev)) >
-		    CTL_WATCH_BACKLOG) {
+		if (ctl_client_unread(c) > CTL_WATCH_BACKLOG) {
 			log_info("control client %llu: does not read its "
 			    "watch stream, dropped", (unsigned long long)c->id);
 			ctl_client_free(c);

@@ -48,7 +48,11 @@ void ctl_close(struct ctl *ctl);
 int ctl_reply(struct ctl *ctl, uint64_t client, const char *text);
 /* Writes one line to a client and keeps it open. -1 when it is gone. */
 int ctl_send(struct ctl *ctl, uint64_t client, const char *line);
-/* Keeps the client open and sends every ctl_broadcast() to it. */
+/*
+ * Keeps the client open and sends every ctl_broadcast() to it; -1 when it
+ * is gone, or over the watchers' bounds (it is then answered
+ * "error too-many-watchers" and closed).
+ */
 int ctl_watch(struct ctl *ctl, uint64_t client);
 /* Writes one line to every watching client. */
 void ctl_broadcast(struct ctl *ctl, const char *line);

@@ -16,6 +16,8 @@
 
 struct ctl_client;
 
+#define CTL_TOO_MANY		"error too-many-clients\n"
+
 struct ctl {
 	struct event_base *base;
 	char *path;
@@ -27,8 +29,11 @@ struct ctl {
 	int accept_warned;
 	TAILQ_HEAD(, ctl_client) clients;
 	int nclients;
+	int nwatchers;
 	uint64_t next_id;
 	int max_clients;
+	int max_watchers;	/* max_clients less the slots kept for others */
+	int max_watchers_uid;	/* watchers of one peer uid */
 	int idle_timeout_ms;
 	ctl_command_fn fn;
 	void *arg;
@@ -37,6 +42,12 @@ struct ctl {
 void ctl_timeval(struct timeval *tv, int ms);
 /* Takes an accepted, non-blocking descriptor over, or closes it. */
 void ctl_client_new(struct ctl *ctl, int fd);
+/*
+ * At max_clients: drops the client that matters least (one answered and
+ * lingering, else the oldest that sent no line yet) and returns 0, or -1
+ * when every slot is busy with a command or a watcher.
+ */
+int ctl_client_evict(struct ctl *ctl);
 
 /*
  * Binds and listens on p->path and starts accepting into ctl->fd.

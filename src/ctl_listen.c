@@ -25,7 +25,6 @@
 
 #define CTL_ACCEPT_BATCH	32
 #define CTL_ACCEPT_PAUSE_MS	100
-#define CTL_TOO_MANY		"error too-many-clients\n"
 
 /* Fills err for ctl_open()'s caller, which decides what to log. */
 static void LOG_PRINTF(3, 4)
@@ -107,7 +106,8 @@ ctl_listen_accept(evutil_socket_t lfd, short events, void *arg)
 			return;
 		}
 		ctl->accept_warned = 0;
-		if (ctl->nclients >= ctl->max_clients) {
+		if (ctl->nclients >= ctl->max_clients &&
+		    ctl_client_evict(ctl) == -1) {
 			log_debug("control socket %s: %d clients, refusing "
 			    "one more", ctl->path, ctl->nclients);
 			ctl_listen_refuse(fd);

@@ -1029,27 +1029,79 @@ def test_idle_and_hostile_clients(election):
 
 
 def test_max_clients(election):
+    """Idle clients give their slots to newcomers (oldest first, told why);
+    only when every slot is busy is a newcomer refused."""
     n1 = election.daemon("node1", options={"control.max_clients": "8"})
     n1.wait_role("leader")
 
     held = [connect(n1.socket) for _ in range(8)]
     try:
-        assert query(n1.socket, b"role\n") == "error too-many-clients\n"
+        # Each query takes the slot of the oldest client that sent nothing.
+        for i in range(3):
+            assert query(n1.socket, b"role\n") == "leader\n"
+            assert read_to_eof(held[i], time.monotonic() + 5) == \
+                b"error too-many-clients\n"
+            held.append(connect(n1.socket))     # all slots taken again
         r = zkelectctl(sock_args(n1) + ["role"])
-        assert r.returncode == 4, r
-        assert "too-many-clients" in r.stderr, r.stderr
-
-        # A held client is served, and its slot comes back.
-        held[0].sendall(b"role\n")
-        assert read_to_eof(held[0], time.monotonic() + 5) == b"leader\n"
-        held[0].close()
-        wait_for(lambda: n1.ctl("ping") == "pong\n", 3, "a free slot")
+        assert r.returncode == 0 and r.stdout == "leader\n", r
+        # A held client that did send its line keeps its slot.
+        held[4].sendall(b"role\n")
+        assert read_to_eof(held[4], time.monotonic() + 5) == b"leader\n"
     finally:
         for s in held:
             s.close()
     wait_for(lambda: all(n1.ctl("ping") == "pong\n" for _ in range(10)), 3,
              "all slots free again")
+
+    # One slot, held by a watcher: nothing to take, the newcomer is refused.
+    n2 = election.daemon("node2", options={"control.max_clients": "1"})
+    n2.wait_role("follower")
+    w = Stream(n2.socket)
+    try:
+        assert w.readline(5).startswith("role=follower ")
+        assert query(n2.socket, b"role\n") == "error too-many-clients\n"
+        r = zkelectctl(sock_args(n2) + ["role"])
+        assert r.returncode == 4, r
+        assert "too-many-clients" in r.stderr, r.stderr
+    finally:
+        w.close()
+    wait_for(lambda: n2.ctl("ping") == "pong\n", 3, "the slot back")
     assert n1.role() == "leader"
+
+
+def test_watchers_never_lock_out_commands(election):
+    """Watchers that never read hold at most 3/4 of the slots, a quarter of
+    those per uid; one-shot commands keep answering."""
+    n1 = election.daemon("node1", socket_path=str(shared_dir() / "n1.sock"),
+                         options={"control.max_clients": "32",
+                                  "control.socket_mode": "0666"})
+    n1.wait_role("leader")
+    # 32 slots: 24 for watchers, 6 per uid.
+    root_w = [connect(n1.socket) for _ in range(6)]
+    try:
+        for s in root_w:
+            s.sendall(b"watch\n")
+            s.settimeout(5)
+            assert s.recv(4096).startswith(b"role=leader ")
+        assert query(n1.socket, b"watch\n") == "error too-many-watchers\n"
+        # Another uid still gets its own.
+        r = ctl_as_nobody(["-s", n1.socket, "watch", "-t", "300ms"])
+        assert r.returncode == 0 and r.stdout.startswith("role=leader "), r
+        # 40 more connections that send nothing: commands still answer.
+        idle = [connect(n1.socket) for _ in range(40)]
+        try:
+            for _ in range(20):
+                assert n1.ctl("role") == "leader\n"
+        finally:
+            for s in idle:
+                s.close()
+    finally:
+        for s in root_w:
+            s.close()
+    wait_for(lambda: query(n1.socket, b"role\n") == "leader\n", 5,
+             "served again")
+    r = zkelectctl(["-s", n1.socket, "watch", "-t", "300ms"])
+    assert r.returncode == 0 and r.stdout.startswith("role=leader "), r
 
 
 def test_crowd_does_not_stall_failover(election):
