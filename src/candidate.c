@@ -81,6 +81,67 @@ candidate_order(char *const *names, int n, struct candidate *out)
 	return k;
 }
 
+/*
+ * Length of the well-formed UTF-8 sequence at p (at most n bytes), 0 when
+ * there is none: overlong forms, surrogates and code points past U+10FFFF
+ * are not well formed; neither are C1 controls (U+0080..U+009F).
+ */
+static size_t
+candidate_utf8(const unsigned char *p, size_t n)
+{
+	uint32_t cp;
+	size_t len, i;
+
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		len = 2, cp = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		len = 3, cp = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		len = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (p[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff || cp < 0xa0)
+		return 0;
+	return len;
+}
+
+size_t
+candidate_clean(char *dst, size_t dstlen, const char *src, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)src;
+	size_t i = 0, o = 0, len;
+
+	if (dstlen == 0)
+		return 0;
+	while (i < n && o + 1 < dstlen) {
+		if (p[i] >= 0x20 && p[i] < 0x7f) {
+			dst[o++] = (char)p[i++];
+			continue;
+		}
+		len = p[i] >= 0x80 ? candidate_utf8(p + i, n - i) : 0;
+		if (len == 0) {
+			dst[o++] = '?';
+			i++;
+			continue;
+		}
+		if (o + len >= dstlen)
+			break;		/* cut before a character, not inside */
+		memcpy(dst + o, p + i, len);
+		o += len;
+		i += len;
+	}
+	dst[o] = '\0';
+	return o;
+}
+
 void
 candidate_kv(const char *text, const char *key, char *buf, size_t len)
 {
@@ -92,11 +153,8 @@ candidate_kv(const char *text, const char *key, char *buf, size_t len)
 		end = strchr(p, '\n');
 		n = end != NULL ? (size_t)(end - p) : strlen(p);
 		if (n > klen && strncmp(p, key, klen) == 0 && p[klen] == '=') {
-			n -= klen + 1;
-			if (n >= len)
-				n = len - 1;
-			memcpy(buf, p + klen + 1, n);
-			buf[n] = '\0';
+			(void)candidate_clean(buf, len, p + klen + 1,
+			    n - klen - 1);
 			return;
 		}
 		p = end != NULL ? end + 1 : NULL;

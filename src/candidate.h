@@ -18,8 +18,15 @@ int candidate_parse(const char *name, struct candidate *out);
 /* Sorts by sequence into out (room for n); junk names are dropped.
  * Returns the count kept. */
 int candidate_order(char *const *names, int n, struct candidate *out);
+/*
+ * What peers wrote is untrusted. Copies n bytes of src into dst (room for
+ * dstlen with its NUL) under the one rule every output shares: control
+ * bytes (C0, DEL, C1) and bytes that are not well-formed UTF-8 become
+ * '?'; a value too long is cut before a character. Returns the length.
+ */
+size_t candidate_clean(char *dst, size_t dstlen, const char *src, size_t n);
 /* Copies the value of "key=" from "key=value\n" lines into buf, "" when
- * missing; a value longer than len is cut. */
+ * missing, cleaned by candidate_clean(); a value longer than len is cut. */
 void candidate_kv(const char *text, const char *key, char *buf, size_t len);
 
 #endif

@@ -88,6 +88,35 @@ test_kv(void **state)
 	assert_string_equal(buf, "");
 }
 
+static void
+test_clean(void **state)
+{
+	char buf[64];
+	char small[6];
+
+	(void)state;
+	/* Tab, ESC, CR, BEL, DEL: one '?' each. */
+	candidate_kv("id=a\tb\x1b[31mc\rd\ae\x7f\n", "id", buf, sizeof(buf));
+	assert_string_equal(buf, "a?b?[31mc?d?e?");
+	/* Well-formed UTF-8 stays; each stray or bad byte is one '?'. */
+	candidate_kv("data=caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\n",
+	    "data", buf, sizeof(buf));
+	assert_string_equal(buf, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+	candidate_kv("id=\xff\xfe\x80x\xc3\n", "id", buf, sizeof(buf));
+	assert_string_equal(buf, "???x?");
+	/* Overlong '/', a surrogate, past U+10FFFF, C1 CSI (U+009B). */
+	candidate_kv("id=\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80\xc2\x9b\n",
+	    "id", buf, sizeof(buf));
+	assert_string_equal(buf, "???????????");
+	/* A value cut to fit is cut before a character, never inside. */
+	candidate_kv("id=abc\xe2\x82\xacz\n", "id", small, sizeof(small));
+	assert_string_equal(small, "abc");
+	candidate_kv("id=abcd\xc3\xa9\n", "id", small, sizeof(small));
+	assert_string_equal(small, "abcd");
+	assert_int_equal(candidate_clean(buf, sizeof(buf), "a\0b", 3), 3);
+	assert_string_equal(buf, "a?b");
+}
+
 int
 main(void)
 {
@@ -95,6 +124,7 @@ main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_order_numeric_and_wrap),
 		cmocka_unit_test(test_kv),
+		cmocka_unit_test(test_clean),
 	};
 
 	return cmocka_run_group_tests_name("candidate", tests, NULL, NULL);

@@ -355,7 +355,7 @@ test_endless_line(void **state)
 	assert_string_equal(buf, "error line-too-long\n");
 	(void)close(fd);
 	assert_int_equal(fx->calls, 0);
-	assert_int_equal(ctl_clients(fx->ctl), 0);
+	assert_true(test_pump_until_clients(fx, 0, 2000));
 }
 
 static void
@@ -533,26 +533,39 @@ test_max_clients(void **state)
 {
 	struct fixture *fx = *state;
 	char err[256], buf[128];
-	int a, b, c;
+	int a, b, c, d, e;
 
 	fx->ctl = test_open_params(fx, 0660, NULL, 2, 5000, err, sizeof(err));
 	assert_non_null(fx->ctl);
 	a = test_connect(fx->path);
 	b = test_connect(fx->path);
 	assert_true(test_pump_until_clients(fx, 2, 2000));
+	/* Full of clients that sent nothing: the oldest gives its slot. */
 	c = test_connect(fx->path);
 	test_send(c, "ping\n", 5);
 	assert_true(test_read(fx, c, buf, sizeof(buf), 0, 2000) >= 0);
+	assert_string_equal(buf, "echo:ping\n");
+	assert_true(test_read(fx, a, buf, sizeof(buf), 0, 2000) >= 0);
+	assert_string_equal(buf, "error too-many-clients\n");
+	(void)close(a);
+	(void)close(c);
+	assert_true(test_pump_until_clients(fx, 1, 2000));
+
+	/* Every slot busy with a command: the newcomer is refused. */
+	fx->mode = MODE_DEFER;
+	test_send(b, "x\n", 2);
+	d = test_connect(fx->path);
+	test_send(d, "y\n", 2);
+	assert_true(test_pump_until(fx, &fx->calls, 3, 2000));
+	e = test_connect(fx->path);
+	test_send(e, "ping\n", 5);
+	assert_true(test_read(fx, e, buf, sizeof(buf), 0, 2000) >= 0);
 	assert_string_equal(buf, "error too-many-clients\n");
 	assert_int_equal(ctl_clients(fx->ctl), 2);
-	assert_int_equal(fx->calls, 0);
-	(void)close(c);
-
-	/* Once one goes, there is room again. */
-	(void)close(a);
-	assert_true(test_pump_until_clients(fx, 1, 2000));
-	test_ask(fx, "ping\n", 5, 0, "echo:ping\n");
+	assert_int_equal(fx->calls, 3);
+	(void)close(e);
 	(void)close(b);
+	(void)close(d);
 }
 
 static void
