@@ -10,6 +10,7 @@
 #include <sys/un.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -221,6 +222,8 @@ ctl_listen_bind(struct ctl *ctl, const struct ctl_params *p, char *err,
 	struct sockaddr_un sun;
 	struct stat st;
 	gid_t gid = (gid_t)-1;
+	mode_t old_umask;
+	int rc, saved;
 
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
@@ -246,9 +249,19 @@ ctl_listen_bind(struct ctl *ctl, const struct ctl_params *p, char *err,
 		ctl_listen_error(err, errlen, "socket: %s", strerror(errno));
 		return -1;
 	}
-	if (bind(ctl->fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+	/*
+	 * The rights come with the file: bind under a umask that leaves the
+	 * configured mode, since a chmod by path after bind would follow a
+	 * symlink put in the socket's place in a directory others can write.
+	 * Nobody can connect before listen().
+	 */
+	old_umask = umask((mode_t)(~p->mode & 0777));
+	rc = bind(ctl->fd, (struct sockaddr *)&sun, sizeof(sun));
+	saved = errno;
+	(void)umask(old_umask);
+	if (rc == -1) {
 		ctl_listen_error(err, errlen, "bind %s: %s", p->path,
-		    strerror(errno));
+		    strerror(saved));
 		return -1;
 	}
 	if (lstat(p->path, &st) == -1) {
@@ -258,13 +271,14 @@ ctl_listen_bind(struct ctl *ctl, const struct ctl_params *p, char *err,
 	}
 	ctl->dev = st.st_dev;
 	ctl->ino = st.st_ino;
-	/* Nobody can connect before listen(): set the rights first. */
-	if (chmod(p->path, (mode_t)(p->mode & 07777)) == -1) {
-		ctl_listen_error(err, errlen, "chmod %s: %s", p->path,
-		    strerror(errno));
-		goto unlink;
+	if (!S_ISSOCK(st.st_mode)) {
+		ctl_listen_error(err, errlen, "control socket %s was replaced "
+		    "as it was made", p->path);
+		return -1;
 	}
-	if (p->group != NULL && chown(p->path, (uid_t)-1, gid) == -1) {
+	/* The owner, never through a link. */
+	if (p->group != NULL && fchownat(AT_FDCWD, p->path, (uid_t)-1, gid,
+	    AT_SYMLINK_NOFOLLOW) == -1) {
 		ctl_listen_error(err, errlen, "chown %s to group %s: %s",
 		    p->path, p->group, strerror(errno));
 		goto unlink;

@@ -1,11 +1,15 @@
 """Hostile input from ZooKeeper: what peers wrote is untrusted and shown
 under one rule (control bytes and invalid UTF-8 replaced) by every output."""
+import grp
 import json
+import os
 import re
+import signal
 import socket
+import stat
 import subprocess
 
-from zkharness import parse_kv, wait_for
+from zkharness import binary, parse_kv, wait_for
 
 BAD = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
@@ -88,3 +92,65 @@ def test_peer_data_is_cleaned_in_every_output(election, kz):
         line = s.recv(4096)
     assert clean_text(line).startswith(f"role=follower leader={want_id} ")
     assert d.role() == "follower"
+
+
+def test_socket_rights_never_follow_a_link(tmp_path):
+    """The socket gets its mode from the umask at bind and its group
+    without following links: no chmod or chown by a path that a symlink
+    could replace (seen with strace), and the result is exact."""
+    sd = tmp_path / "run"
+    sock = sd / "s.sock"
+    conf = tmp_path / "z.conf"
+    conf.write_text("[zookeeper]\nhosts = 127.0.0.1:1\n"
+                    "[election]\nservice = hostile\nid = n1\n"
+                    f"[control]\nsocket = {sock}\n"
+                    f"status_file = {tmp_path / 'status'}\n"
+                    "socket_mode = 0640\nsocket_group = nogroup\n"
+                    "[hooks]\ndemote_on_start = no\n")
+    trace = tmp_path / "trace"
+    p = subprocess.Popen(
+        ["strace", "-f", "-qq", "-o", str(trace), "-e",
+         "trace=chmod,fchmodat,chown,fchownat,lchown,umask,bind",
+         str(binary("zkelectd")), "-c", str(conf)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True)
+    try:
+        wait_for(lambda: sock.exists(), 15, "the socket")
+        st = os.lstat(sock)
+        assert stat.S_ISSOCK(st.st_mode)
+        assert stat.S_IMODE(st.st_mode) == 0o640, oct(st.st_mode)
+        assert st.st_gid == grp.getgrnam("nogroup").gr_gid
+    finally:
+        os.killpg(p.pid, signal.SIGTERM)     # strace and zkelectd
+        try:
+            p.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait(20)
+    calls = [line for line in trace.read_text().splitlines()
+             if str(sock) in line]
+    assert any("bind(" in c for c in calls), calls
+    for c in calls:
+        if "chmod" in c:
+            raise AssertionError(f"the socket's mode set by path: {c}")
+        if "chown" in c and not ("lchown(" in c or
+                                 "AT_SYMLINK_NOFOLLOW" in c):
+            raise AssertionError(f"the socket's group set through links: {c}")
+
+
+def test_status_file_never_writes_through_a_symlink(election, tmp_path):
+    """A symlink planted at <status_file>.tmp (in a directory others can
+    write) never gets the daemon to write its target."""
+    d = election.daemon("node1", start=False)
+    victim = tmp_path / "secret"
+    victim.write_text("precious\n")
+    tmp = d.status_file.with_name(d.status_file.name + ".tmp")
+    tmp.parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(victim, tmp)
+    d.start()
+    d.wait_role("leader")
+    assert d.ctl("resign") == "ok\n"
+    d.wait_role("leader")
+    assert victim.read_text() == "precious\n"
+    assert d.status()["role"] == "leader"
+    assert not os.path.islink(d.status_file)
