@@ -15,11 +15,14 @@
 #include <sys/un.h>
 
 #include "config_int.h"
+#include "election.h"
 #include "log.h"
 #include "util.h"
 #include "xmalloc.h"
 
 #define CONFIG_ROOT_MAX		256
+/* E/candidates is the root, the service and one more. */
+#define CONFIG_ROOT_PARTS	(EL_MAX_DEPTH - 2)
 /* zookeeper_init() takes the session timeout as an int. */
 #define CONFIG_DURATION_MAX	INT_MAX
 #define CONFIG_SUN_PATH_MAX \
@@ -124,6 +127,7 @@ config_value_root(const struct config_key *k, struct config *cfg,
 {
 	const char *s, *e;
 	size_t n = strlen(v);
+	int parts = 0;
 
 	if (v[0] != '/')
 		return config_value_why(why, "must start with '/'");
@@ -138,6 +142,9 @@ config_value_root(const struct config_key *k, struct config *cfg,
 		return config_value_why(why, "must not contain '//'");
 	for (s = v + 1; *s != '\0'; s = (*e == '\0') ? e : e + 1) {
 		e = strchrnul(s, '/');
+		if (e > s && ++parts > CONFIG_ROOT_PARTS)
+			return config_value_why(why, "has more than %d path "
+			    "components", CONFIG_ROOT_PARTS);
 		if ((e - s == 1 && s[0] == '.') ||
 		    (e - s == 2 && s[0] == '.' && s[1] == '.'))
 			return config_value_why(why, "must not contain "

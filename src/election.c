@@ -101,7 +101,7 @@ election_new(const struct election_params *p)
 	(void)xasprintf(&el->crumb_path, "%s/breadcrumb", p->path);
 	(void)xasprintf(&el->claim_path, "%s/claim", p->path);
 	/* Every ancestor of E/candidates, top down. */
-	for (s = el->cand_dir + 1; el->nparents < 15; s++) {
+	for (s = el->cand_dir + 1; el->nparents < EL_MAX_DEPTH; s++) {
 		if (*s != '/' && *s != '\0')
 			continue;
 		len = (size_t)(s - el->cand_dir);

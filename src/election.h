@@ -74,6 +74,8 @@ enum el_act_type {
 
 #define EL_MAX_SUBOPS 4
 /* Election requests in flight at once (replies come back in order). */
+/* Path components of E/candidates at most: the root may have two fewer. */
+#define EL_MAX_DEPTH	15
 #define EL_PIPE_MAX 4
 
 struct el_action {

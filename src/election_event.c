@@ -298,6 +298,7 @@ election_op_done(struct election *el, enum el_op op,
 		break;
 	case EL_OP_CREATE:
 		if (rc == ZOK) {
+			el->create_nonode = 0;
 			slash = strrchr(res->path, '/');
 			el_replace(&el->node, slash != NULL ? slash + 1 :
 			    res->path);
@@ -310,8 +311,14 @@ election_op_done(struct election *el, enum el_op op,
 			    !EL_MUTANT(3))
 				el->release_pending = 1;
 		} else if (rc == ZNONODE) {
+			/*
+			 * The parents are made again; when they were made
+			 * just now, after a pause: never a loop at full speed.
+			 */
 			el->parents_done = 0;
 			el->parent_idx = 0;
+			if (el->create_nonode++ > 0 && !EL_MUTANT(21))
+				el_op_error(el, rc);
 		} else if (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT) {
 			el->create_unknown = 1;
 			el->listed = 0;

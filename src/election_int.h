@@ -60,7 +60,7 @@ struct election {
 	char *crumb_path;	/* E/breadcrumb */
 	char *claim_path;	/* E/claim */
 	char *claim_data;
-	char *parents[16];
+	char *parents[EL_MAX_DEPTH];
 	int nparents;
 	char *id;
 	char *data;
@@ -134,6 +134,7 @@ struct election {
 
 	/* our place in the queue */
 	int parent_idx;
+	int create_nonode;	/* creates that found no parent, in a row */
 	int parents_done;
 	char *node;		/* basename, or NULL */
 	char *node_path;

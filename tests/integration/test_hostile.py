@@ -154,3 +154,18 @@ def test_status_file_never_writes_through_a_symlink(election, tmp_path):
     assert victim.read_text() == "precious\n"
     assert d.status()["role"] == "leader"
     assert not os.path.islink(d.status_file)
+
+
+def test_deepest_root_works(election, kz):
+    """The deepest root the configuration accepts (13 components) leads;
+    one more is refused when the file is read (a deeper one made the core
+    ask for its parents at full speed forever)."""
+    root = "/" + "/".join(f"r{i}" for i in range(13))
+    d = election.daemon("node1", options={"zookeeper.root": root})
+    d.wait_role("leader")
+    assert kz.exists(f"{root}/{election.service}/leader")
+    r = subprocess.run([str(binary("zkelectd")), "-t", "-c", str(d.conf_path),
+                        "-o", f"zookeeper.root={root}/r13"],
+                       capture_output=True, text=True)
+    assert r.returncode == 1
+    assert "zookeeper.root: has more than 13 path components" in r.stderr, r

@@ -553,6 +553,48 @@ test_lost_create_reply_not_created(void **state)
 	election_free(el);
 }
 
+/*
+ * The candidates' directory vanishes as soon as it is made (a root too
+ * deep for the core, an operator's script): the daemon pauses between
+ * rounds instead of asking at full speed.
+ */
+static void
+test_parents_that_do_not_stay_are_retried_after_a_pause(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct el_action a;
+	int round;
+
+	(void)state;
+	session_up(el, SID);
+	expect_op(el, EL_OP_LEADER, NULL);
+	reply(el, EL_OP_LEADER, ZNONODE);
+	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	for (round = 0; round < 3; round++) {
+		for (a = next(el); a.op == EL_OP_PARENT; a = next(el))
+			reply(el, EL_OP_PARENT, ZNODEEXISTS);
+		assert_int_equal(a.op, EL_OP_CREATE);
+		reply(el, EL_OP_CREATE, ZNONODE);
+		a = next(el);
+		if (round == 0) {
+			/* Once: made again at once (deleted by hand). */
+			assert_int_equal(a.op, EL_OP_PARENT);
+			reply(el, EL_OP_PARENT, ZNODEEXISTS);
+			continue;
+		}
+		assert_true(a.type != EL_ACT_ZK || a.op == EL_OP_SYNC);
+		tick(el, 999);
+		a = next(el);
+		assert_true(a.type != EL_ACT_ZK || a.op == EL_OP_SYNC);
+		tick(el, 1);
+	}
+	for (a = next(el); a.op == EL_OP_PARENT; a = next(el))
+		reply(el, EL_OP_PARENT, ZNODEEXISTS);
+	assert_int_equal(a.op, EL_OP_CREATE);
+	election_free(el);
+}
+
 static void
 test_session_expiry_while_leader(void **state)
 {
@@ -1752,6 +1794,8 @@ main(void)
 		cmocka_unit_test(test_predecessor_vanished_before_watch),
 		cmocka_unit_test(test_lost_create_reply_adopts),
 		cmocka_unit_test(test_lost_create_reply_not_created),
+		cmocka_unit_test(
+		    test_parents_that_do_not_stay_are_retried_after_a_pause),
 		cmocka_unit_test(test_session_expiry_while_leader),
 		cmocka_unit_test(test_disconnect_demotes_at_once),
 		cmocka_unit_test(test_lease_expired_relearns_before_promoting),
