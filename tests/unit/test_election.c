@@ -303,6 +303,17 @@ become_leader(struct election *el)
 	assert_int_equal(election_role(el), ROLE_LEADER);
 }
 
+/* Connected, and E/leader is not there. */
+static void
+up_no_leader(struct election *el)
+{
+	session_up(el, SID);
+	expect_op(el, EL_OP_LEADER, NULL);
+	reply(el, EL_OP_LEADER, ZNONODE);
+	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+}
+
 static void
 test_elected(void **state)
 {
@@ -497,11 +508,7 @@ test_lost_create_reply_adopts(void **state)
 	struct el_action a;
 
 	(void)state;
-	session_up(el, SID);
-	expect_op(el, EL_OP_LEADER, NULL);
-	reply(el, EL_OP_LEADER, ZNONODE);
-	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
-	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	up_no_leader(el);
 	for (a = next(el); a.op == EL_OP_PARENT; a = next(el))
 		reply(el, EL_OP_PARENT, ZOK);
 	assert_int_equal(a.op, EL_OP_CREATE);
@@ -539,11 +546,7 @@ test_lost_create_reply_not_created(void **state)
 	struct el_action a;
 
 	(void)state;
-	session_up(el, SID);
-	expect_op(el, EL_OP_LEADER, NULL);
-	reply(el, EL_OP_LEADER, ZNONODE);
-	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
-	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	up_no_leader(el);
 	for (a = next(el); a.op == EL_OP_PARENT; a = next(el))
 		reply(el, EL_OP_PARENT, ZOK);
 	reply(el, EL_OP_CREATE, ZOPERATIONTIMEOUT);
@@ -566,11 +569,7 @@ test_parents_that_do_not_stay_are_retried_after_a_pause(void **state)
 	int round;
 
 	(void)state;
-	session_up(el, SID);
-	expect_op(el, EL_OP_LEADER, NULL);
-	reply(el, EL_OP_LEADER, ZNONODE);
-	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
-	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	up_no_leader(el);
 	for (round = 0; round < 3; round++) {
 		for (a = next(el); a.op == EL_OP_PARENT; a = next(el))
 			reply(el, EL_OP_PARENT, ZNODEEXISTS);
@@ -1094,11 +1093,7 @@ test_pause_during_create_releases_it(void **state)
 	struct el_action a;
 
 	(void)state;
-	session_up(el, SID);
-	expect_op(el, EL_OP_LEADER, NULL);
-	reply(el, EL_OP_LEADER, ZNONODE);
-	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
-	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	up_no_leader(el);
 	for (a = next(el); a.op == EL_OP_PARENT; a = next(el))
 		reply(el, EL_OP_PARENT, ZOK);
 	assert_int_equal(a.op, EL_OP_CREATE);
@@ -1128,11 +1123,7 @@ test_pause_after_lost_create_deletes_orphan(void **state)
 	struct el_action a;
 
 	(void)state;
-	session_up(el, SID);
-	expect_op(el, EL_OP_LEADER, NULL);
-	reply(el, EL_OP_LEADER, ZNONODE);
-	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
-	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	up_no_leader(el);
 	for (a = next(el); a.op == EL_OP_PARENT; a = next(el))
 		reply(el, EL_OP_PARENT, ZOK);
 	reply(el, EL_OP_CREATE, ZCONNECTIONLOSS);
@@ -1555,11 +1546,7 @@ test_lost_claim_reply_is_read_back(void **state)
 	expect_op(el, EL_OP_CLAIM, NULL);
 	reply(el, EL_OP_CLAIM, ZCONNECTIONLOSS);
 	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
-	session_up(el, SID);
-	expect_op(el, EL_OP_LEADER, NULL);
-	reply(el, EL_OP_LEADER, ZNONODE);
-	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
-	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	up_no_leader(el);
 	expect_op(el, EL_OP_WATCH_OWN, NULL);
 	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
 	expect_op(el, EL_OP_LIST, NULL);
