@@ -286,6 +286,7 @@ daemon_el_answer(struct daemon *d, const struct el_result *res)
 
 	for (;;) {
 		op = d->el_req[0].op;
+		daemon_diagnose(d, op, d->el_req[0].path, res);
 		d->el_nreq--;
 		memmove(&d->el_req[0], &d->el_req[1], (size_t)d->el_nreq *
 		    sizeof(d->el_req[0]));
@@ -313,6 +314,9 @@ daemon_send(struct daemon *d, const struct el_action *act)
 		d->el_req[d->el_nreq].tag = tag;
 		d->el_req[d->el_nreq].op = act->op;
 		d->el_req[d->el_nreq].rc = ZOK;
+		(void)snprintf(d->el_req[d->el_nreq].path,
+		    sizeof(d->el_req[0].path), "%s",
+		    act->path != NULL ? act->path : "");
 		d->el_nreq++;
 	}
 	switch (act->op) {

@@ -70,6 +70,7 @@ struct daemon {
 		uint64_t tag;
 		enum el_op op;
 		int rc;		/* not ZOK: it could not be sent */
+		char path[512];	/* for what is logged of it */
 	} el_req[EL_PIPE_MAX];	/* the election's requests in flight */
 	int el_nreq;
 	pid_t hook_pid;		/* the hook in the slot, or -1 */
@@ -105,6 +106,10 @@ void daemon_clock(struct daemon *d);
 void daemon_status(struct daemon *d, struct status *st, struct election_view *v);
 const char *daemon_zk_state(const struct daemon *d);
 uint64_t daemon_tag(struct daemon *d);
+
+/* diagnose.c */
+void daemon_diagnose(struct daemon *d, enum el_op op, const char *path,
+    const struct el_result *res);
 
 /* command.c */
 void command_handle(struct ctl *ctl, uint64_t client, uid_t uid,

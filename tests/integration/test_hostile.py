@@ -8,6 +8,7 @@ import signal
 import socket
 import stat
 import subprocess
+import time
 
 from zkharness import binary, parse_kv, wait_for
 
@@ -169,3 +170,56 @@ def test_deepest_root_works(election, kz):
                        capture_output=True, text=True)
     assert r.returncode == 1
     assert "zookeeper.root: has more than 13 path components" in r.stderr, r
+
+
+def wait_logged(d, text, timeout=10):
+    wait_for(lambda: text in d.log_text(), timeout, f"{d.id} to log {text!r}")
+
+
+def test_persistent_node_at_the_head_is_named(election, kz):
+    """A persistent node named like a candidate heads the queue: the
+    election waits behind it (it may be someone's), and says so once."""
+    kz.ensure_path(f"{election.path}/candidates")
+    junk = kz.create(f"{election.path}/candidates/candidate-{0:016x}_",
+                     b"id=junk\n", sequence=True)
+    d = election.daemon("node1")
+    wait_logged(d, f"{junk} is not ephemeral")
+    assert d.role() == "follower"
+    assert f"{junk} is not ephemeral" in d.status()["last_error"]
+    time.sleep(2.5)     # retries would log it again: they must not
+    assert d.log_text().count(f"{junk} is not ephemeral") == 1
+    kz.delete(junk)
+    d.wait_role("leader")
+
+
+def test_persistent_leader_node_is_named(election, kz):
+    kz.ensure_path(f"{election.path}/candidates")
+    kz.create(f"{election.path}/leader", b"id=ghost\ndata=\nepoch=1\n")
+    d = election.daemon("node1")
+    wait_logged(d, f"{election.path}/leader is not ephemeral")
+    assert d.role() != "leader"
+    kz.delete(f"{election.path}/leader")
+    d.wait_role("leader")
+
+
+def test_root_without_rights_is_named(election, kz):
+    from kazoo.security import make_acl
+    root = f"/ro-{election.service}"
+    kz.create(root, b"", acl=[make_acl("world", "anyone", read=True)])
+    d = election.daemon("node1", options={"zookeeper.root": root})
+    wait_logged(d, "(ZNOAUTH)")
+    assert "ZNOAUTH" in d.status()["last_error"]
+    # Retried at a pause, not at full speed.
+    time.sleep(3)
+    m = parse_metrics_total(d.ctl("metrics"))
+    assert m < 20, f"{m} requests to ZooKeeper in about 3 s"
+    assert d.role() in ("unknown", "follower")
+
+
+def parse_metrics_total(text):
+    """The sum of zkelectd_zookeeper_requests_total over its ops."""
+    total = 0
+    for line in text.splitlines():
+        if line.startswith("zkelectd_zookeeper_requests_total{"):
+            total += int(float(line.rsplit(" ", 1)[1]))
+    return total

@@ -1,0 +1,60 @@
+/*
+ * Stalls the election cannot get out of by itself: ZooKeeper state that
+ * nobody's session will ever remove, and a root this daemon may not write.
+ * The election waits, which is safe; this says why, once per cause, at
+ * err and in last_error, with what an operator must do.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include <zookeeper/zookeeper.h>
+
+#include "log.h"
+#include "xmalloc.h"
+#include "zkelectd.h"
+
+static char *
+diagnose_text(const struct daemon *d, enum el_op op, const char *path,
+    const struct el_result *res)
+{
+	char *msg = NULL;
+
+	if (path == NULL || *path == '\0')
+		path = d->epath;
+	if (res->rc == ZNOAUTH)
+		(void)xasprintf(&msg, "not allowed to %s %s (ZNOAUTH): give "
+		    "zookeeper.auth's user the rights on zookeeper.root, or "
+		    "choose another root", election_op_name(op), path);
+	else if (res->rc == ZOK && res->owner == 0 &&
+	    op == EL_OP_WATCH_PRED)
+		(void)xasprintf(&msg, "%s is not ephemeral: no session will "
+		    "ever delete it, so the candidates behind it wait for "
+		    "ever; delete it by hand (zkCli.sh delete %s)", path,
+		    path);
+	else if (res->rc == ZOK && res->owner == 0 &&
+	    (op == EL_OP_LEADER || op == EL_OP_LEADER_EXISTS))
+		(void)xasprintf(&msg, "%s is not ephemeral: no leader's "
+		    "session owns it, and no candidate promotes while it "
+		    "stays; delete it by hand (zkCli.sh delete %s)", path,
+		    path);
+	return msg;
+}
+
+void
+daemon_diagnose(struct daemon *d, enum el_op op, const char *path,
+    const struct el_result *res)
+{
+	char *msg;
+
+	if ((msg = diagnose_text(d, op, path, res)) == NULL)
+		return;
+	if (d->last_error == NULL || strcmp(d->last_error, msg) != 0) {
+		log_msg(LOG_ERR, "%s", msg);
+		free(d->last_error);
+		d->last_error = msg;
+		return;
+	}
+	free(msg);
+}
