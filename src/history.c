@@ -128,10 +128,10 @@ history_render(const struct history *h)
 		e = &h->e[(h->first + i) % HISTORY_MAX];
 		rfc3339_ms(e->time_ms, when, sizeof(when));
 		p = text + off;
-		off += (size_t)snprintf(p, len - off, "%s\t%s\t%s\t%s\t%lld\t%s\n",
-		    when, election_role_name(e->from),
-		    election_role_name(e->to), e->reason,
-		    (long long)e->epoch, e->leader);
+		off += (size_t)snprintf(p, len - off,
+		    "%s\t%s\t%s\t%s\t%lld\t%s\n", when,
+		    election_role_name(e->from), election_role_name(e->to),
+		    e->reason, (long long)e->epoch, e->leader);
 	}
 	return text;
 }

@@ -31,9 +31,10 @@ struct history {
 	enum role role;		/* the role at the last note */
 	int paused;		/* and the view's flags then */
 	int unhealthy;
-	char hook_reason[HISTORY_REASON_MAX];	/* last promote, fence, demote */
+	/* The last promote, fence or demote hook: its reason and epoch. */
+	char hook_reason[HISTORY_REASON_MAX];
 	int64_t hook_epoch;
-	int hook_fresh;		/* that hook started since the last entry */
+	int hook_fresh;		/* it started since the last entry */
 };
 
 /* A promote, fence or demote hook starts (a check is no transition). */

@@ -98,7 +98,8 @@ metrics_hooks(struct metrics_buf *b, const struct metrics *m)
 		hook = hook_kind_name((enum hook_kind)k);
 		for (i = 0, cum = 0; i < METRICS_BUCKETS; i++) {
 			cum += m->hook_buckets[k][i];
-			textbuf_printf(&b->t, "zkelectd_hook_duration_seconds_bucket"
+			textbuf_printf(&b->t,
+			    "zkelectd_hook_duration_seconds_bucket"
 			    "{%s,hook=\"%s\",le=\"%g\"} %" PRIu64 "\n",
 			    b->labels, hook, metrics_bounds[i], cum);
 		}
@@ -131,15 +132,18 @@ metrics_state(struct metrics_buf *b, struct daemon *d,
 		metrics_one(b, "role", "role", election_role_name(roles[i]),
 		    v->role == roles[i]);
 	metrics_single(b, "is_leader", "gauge",
-	    "1 while this daemon is the acknowledged leader.", v->role == ROLE_LEADER);
+	    "1 while this daemon is the acknowledged leader.",
+	    v->role == ROLE_LEADER);
 	metrics_family(b, "epoch", "gauge",
 	    "Epoch (fencing token) of the current leader, 0 when none.");
 	(void)snprintf(num, sizeof(num), "%lld", (long long)v->leader_epoch);
 	metrics_plain(b, "epoch", num);
 	metrics_single(b, "candidates", "gauge",
-	    "Candidates in the queue at the last listing.", (uint64_t)v->candidates);
+	    "Candidates in the queue at the last listing.",
+	    (uint64_t)v->candidates);
 	metrics_single(b, "zookeeper_connected", "gauge",
-	    "1 while the ZooKeeper session is connected.", v->zk == EL_ZK_CONNECTED);
+	    "1 while the ZooKeeper session is connected.",
+	    v->zk == EL_ZK_CONNECTED);
 	metrics_family(b, "zookeeper_state", "gauge",
 	    "ZooKeeper session state: 1 for the current one, 0 for the "
 	    "others.");
@@ -148,9 +152,11 @@ metrics_state(struct metrics_buf *b, struct daemon *d,
 		    metrics_zk_states[i],
 		    strcmp(zk, metrics_zk_states[i]) == 0);
 	metrics_single(b, "paused", "gauge",
-	    "1 while paused by the operator (pause), 0 otherwise.", v->paused != 0);
+	    "1 while paused by the operator (pause), 0 otherwise.",
+	    v->paused != 0);
 	metrics_single(b, "healthy", "gauge",
-	    "0 while the health check has failed check_fall times, else 1.", v->unhealthy == 0);
+	    "0 while the health check has failed check_fall times, else 1.",
+	    v->unhealthy == 0);
 	metrics_family(b, "last_transition_timestamp_seconds", "gauge",
 	    "Unix time of the last role change, 0 before the first.");
 	(void)snprintf(num, sizeof(num), "%.3f", last == NULL ? 0.0 :

@@ -118,7 +118,8 @@ rfc3339_ms(int64_t ms, char *buf, size_t len)
 	if (ms < 0 || gmtime_r(&t, &tm) == NULL ||
 	    strftime(sec, sizeof(sec), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
 		(void)strcpy(sec, "1970-01-01T00:00:00");
-	(void)snprintf(buf, len, "%s.%03dZ", sec, ms < 0 ? 0 : (int)(ms % 1000));
+	(void)snprintf(buf, len, "%s.%03dZ", sec,
+	    ms < 0 ? 0 : (int)(ms % 1000));
 }
 
 /* Length of the valid UTF-8 sequence at s, or 0 (overlongs and surrogates
