@@ -32,6 +32,7 @@ COMMON    = log xmalloc util
 DAEMON    = config config_value zk candidate election election_event \
             election_time hook \
             ctl ctl_listen status notify
+DAEMON   += history
 LIBSRC    = $(COMMON) $(DAEMON)
 LIBOBJ    = $(LIBSRC:%=$(BUILD)/%.o)
 UNIT      = $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
@@ -55,7 +56,7 @@ $(BUILD)/libzkelect.a: $(LIBOBJ)
 	ar rcs $@ $(LIBOBJ)
 
 $(BUILD)/zkelectd: $(BUILD)/zkelectd.o $(BUILD)/daemon.o $(BUILD)/command.o \
-    $(BUILD)/diagnose.o \
+    $(BUILD)/diagnose.o $(BUILD)/metrics.o \
     $(BUILD)/libzkelect.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 

@@ -3,8 +3,6 @@
  * state; members asks ZooKeeper, and resign and pause answer once the
  * election has done what they asked.
  */
-#include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,39 +29,9 @@ struct members_query {
 	char **datas;
 };
 
-struct command_buf {
-	char *p;
-	size_t len;
-	size_t cap;
-};
-
-static void
-command_printf(struct command_buf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void
-command_printf(struct command_buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-	int n;
-
-	va_start(ap, fmt);
-	n = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		fatal("vasprintf");
-	if (b->len + (size_t)n + 1 > b->cap) {
-		b->cap = (b->len + (size_t)n + 1) * 2;
-		b->p = xreallocarray(b->p, b->cap, 1);
-	}
-	memcpy(b->p + b->len, s, (size_t)n + 1);
-	b->len += (size_t)n;
-	free(s);
-}
-
+/* The watch line without its time: what a change is judged by. */
 char *
-command_watch_line(struct daemon *d)
+command_watch_state(struct daemon *d)
 {
 	struct election_view v;
 	char *line;
@@ -72,6 +40,18 @@ command_watch_line(struct daemon *d)
 	(void)xasprintf(&line, "role=%s leader=%s epoch=%lld",
 	    election_role_name(v.role), v.leader_id,
 	    (long long)v.leader_epoch);
+	return line;
+}
+
+char *
+command_watch_line(struct daemon *d)
+{
+	char *state, *line, now[40];
+
+	state = command_watch_state(d);
+	rfc3339_ms(wall_ms(), now, sizeof(now));
+	(void)xasprintf(&line, "%s time=%s", state, now);
+	free(state);
 	return line;
 }
 
@@ -144,17 +124,17 @@ command_fail_queries(struct daemon *d, const char *why)
 static void
 command_members_answer(struct daemon *d, struct members_query *q)
 {
-	struct command_buf b = { NULL, 0, 0 };
+	struct textbuf b = { NULL, 0, 0 };
 	char id[256], data[1024];
 	int i;
 
-	command_printf(&b, "%s", "");
+	textbuf_printf(&b, "%s", "");
 	for (i = 0; i < q->n; i++) {
 		if (q->datas[i] == NULL)
 			continue;	/* gone while we asked */
 		candidate_kv(q->datas[i], "id", id, sizeof(id));
 		candidate_kv(q->datas[i], "data", data, sizeof(data));
-		command_printf(&b, "%lld\t%s\t%s\n", (long long)q->seqs[i],
+		textbuf_printf(&b, "%lld\t%s\t%s\n", (long long)q->seqs[i],
 		    id, data);
 	}
 	(void)ctl_reply(d->ctl, q->client, b.p);
@@ -253,96 +233,11 @@ command_members(struct daemon *d, uint64_t client)
 	d->queries = q;
 }
 
-/* metrics */
-
-static void
-command_metric(struct command_buf *b, const char *name, const char *type,
-    const char *help)
-{
-	command_printf(b, "# HELP zkelectd_%s %s\n# TYPE zkelectd_%s %s\n",
-	    name, help, name, type);
-}
-
+/* The Prometheus text exposition (metrics.c). */
 char *
 command_metrics(struct daemon *d)
 {
-	static const enum role roles[] = { ROLE_UNKNOWN, ROLE_FOLLOWER,
-	    ROLE_PROMOTING, ROLE_LEADER, ROLE_DEMOTING, ROLE_OBSERVER,
-	    ROLE_STOPPED };
-	struct command_buf b = { NULL, 0, 0 };
-	struct election_view v;
-	const struct metrics *m = &d->m;
-	size_t i;
-	int k;
-
-	election_view(d->el, &v);
-	command_metric(&b, "role", "gauge",
-	    "1 for the role this daemon is in, 0 for the others.");
-	for (i = 0; i < sizeof(roles) / sizeof(roles[0]); i++)
-		command_printf(&b, "zkelectd_role{role=\"%s\"} %d\n",
-		    election_role_name(roles[i]), v.role == roles[i]);
-	command_metric(&b, "is_leader", "gauge",
-	    "1 while this daemon is the acknowledged leader.");
-	command_printf(&b, "zkelectd_is_leader %d\n", v.role == ROLE_LEADER);
-	command_metric(&b, "epoch", "gauge",
-	    "Epoch (fencing token) of the current leader, 0 when none.");
-	command_printf(&b, "zkelectd_epoch %lld\n", (long long)v.leader_epoch);
-	command_metric(&b, "candidates", "gauge",
-	    "Candidates in the queue at the last listing.");
-	command_printf(&b, "zkelectd_candidates %d\n", v.candidates);
-	command_metric(&b, "zookeeper_connected", "gauge",
-	    "1 while the ZooKeeper session is connected.");
-	command_printf(&b, "zkelectd_zookeeper_connected %d\n",
-	    v.zk == EL_ZK_CONNECTED);
-	command_metric(&b, "leader_changes_total", "counter",
-	    "Times this daemon saw a new leader.");
-	command_printf(&b, "zkelectd_leader_changes_total %" PRIu64 "\n",
-	    m->leader_changes);
-	command_metric(&b, "elections_won_total", "counter",
-	    "Times this daemon became the leader.");
-	command_printf(&b, "zkelectd_elections_won_total %" PRIu64 "\n",
-	    m->elections_won);
-	command_metric(&b, "hook_runs_total", "counter",
-	    "Hook runs by hook.");
-	for (k = 0; k < 4; k++)
-		command_printf(&b, "zkelectd_hook_runs_total{hook=\"%s\"} %"
-		    PRIu64 "\n", hook_kind_name((enum hook_kind)k),
-		    m->hook_runs[k]);
-	command_metric(&b, "hook_failures_total", "counter",
-	    "Failed hook runs (non-zero exit, signal or timeout) by hook.");
-	for (k = 0; k < 4; k++)
-		command_printf(&b, "zkelectd_hook_failures_total{hook=\"%s\"} %"
-		    PRIu64 "\n", hook_kind_name((enum hook_kind)k),
-		    m->hook_failures[k]);
-	command_metric(&b, "hook_duration_seconds", "summary",
-	    "Time spent in hooks by hook.");
-	for (k = 0; k < 4; k++)
-		command_printf(&b,
-		    "zkelectd_hook_duration_seconds_sum{hook=\"%s\"} %.3f\n"
-		    "zkelectd_hook_duration_seconds_count{hook=\"%s\"} %"
-		    PRIu64 "\n", hook_kind_name((enum hook_kind)k),
-		    m->hook_seconds[k], hook_kind_name((enum hook_kind)k),
-		    m->hook_runs[k]);
-	command_metric(&b, "session_expirations_total", "counter",
-	    "ZooKeeper sessions lost to expiry.");
-	command_printf(&b, "zkelectd_session_expirations_total %" PRIu64 "\n",
-	    m->session_expirations);
-	command_metric(&b, "connection_losses_total", "counter",
-	    "ZooKeeper connections lost.");
-	command_printf(&b, "zkelectd_connection_losses_total %" PRIu64 "\n",
-	    m->connection_losses);
-	command_metric(&b, "socket_requests_total", "counter",
-	    "Commands received on the control socket.");
-	command_printf(&b, "zkelectd_socket_requests_total %" PRIu64 "\n",
-	    m->socket_requests);
-	command_metric(&b, "zookeeper_requests_total", "counter",
-	    "Requests sent to ZooKeeper by kind (count: the status's "
-	    "candidate count).");
-	for (k = 0; k < EL_OP_COUNT; k++)
-		command_printf(&b, "zkelectd_zookeeper_requests_total{op=\"%s\"}"
-		    " %" PRIu64 "\n", k == EL_OP_NONE ? "count" :
-		    election_op_name((enum el_op)k), m->zk_requests[k]);
-	return b.p;
+	return metrics_render(d);
 }
 
 /* The status lines, or its JSON object: what "status" answers. */
@@ -400,7 +295,11 @@ command_handle(struct ctl *ctl, uint64_t client, uid_t uid, const char *line,
 		free(text);
 	} else if (strcmp(line, "members") == 0)
 		command_members(d, client);
-	else if (strcmp(line, "metrics") == 0) {
+	else if (strcmp(line, "history") == 0) {
+		text = history_render(&d->hist);
+		(void)ctl_reply(d->ctl, client, text);
+		free(text);
+	} else if (strcmp(line, "metrics") == 0) {
 		text = command_metrics(d);
 		(void)ctl_reply(d->ctl, client, text);
 		free(text);

@@ -127,7 +127,7 @@ daemon_hook_done(const struct hook_result *res, void *arg)
 	d->hook_cancelled = 0;
 	daemon_clock(d);
 	d->m.hook_runs[res->kind]++;
-	d->m.hook_seconds[res->kind] += (double)res->duration_ms / 1000.0;
+	metrics_hook_time(&d->m, res->kind, res->duration_ms);
 	if (!res->ok && !cancelled) {
 		d->m.hook_failures[res->kind]++;
 		if (res->timed_out)
@@ -186,6 +186,7 @@ daemon_run_hook(struct daemon *d, const struct el_action *act)
 	pid_t pid;
 
 	election_view(d->el, &v);
+	history_hook(&d->hist, kind, act->reason, act->epoch);
 	if (cmd == NULL) {
 		/* An unset hook succeeds at once. */
 		election_hook_done(d->el, kind, 1);
@@ -618,6 +619,8 @@ daemon_step(struct daemon *d)
 void
 daemon_status(struct daemon *d, struct status *st, struct election_view *v)
 {
+	const struct history_entry *last;
+
 	election_view(d->el, v);
 	memset(st, 0, sizeof(*st));
 	st->service = d->cfg.service;
@@ -637,6 +640,16 @@ daemon_status(struct daemon *d, struct status *st, struct election_view *v)
 	st->data = d->cfg.data;
 	st->my_epoch = v->epoch;
 	st->last_error = d->last_error != NULL ? d->last_error : "";
+	st->queue_position = v->position;
+	st->paused = v->paused != 0;
+	st->healthy = v->unhealthy == 0;
+	/* The backoff ends on the election's clock: shown on the wall's. */
+	if (v->backoff_until != 0)
+		st->backoff_until = (time_t)((wall_ms() + v->backoff_until -
+		    now_ms() + 999) / 1000);
+	last = history_last(&d->hist);
+	st->last_transition = last != NULL ? (time_t)(last->time_ms / 1000) :
+	    0;
 }
 
 /*
@@ -660,6 +673,7 @@ daemon_report(struct daemon *d)
 		d->last_role = v.role;
 		d->since = time(NULL);
 	}
+	(void)history_note(&d->hist, wall_ms(), &v);
 	if (strcmp(d->last_leader, v.leader_id) != 0) {
 		if (v.leader_id[0] != '\0')
 			d->m.leader_changes++;
@@ -667,13 +681,15 @@ daemon_report(struct daemon *d)
 		d->last_leader = xstrdup(v.leader_id);
 	}
 
-	line = command_watch_line(d);
+	/* A change is judged without the line's time=. */
+	line = command_watch_state(d);
 	if (d->last_watch == NULL || strcmp(line, d->last_watch) != 0) {
-		ctl_broadcast(d->ctl, line);
 		free(d->last_watch);
 		d->last_watch = line;
-	} else
-		free(line);
+		line = command_watch_line(d);
+		ctl_broadcast(d->ctl, line);
+	}
+	free(line);
 
 	/* Steps of one loop turn share one publishing. */
 	event_active(d->ev_publish, EV_TIMEOUT, 1);

@@ -183,6 +183,7 @@ struct election_view {
 	int64_t leader_epoch;	/* 0 when none */
 	int64_t epoch;		/* ours (czxid of our node), 0 before known */
 	int candidates;
+	int position;		/* ours in the last listing, 1-based; 0 none */
 	const char *node;	/* our node name or NULL */
 	int paused;
 	int unhealthy;		/* the health check failed check_fall times */

@@ -693,6 +693,7 @@ election_view(const struct election *el, struct election_view *v)
 	v->leader_epoch = el->leader_exists ? el->leader_epoch : 0;
 	v->epoch = el->epoch;
 	v->candidates = el->ncandidates;
+	v->position = el->position;
 	v->node = el->node;
 	v->paused = el->paused;
 	v->unhealthy = el->unhealthy;

@@ -125,10 +125,15 @@ status_render(const struct status *st, int json)
 {
 	struct status_buf b = { NULL, 0, 0 };
 	char since[32], updated[32], epoch[32], cands[32], session[32],
-	    pid[32], myepoch[32];
+	    pid[32], myepoch[32], qpos[32], backoff[32] = "", last[32] = "";
 
 	rfc3339(st->since, since, sizeof(since));
 	rfc3339(st->updated, updated, sizeof(updated));
+	if (st->backoff_until != 0)
+		rfc3339(st->backoff_until, backoff, sizeof(backoff));
+	if (st->last_transition != 0)
+		rfc3339(st->last_transition, last, sizeof(last));
+	(void)snprintf(qpos, sizeof(qpos), "%d", st->queue_position);
 	(void)snprintf(epoch, sizeof(epoch), "%" PRId64, st->epoch);
 	(void)snprintf(myepoch, sizeof(myepoch), "%" PRId64, st->my_epoch);
 	(void)snprintf(cands, sizeof(cands), "%d", st->candidates);
@@ -154,6 +159,11 @@ status_render(const struct status *st, int json)
 		status_json_str(&b, "data", st->data, 1);
 		status_json_num(&b, "my_epoch", st->my_epoch);
 		status_json_str(&b, "last_error", st->last_error, 1);
+		status_json_num(&b, "queue_position", st->queue_position);
+		status_json_num(&b, "paused", st->paused != 0);
+		status_json_num(&b, "healthy", st->healthy != 0);
+		status_json_str(&b, "backoff_until", backoff, 1);
+		status_json_str(&b, "last_transition", last, 1);
 		status_puts(&b, "}\n");
 		return b.p;
 	}
@@ -173,6 +183,11 @@ status_render(const struct status *st, int json)
 	status_shell(&b, "data", st->data);
 	status_shell(&b, "my_epoch", myepoch);
 	status_shell(&b, "last_error", st->last_error);
+	status_shell(&b, "queue_position", qpos);
+	status_shell(&b, "paused", st->paused ? "1" : "0");
+	status_shell(&b, "healthy", st->healthy ? "1" : "0");
+	status_shell(&b, "backoff_until", backoff);
+	status_shell(&b, "last_transition", last);
 	return b.p;
 }
 

@@ -23,6 +23,11 @@ struct status {
 	const char *data;
 	int64_t my_epoch;
 	const char *last_error;
+	int queue_position;	/* 1-based; 0 when not queued */
+	int paused;
+	int healthy;
+	time_t backoff_until;	/* 0 when none */
+	time_t last_transition;	/* 0 before the first */
 };
 
 /* Renders the lines ("key=value\n"...) or one JSON object; caller frees. */

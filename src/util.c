@@ -1,11 +1,15 @@
-/* Checked number parsing and clocks. */
+/* Checked number parsing, clocks and the escaping of metric labels. */
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "log.h"
 #include "util.h"
+#include "xmalloc.h"
 
 int
 parse_int64(const char *s, int64_t min, int64_t max, int64_t *out,
@@ -92,4 +96,107 @@ rfc3339(time_t t, char *buf, size_t len)
 	if (gmtime_r(&t, &tm) == NULL ||
 	    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
 		(void)strncpy(buf, "1970-01-01T00:00:00Z", len - 1), buf[len - 1] = '\0';
+}
+
+int64_t
+wall_ms(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_REALTIME, &ts) == -1)
+		abort();
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void
+rfc3339_ms(int64_t ms, char *buf, size_t len)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+	char sec[32];
+
+	if (ms < 0 || gmtime_r(&t, &tm) == NULL ||
+	    strftime(sec, sizeof(sec), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+		(void)strcpy(sec, "1970-01-01T00:00:00");
+	(void)snprintf(buf, len, "%s.%03dZ", sec,
+	    ms < 0 ? 0 : (int)(ms % 1000));
+}
+
+/* Length of the valid UTF-8 sequence at s, or 0 (overlongs and surrogates
+ * are invalid). */
+static size_t
+utf8_len(const unsigned char *s)
+{
+	size_t n, i;
+	uint32_t c;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, c = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, c = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, c = s[0] & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (s[i] & 0x3f);
+	}
+	if ((n == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) ||
+	    (n == 4 && (c < 0x10000 || c > 0x10ffff)))
+		return 0;
+	return n;
+}
+
+char *
+label_escape(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	char *out, *o;
+	size_t n;
+
+	o = out = xmalloc(strlen(s) * 2 + 1);
+	while (*p != '\0') {
+		if (*p == '\\' || *p == '"') {
+			*o++ = '\\';
+			*o++ = (char)*p++;
+		} else if (*p == '\n') {
+			*o++ = '\\';
+			*o++ = 'n';
+			p++;
+		} else if (*p < 0x20 || *p == 0x7f || (n = utf8_len(p)) == 0) {
+			*o++ = '?';
+			p++;
+		} else {
+			memcpy(o, p, n);
+			o += n;
+			p += n;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+void
+textbuf_printf(struct textbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		fatal("vasprintf");
+	if (b->len + (size_t)n + 1 > b->cap) {
+		b->cap = (b->len + (size_t)n + 1) * 2;
+		b->p = xreallocarray(b->p, b->cap, 1);
+	}
+	memcpy(b->p + b->len, s, (size_t)n + 1);
+	b->len += (size_t)n;
+	free(s);
 }

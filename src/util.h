@@ -1,4 +1,7 @@
-/* Checked number parsing and clocks, shared by the daemon and the client. */
+/*
+ * Checked number parsing, clocks and label escaping, shared by the daemon
+ * and the client.
+ */
 #ifndef ZKELECTD_UTIL_H
 #define ZKELECTD_UTIL_H
 
@@ -21,5 +24,24 @@ int parse_duration_ms(const char *s, int64_t min, int64_t max, int64_t *out,
 int64_t now_ms(void);
 /* RFC 3339 UTC rendering of a wall-clock time, e.g. 2026-11-22T01:02:03Z. */
 void rfc3339(time_t t, char *buf, size_t len);
+/* Milliseconds since the epoch on the wall clock (CLOCK_REALTIME). */
+int64_t wall_ms(void);
+/* The same with milliseconds, e.g. 2026-11-22T01:02:03.456Z. */
+void rfc3339_ms(int64_t ms, char *buf, size_t len);
+/*
+ * A label value of the Prometheus text format: backslash, double quote
+ * and newline escaped, other control bytes and invalid UTF-8 replaced by
+ * '?'. Caller frees.
+ */
+char *label_escape(const char *s);
+
+/* A growing text: p is NUL-terminated once anything was added. */
+struct textbuf {
+	char *p;
+	size_t len;
+	size_t cap;
+};
+void textbuf_printf(struct textbuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -7,6 +7,7 @@
 
 #include "config.h"
 #include "election.h"
+#include "history.h"
 #include "hook.h"
 #include "status.h"
 #include "zk.h"
@@ -27,12 +28,16 @@ struct waiter {
 	uint64_t client;
 };
 
+/* The hook duration histogram's buckets, +Inf aside (metrics.c). */
+#define METRICS_BUCKETS 13
+
 struct metrics {
 	uint64_t leader_changes;
 	uint64_t elections_won;
 	uint64_t hook_runs[4];
 	uint64_t hook_failures[4];
 	double hook_seconds[4];
+	uint64_t hook_buckets[4][METRICS_BUCKETS];	/* not cumulative */
 	uint64_t session_expirations;
 	uint64_t connection_losses;
 	uint64_t socket_requests;
@@ -90,6 +95,7 @@ struct daemon {
 	char *last_leader;
 	time_t since;
 	struct metrics m;
+	struct history hist;
 };
 
 /* daemon.c */
@@ -117,8 +123,14 @@ void command_handle(struct ctl *ctl, uint64_t client, uid_t uid,
 int command_reply(struct daemon *d, const struct zk_event *ev);
 void command_fail_queries(struct daemon *d, const char *why);
 void command_wake(struct daemon *d, struct waiter **list, const char *text);
+char *command_watch_state(struct daemon *d);
 char *command_watch_line(struct daemon *d);
 char *command_metrics(struct daemon *d);
 char *command_status(struct daemon *d, int json);
+
+/* metrics.c */
+void metrics_hook_time(struct metrics *m, enum hook_kind kind,
+    int64_t duration_ms);
+char *metrics_render(struct daemon *d);
 
 #endif

@@ -29,11 +29,11 @@ from zkharness import (data_of, member_ids, start_in_order, wait_members,
 
 NOBODY = 65534
 RUNDIR = Path("/run/zkelectd")
-WATCH_RE = re.compile(r"^role=(\S+) leader=(\S*) epoch=(\d+)$")
+WATCH_RE = re.compile(r"^role=(\S+) leader=(\S*) epoch=(\d+) time=(\S+)$")
 RFC3339_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
 COMMANDS = ("ping", "version", "role", "status", "leader", "members",
-            "resign", "pause", "resume", "metrics", "watch", "is-leader",
-            "wait")
+            "resign", "pause", "resume", "metrics", "history", "watch",
+            "is-leader", "wait")
 
 
 # ---------------------------------------------------------------- helpers
@@ -220,14 +220,23 @@ class Stream:
         self.sock.close()
 
 
+def watch_state(line):
+    """A watch line without its time= (which every line has)."""
+    m = WATCH_RE.match(line)
+    assert m, f"bad watch line {line!r}"
+    assert RFC3339_UTC.match(m.group(4)), f"bad time in {line!r}"
+    return line[:m.start(4) - len(" time=")]
+
+
 def check_watch_lines(lines, who):
     """Every line well formed, and one line per change: never the same
-    line twice in a row."""
+    state twice in a row (the time aside)."""
     for line in lines:
         m = WATCH_RE.match(line)
         assert m, f"{who}: bad watch line {line!r}"
         assert m.group(1) in ROLES, f"{who}: unknown role in {line!r}"
-    for a, b in zip(lines, lines[1:]):
+    states = [watch_state(line) for line in lines]
+    for a, b in zip(states, states[1:]):
         assert a != b, f"{who}: watch repeated {a!r} without a change: {lines}"
 
 
@@ -276,9 +285,11 @@ SUFFIXES = {"summary": ("_sum", "_count"),
 
 
 class Metrics:
-    def __init__(self, families, samples):
+    def __init__(self, families, samples, service=None, id=None):
         self.families = families    # name -> {"help", "type"}
-        self.samples = samples      # (name, frozenset(labels)) -> float
+        self.samples = samples      # (name, frozenset(labels)) -> float,
+        self.service = service      # without the service and id labels
+        self.id = id                # every sample carries
 
     def get(self, name, **labels):
         key = (name, frozenset(labels.items()))
@@ -330,7 +341,9 @@ def parse_metrics(text):
                 lm = LABEL.match(raw_labels, pos)
                 assert lm, f"{where}: bad labels at {raw_labels[pos:]!r}"
                 assert lm.group(1) not in labels, f"{where}: label twice"
-                labels[lm.group(1)] = lm.group(2)
+                labels[lm.group(1)] = re.sub(
+                    r"\\(.)", lambda e: "\n" if e.group(1) == "n"
+                    else e.group(1), lm.group(2))
                 pos = lm.end()
                 if pos < len(raw_labels):
                     assert raw_labels[pos] == ",", f"{where}: bad labels"
@@ -370,7 +383,17 @@ def parse_metrics(text):
     for name, fam in families.items():
         assert "help" in fam and "type" in fam, \
             f"family {name} has only {sorted(fam)}"
-    return Metrics(families, samples)
+    # One daemon's exposition: every sample labelled with its service and
+    # id, the same on every sample; get() and series() leave them out.
+    idents = {(dict(l).get("service"), dict(l).get("id"))
+              for _, l in samples}
+    assert len(idents) == 1 and None not in next(iter(idents)), \
+        f"samples not all labelled with one service and id: {idents}"
+    service, id = next(iter(idents))
+    stripped = {(n, frozenset((k, v) for k, v in l
+                              if k not in ("service", "id"))): v
+                for (n, l), v in samples.items()}
+    return Metrics(families, stripped, service, id)
 
 
 def metrics_of(d):
@@ -390,7 +413,7 @@ def check_metrics_plausible(m, role, candidates, won, promote_runs):
                      ("zkelectd_elections_won_total", "counter"),
                      ("zkelectd_hook_runs_total", "counter"),
                      ("zkelectd_hook_failures_total", "counter"),
-                     ("zkelectd_hook_duration_seconds", "summary"),
+                     ("zkelectd_hook_duration_seconds", "histogram"),
                      ("zkelectd_session_expirations_total", "counter"),
                      ("zkelectd_connection_losses_total", "counter"),
                      ("zkelectd_candidates", "gauge"),
@@ -621,8 +644,10 @@ def test_watch_reports_changes_and_a_failover(election):
     try:
         # The current state at once (before any change: the deadline only
         # bounds a hang, so it is generous).
-        assert w1.readline(5) == f"role=leader leader=node1 epoch={epoch1}"
-        assert w2.readline(5) == f"role=follower leader=node1 epoch={epoch1}"
+        assert watch_state(w1.readline(5)) == \
+            f"role=leader leader=node1 epoch={epoch1}"
+        assert watch_state(w2.readline(5)) == \
+            f"role=follower leader=node1 epoch={epoch1}"
         # A watcher is no idle client: it outlives the 5 s idle limit.
         # (Checked in test_idle_and_hostile_clients' timing: we do not wait.)
 
@@ -641,7 +666,7 @@ def test_watch_reports_changes_and_a_failover(election):
 
         wait_for(lambda: n3.leader()["id"] == "node2", 5, "node3 to see node2")
         r = ctl_ok(sock_args(n3) + ["watch", "-t", "300ms"])
-        assert r.stdout.splitlines()[0] == \
+        assert watch_state(r.stdout.splitlines()[0]) == \
             f"role=follower leader=node2 epoch={epoch2}"
         check_watch_lines(r.stdout.splitlines(), "zkelectctl watch")
 
@@ -723,7 +748,8 @@ def test_zkelectctl_every_command(election):
     assert m.get("zkelectd_role", role="leader") == 1
 
     r = ctl_ok(s1 + ["watch", "-t", "300ms"])
-    assert r.stdout.splitlines()[0] == f"role=leader leader=node1 epoch={epoch}"
+    assert watch_state(r.stdout.splitlines()[0]) == \
+        f"role=leader leader=node1 epoch={epoch}"
 
     r = ctl_ok(s1 + ["is-leader"])
     assert r.stdout == "leader\n"
@@ -733,7 +759,9 @@ def test_zkelectctl_every_command(election):
     assert (r.returncode, r.stdout, r.stderr) == (1, "", ""), r
 
     r = ctl_ok(s1 + ["wait", "leader", "-t", "2s"])
-    assert r.stdout == f"role=leader leader=node1 epoch={epoch}\n"
+    assert r.stdout.endswith("\n") and len(r.stdout.splitlines()) == 1, r
+    assert watch_state(r.stdout.strip()) == \
+        f"role=leader leader=node1 epoch={epoch}"
     t0 = time.monotonic()
     r = zkelectctl(s2 + ["wait", "observer", "-t", "500ms"])
     took = time.monotonic() - t0

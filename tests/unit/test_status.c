@@ -129,6 +129,43 @@ test_missing_directory_fails(void **state)
 	assert_int_equal(status_write(path, "role=leader\n"), -1);
 }
 
+/* The keys that tell why and when, in the lines and in the JSON. */
+static void
+test_render_why_and_when(void **state)
+{
+	struct status st;
+	char *text;
+
+	(void)state;
+	memset(&st, 0, sizeof(st));
+	st.service = st.id = st.role = st.leader = st.leader_data = "";
+	st.zk_state = st.mode = st.data = st.last_error = "";
+	st.queue_position = 2;
+	st.healthy = 1;
+	st.last_transition = 1795386726;
+	text = status_render(&st, 0);
+	assert_non_null(strstr(text, "\nqueue_position=2\npaused=0\n"
+	    "healthy=1\nbackoff_until=\n"
+	    "last_transition=2026-11-22T22:32:06Z\n"));
+	free(text);
+	text = status_render(&st, 1);
+	assert_non_null(strstr(text, ",\"queue_position\":2,\"paused\":0,"
+	    "\"healthy\":1,\"backoff_until\":\"\","
+	    "\"last_transition\":\"2026-11-22T22:32:06Z\"}"));
+	free(text);
+	/* Not queued, paused, unhealthy, backing off, no change yet. */
+	st.queue_position = 0;
+	st.paused = 1;
+	st.healthy = 0;
+	st.backoff_until = 1795386756;
+	st.last_transition = 0;
+	text = status_render(&st, 0);
+	assert_non_null(strstr(text, "\nqueue_position=0\npaused=1\n"
+	    "healthy=0\nbackoff_until=2026-11-22T22:32:36Z\n"
+	    "last_transition=\n"));
+	free(text);
+}
+
 int
 main(void)
 {
@@ -138,6 +175,7 @@ main(void)
 		T(test_stale_temporary),
 		T(test_planted_link_not_followed),
 		T(test_missing_directory_fails),
+		cmocka_unit_test(test_render_why_and_when),
 #undef T
 	};
 
