@@ -125,6 +125,7 @@ daemon_hook_done(const struct hook_result *res, void *arg)
 
 	d->hook_pid = -1;
 	d->hook_cancelled = 0;
+	d->startup_pid = -1;
 	daemon_clock(d);
 	d->m.hook_runs[res->kind]++;
 	d->m.hook_seconds[res->kind] += (double)res->duration_ms / 1000.0;
@@ -234,6 +235,8 @@ daemon_run_hook(struct daemon *d, const struct el_action *act)
 		hook_set_kill_delay(d->hooks, pid, act->ms - timeout);
 	d->hook_pid = pid;
 	d->hook_cancelled = 0;
+	if (kind == HOOK_DEMOTE && strcmp(act->reason, "startup") == 0)
+		d->startup_pid = pid;
 	/* Logged once started: a slow log never delays a hook. */
 	if (kind == HOOK_CHECK)
 		log_debug("running check hook [%ld]", (long)pid);
@@ -703,12 +706,24 @@ daemon_publish(evutil_socket_t fd, short what, void *arg)
 		text = status_render(&st, 0);
 		if (status_write(d->cfg.status_file, text) == -1)
 			log_warn("write %s", d->cfg.status_file);
-		(void)xasprintf(&msg, "%s, leader %s", st.role,
-		    st.leader[0] != '\0' ? st.leader : "none");
+		if (d->zk_state == ZOO_CONNECTED_STATE ||
+		    d->zk_state == ZOO_READONLY_STATE)
+			(void)xasprintf(&msg, "%s, leader %s", st.role,
+			    st.leader[0] != '\0' ? st.leader : "none");
+		else
+			(void)xasprintf(&msg, "connecting to ZooKeeper (%s), "
+			    "%s, leader %s", d->cfg.hosts, st.role,
+			    st.leader[0] != '\0' ? st.leader : "none");
 		notify_status(d->notify, msg);
 		free(msg);
 	}
 	free(text);
-	if (v.role != ROLE_UNKNOWN)
+	/*
+	 * The socket is bound before the loop runs; ZooKeeper may take any
+	 * time to answer, and systemd must not wait for it. The startup
+	 * demote, though, is what makes a node that crashed as leader safe:
+	 * units ordered after this one start once it is over.
+	 */
+	if (d->startup_pid == -1)
 		notify_ready(d->notify);
 }

@@ -265,6 +265,7 @@ main(int argc, char *argv[])
 	d.since = time(NULL);
 	d.zk_state = ZOO_CONNECTING_STATE;
 	d.hook_pid = -1;
+	d.startup_pid = -1;
 	d.armed_deadline = -1;
 
 	memset(&cp, 0, sizeof(cp));

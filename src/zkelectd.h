@@ -73,6 +73,7 @@ struct daemon {
 	} el_req[EL_PIPE_MAX];	/* the election's requests in flight */
 	int el_nreq;
 	pid_t hook_pid;		/* the hook in the slot, or -1 */
+	pid_t startup_pid;	/* the startup demote running, or -1 */
 	int hook_cancelled;
 	int warned_clamp;
 
