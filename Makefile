@@ -55,6 +55,7 @@ $(BUILD)/libzkelect.a: $(LIBOBJ)
 	ar rcs $@ $(LIBOBJ)
 
 $(BUILD)/zkelectd: $(BUILD)/zkelectd.o $(BUILD)/daemon.o $(BUILD)/command.o \
+    $(BUILD)/notify_hook.o \
     $(BUILD)/libzkelect.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 

@@ -90,6 +90,8 @@ daemon_hook_cmd(const struct daemon *d, enum hook_kind kind)
 		return d->cfg.hook_fence;
 	case HOOK_CHECK:
 		return d->cfg.hook_check;
+	case HOOK_NOTIFY:
+		return d->cfg.hook_notify;
 	}
 	return NULL;
 }
@@ -103,6 +105,7 @@ daemon_hook_role(enum hook_kind kind, const char *reason, enum role now)
 	case HOOK_FENCE:
 		return "promoting";
 	case HOOK_CHECK:
+	case HOOK_NOTIFY:
 		return election_role_name(now);
 	case HOOK_DEMOTE:
 		break;
@@ -169,7 +172,7 @@ daemon_hook_done(const struct hook_result *res, void *arg)
 		    (long long)d->cfg.check_rise);
 }
 
-static void
+void
 daemon_env_add(char **env, int *n, const char *name, const char *value)
 {
 	(void)xasprintf(&env[(*n)++], "%s=%s", name, value);
@@ -659,6 +662,16 @@ daemon_report(struct daemon *d)
 		d->last_role = v.role;
 		d->since = time(NULL);
 	}
+	/* Every node says who leads, so a follower's log tells it too. */
+	if (strcmp(d->last_leader, v.leader_id) != 0 ||
+	    d->last_leader_epoch != v.leader_epoch) {
+		if (v.leader_id[0] != '\0')
+			log_info("leader is now %s (epoch %lld)", v.leader_id,
+			    (long long)v.leader_epoch);
+		else
+			log_info("no leader");
+		d->last_leader_epoch = v.leader_epoch;
+	}
 	if (strcmp(d->last_leader, v.leader_id) != 0) {
 		if (v.leader_id[0] != '\0')
 			d->m.leader_changes++;
@@ -673,6 +686,8 @@ daemon_report(struct daemon *d)
 		d->last_watch = line;
 	} else
 		free(line);
+
+	notify_hook_update(d);
 
 	/* Steps of one loop turn share one publishing. */
 	event_active(d->ev_publish, EV_TIMEOUT, 1);

@@ -89,6 +89,8 @@ hook_kind_name(enum hook_kind kind)
 		return "fence";
 	case HOOK_CHECK:
 		return "check";
+	case HOOK_NOTIFY:
+		return "notify";
 	}
 	return "unknown";
 }

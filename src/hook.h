@@ -16,7 +16,11 @@ enum hook_kind {
 	HOOK_DEMOTE,
 	HOOK_FENCE,
 	HOOK_CHECK,
+	HOOK_NOTIFY,		/* hooks.notify: beside the slot, never in it */
 };
+
+/* The kinds that share the hook slot (and the metrics' arrays). */
+#define HOOK_SLOT_KINDS	4
 
 struct hook_result {
 	enum hook_kind kind;

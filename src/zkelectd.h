@@ -74,6 +74,10 @@ struct daemon {
 	int el_nreq;
 	pid_t hook_pid;		/* the hook in the slot, or -1 */
 	pid_t startup_pid;	/* the startup demote running, or -1 */
+	pid_t notify_pid;	/* hooks.notify running, or -1 */
+	char *notified_leader;	/* the leader hooks.notify last heard of */
+	int64_t notified_epoch;
+	int64_t last_leader_epoch;
 	int hook_cancelled;
 	int warned_clamp;
 
@@ -106,6 +110,10 @@ void daemon_clock(struct daemon *d);
 void daemon_status(struct daemon *d, struct status *st, struct election_view *v);
 const char *daemon_zk_state(const struct daemon *d);
 uint64_t daemon_tag(struct daemon *d);
+void daemon_env_add(char **env, int *n, const char *name, const char *value);
+
+/* notify_hook.c */
+void notify_hook_update(struct daemon *d);
 
 /* command.c */
 void command_handle(struct ctl *ctl, uint64_t client, uid_t uid,
