@@ -40,7 +40,9 @@ void hook_runner_free(struct hook_runner *hr);
 
 /*
  * Starts cmd under /bin/sh -c with the daemon's environment plus env (a
- * NULL-terminated list of "NAME=value"). done is called once, from the
+ * NULL-terminated list of "NAME=value"). Its output is logged at info line
+ * by line, but a check's is kept until it ends (the first 4 KiB): logged
+ * at info if it failed, at debug if it passed. done is called once, from the
  * event loop, when the shell has been reaped. On timeout the group gets
  * SIGTERM, then SIGKILL 5 s later, and the run counts as failed; done
  * then waits until no process of the group is left, which the runner sees
