@@ -188,6 +188,13 @@ log_collapse(int prio, const char *tag, const char *text)
 		if (r->tag != NULL && strcmp(r->tag, tag) == 0 &&
 		    strncmp(r->text, text, sizeof(r->text) - 1) == 0 &&
 		    strlen(r->text) == strnlen(text, sizeof(r->text) - 1)) {
+			if (now - r->seen >= LOG_REPEAT_MS) {
+				/* The run had ended: this starts another. */
+				log_repeat_report(r, now);
+				r->seen = now;
+				log_msg(prio, "%s: %s", tag, text);
+				goto out;
+			}
 			r->count++;
 			r->seen = now;
 			if (now - r->written >= LOG_REPEAT_MS)
