@@ -56,7 +56,7 @@ $(BUILD)/libzkelect.a: $(LIBOBJ)
 	ar rcs $@ $(LIBOBJ)
 
 $(BUILD)/zkelectd: $(BUILD)/zkelectd.o $(BUILD)/daemon.o $(BUILD)/command.o \
-    $(BUILD)/diagnose.o $(BUILD)/metrics.o \
+    $(BUILD)/diagnose.o $(BUILD)/metrics.o $(BUILD)/notify_hook.o \
     $(BUILD)/libzkelect.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 

@@ -468,6 +468,7 @@ config_free(struct config *cfg)
 	free(cfg->hook_demote);
 	free(cfg->hook_fence);
 	free(cfg->hook_check);
+	free(cfg->hook_notify);
 	free(cfg->socket_path);
 	free(cfg->socket_group);
 	free(cfg->status_file);

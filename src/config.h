@@ -31,6 +31,7 @@ struct config {
 	char *hook_demote;
 	char *hook_fence;
 	char *hook_check;
+	char *hook_notify;	/* on every change of leader, beside the slot */
 	int64_t hook_timeout_ms;
 	int64_t demote_timeout_ms;	/* session_timeout/4 unless set */
 	int demote_timeout_set;		/* set in the file: checked, not derived */

@@ -381,6 +381,7 @@ const struct config_key config_value_keys[K_COUNT] = {
 	    DURATION(retry_backoff_ms, 0) },
 	[K_DEMOTE_ON_START] = { "hooks", "demote_on_start", config_value_bool,
 	    F(demote_on_start), 0, 0 },
+	[K_NOTIFY] = { "hooks", "notify", COMMAND(hook_notify) },
 	[K_SOCKET] = { "control", "socket", config_value_path, F(socket_path),
 	    1, CONFIG_SUN_PATH_MAX },
 	[K_SOCKET_MODE] = { "control", "socket_mode", config_value_socket_mode,

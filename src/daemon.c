@@ -90,6 +90,8 @@ daemon_hook_cmd(const struct daemon *d, enum hook_kind kind)
 		return d->cfg.hook_fence;
 	case HOOK_CHECK:
 		return d->cfg.hook_check;
+	case HOOK_NOTIFY:
+		return d->cfg.hook_notify;
 	}
 	return NULL;
 }
@@ -103,6 +105,7 @@ daemon_hook_role(enum hook_kind kind, const char *reason, enum role now)
 	case HOOK_FENCE:
 		return "promoting";
 	case HOOK_CHECK:
+	case HOOK_NOTIFY:
 		return election_role_name(now);
 	case HOOK_DEMOTE:
 		break;
@@ -125,6 +128,7 @@ daemon_hook_done(const struct hook_result *res, void *arg)
 
 	d->hook_pid = -1;
 	d->hook_cancelled = 0;
+	d->startup_pid = -1;
 	daemon_clock(d);
 	d->m.hook_runs[res->kind]++;
 	metrics_hook_time(&d->m, res->kind, res->duration_ms);
@@ -168,7 +172,7 @@ daemon_hook_done(const struct hook_result *res, void *arg)
 		    (long long)d->cfg.check_rise);
 }
 
-static void
+void
 daemon_env_add(char **env, int *n, const char *name, const char *value)
 {
 	(void)xasprintf(&env[(*n)++], "%s=%s", name, value);
@@ -235,6 +239,8 @@ daemon_run_hook(struct daemon *d, const struct el_action *act)
 		hook_set_kill_delay(d->hooks, pid, act->ms - timeout);
 	d->hook_pid = pid;
 	d->hook_cancelled = 0;
+	if (kind == HOOK_DEMOTE && strcmp(act->reason, "startup") == 0)
+		d->startup_pid = pid;
 	/* Logged once started: a slow log never delays a hook. */
 	if (kind == HOOK_CHECK)
 		log_debug("running check hook [%ld]", (long)pid);
@@ -674,6 +680,16 @@ daemon_report(struct daemon *d)
 		d->since = time(NULL);
 	}
 	(void)history_note(&d->hist, wall_ms(), &v);
+	/* Every node says who leads, so a follower's log tells it too. */
+	if (strcmp(d->last_leader, v.leader_id) != 0 ||
+	    d->last_leader_epoch != v.leader_epoch) {
+		if (v.leader_id[0] != '\0')
+			log_info("leader is now %s (epoch %lld)", v.leader_id,
+			    (long long)v.leader_epoch);
+		else
+			log_info("no leader");
+		d->last_leader_epoch = v.leader_epoch;
+	}
 	if (strcmp(d->last_leader, v.leader_id) != 0) {
 		if (v.leader_id[0] != '\0')
 			d->m.leader_changes++;
@@ -690,6 +706,8 @@ daemon_report(struct daemon *d)
 		ctl_broadcast(d->ctl, line);
 	}
 	free(line);
+
+	notify_hook_update(d);
 
 	/* Steps of one loop turn share one publishing. */
 	event_active(d->ev_publish, EV_TIMEOUT, 1);
@@ -723,12 +741,24 @@ daemon_publish(evutil_socket_t fd, short what, void *arg)
 		text = status_render(&st, 0);
 		if (status_write(d->cfg.status_file, text) == -1)
 			log_warn("write %s", d->cfg.status_file);
-		(void)xasprintf(&msg, "%s, leader %s", st.role,
-		    st.leader[0] != '\0' ? st.leader : "none");
+		if (d->zk_state == ZOO_CONNECTED_STATE ||
+		    d->zk_state == ZOO_READONLY_STATE)
+			(void)xasprintf(&msg, "%s, leader %s", st.role,
+			    st.leader[0] != '\0' ? st.leader : "none");
+		else
+			(void)xasprintf(&msg, "connecting to ZooKeeper (%s), "
+			    "%s, leader %s", d->cfg.hosts, st.role,
+			    st.leader[0] != '\0' ? st.leader : "none");
 		notify_status(d->notify, msg);
 		free(msg);
 	}
 	free(text);
-	if (v.role != ROLE_UNKNOWN)
+	/*
+	 * The socket is bound before the loop runs; ZooKeeper may take any
+	 * time to answer, and systemd must not wait for it. The startup
+	 * demote, though, is what makes a node that crashed as leader safe:
+	 * units ordered after this one start once it is over.
+	 */
+	if (d->startup_pid == -1)
 		notify_ready(d->notify);
 }

@@ -410,6 +410,8 @@ el_act_hook(struct election *el, struct el_action *act, enum hook_kind kind,
 		act->ms = el->check_interval_ms;
 		act->epoch = el->leader_exists ? el->leader_epoch : 0;
 		break;
+	case HOOK_NOTIFY:	/* the daemon's, outside the election */
+		break;
 	}
 }
 

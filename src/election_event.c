@@ -546,6 +546,7 @@ election_hook_done(struct election *el, enum hook_kind kind, int ok)
 			el->lost_reason = "session-expired";
 		break;
 	case HOOK_DEMOTE:
+	case HOOK_NOTIFY:
 		break;
 	}
 }

@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -38,6 +39,7 @@
 #define HOOK_LINE_MAX		1024	/* longer output lines are cut */
 #define HOOK_READ_SIZE		4096
 #define HOOK_DRAIN_MAX		65536	/* read at once when the shell exits */
+#define HOOK_HELD_MAX		4096	/* a check's output kept until its end */
 
 extern char **environ;
 
@@ -66,6 +68,10 @@ struct hook {
 	char line[HOOK_LINE_MAX + 1];
 	size_t linelen;
 	int cut;		/* dropping the rest of an over-long line */
+	int hold;		/* keep the output until the end (a check) */
+	char *held;		/* lines kept, each ending in '\n' */
+	size_t heldlen;
+	unsigned long dropped;	/* lines that did not fit in held */
 };
 
 struct hook_runner {
@@ -89,6 +95,8 @@ hook_kind_name(enum hook_kind kind)
 		return "fence";
 	case HOOK_CHECK:
 		return "check";
+	case HOOK_NOTIFY:
+		return "notify";
 	}
 	return "unknown";
 }
@@ -126,6 +134,7 @@ hook_free(struct hook *h)
 	hook_close_output(h);
 	if (h->ev_timer != NULL)
 		event_free(h->ev_timer);
+	free(h->held);
 	free(h);
 }
 
@@ -181,8 +190,48 @@ hook_emit(struct hook *h, const char *suffix)
 			h->line[i] = '?';
 	}
 	h->line[len] = '\0';
-	log_info("hook %s[%ld]: %s%s", hook_kind_name(h->kind), (long)h->pid,
-	    h->line, suffix);
+	if (!h->hold) {
+		log_info("hook %s[%ld]: %s%s", hook_kind_name(h->kind),
+		    (long)h->pid, h->line, suffix);
+		return;
+	}
+	len = strlen(h->line) + strlen(suffix) + 1;
+	if (h->heldlen + len > HOOK_HELD_MAX) {
+		h->dropped++;
+		return;
+	}
+	if (h->held == NULL)
+		h->held = xmalloc(HOOK_HELD_MAX + 1);
+	(void)snprintf(h->held + h->heldlen, HOOK_HELD_MAX + 1 - h->heldlen,
+	    "%s%s\n", h->line, suffix);
+	h->heldlen += len;
+}
+
+/*
+ * A check runs every few seconds: what a passing one says is debug, what
+ * a failing one says is what the operator needs to read.
+ */
+static void
+hook_release_held(struct hook *h, int ok)
+{
+	int prio = ok ? LOG_DEBUG : LOG_INFO;
+	char *line, *next;
+
+	h->hold = 0;
+	for (line = h->held; line != NULL && line < h->held + h->heldlen;
+	    line = next + 1) {
+		next = strchr(line, '\n');
+		*next = '\0';
+		log_msg(prio, "hook %s[%ld]: %s", hook_kind_name(h->kind),
+		    (long)h->pid, line);
+	}
+	if (h->dropped > 0)
+		log_msg(prio, "hook %s[%ld]: %lu more lines not kept",
+		    hook_kind_name(h->kind), (long)h->pid, h->dropped);
+	free(h->held);
+	h->held = NULL;
+	h->heldlen = 0;
+	h->dropped = 0;
 }
 
 static void
@@ -338,6 +387,8 @@ hook_finish(struct hook *h)
 
 	/* Everything the shell wrote is in the pipe by now. */
 	hook_read(h, HOOK_DRAIN_MAX);
+	if (h->hold)
+		hook_release_held(h, res.ok);
 	log_debug("hook %s[%ld]: over: code %d signal %d after %lld ms%s",
 	    hook_kind_name(h->kind), (long)h->pid, res.exit_code, res.signo,
 	    (long long)res.duration_ms, res.timed_out ? " (timed out)" : "");
@@ -615,6 +666,7 @@ hook_run(struct hook_runner *hr, enum hook_kind kind, const char *cmd,
 	h->start_ms = now_ms();
 	h->kill_delay_ms = HOOK_KILL_DELAY_MS;
 	h->fd = pfd[0];
+	h->hold = kind == HOOK_CHECK;
 	h->done = done;
 	h->arg = arg;
 	TAILQ_INSERT_TAIL(&hr->hooks, h, entry);

@@ -16,7 +16,11 @@ enum hook_kind {
 	HOOK_DEMOTE,
 	HOOK_FENCE,
 	HOOK_CHECK,
+	HOOK_NOTIFY,		/* hooks.notify: beside the slot, never in it */
 };
+
+/* The kinds that share the hook slot (and the metrics' arrays). */
+#define HOOK_SLOT_KINDS	4
 
 struct hook_result {
 	enum hook_kind kind;
@@ -36,7 +40,9 @@ void hook_runner_free(struct hook_runner *hr);
 
 /*
  * Starts cmd under /bin/sh -c with the daemon's environment plus env (a
- * NULL-terminated list of "NAME=value"). done is called once, from the
+ * NULL-terminated list of "NAME=value"). Its output is logged at info line
+ * by line, but a check's is kept until it ends (the first 4 KiB): logged
+ * at info if it failed, at debug if it passed. done is called once, from the
  * event loop, when the shell has been reaped. On timeout the group gets
  * SIGTERM, then SIGKILL 5 s later, and the run counts as failed; done
  * then waits until no process of the group is left, which the runner sees

@@ -16,6 +16,13 @@ const char *log_level_name(int level);
 
 void log_msg(int prio, const char *fmt, ...) LOG_PRINTF(2, 3);
 void log_vmsg(int prio, const char *fmt, va_list ap) LOG_PRINTF(2, 0);
+/*
+ * "tag: text", unless the same line came a moment ago: then it is counted,
+ * and "tag: ... repeated N more times: text" is written once a minute and
+ * by log_collapse_flush(), which ends every run. Thread-safe.
+ */
+void log_collapse(int prio, const char *tag, const char *text);
+void log_collapse_flush(void);
 void log_warn(const char *fmt, ...) LOG_PRINTF(1, 2);
 void log_warnx(const char *fmt, ...) LOG_PRINTF(1, 2);
 void log_notice(const char *fmt, ...) LOG_PRINTF(1, 2);

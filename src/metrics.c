@@ -84,17 +84,17 @@ metrics_hooks(struct metrics_buf *b, const struct metrics *m)
 	int k, i;
 
 	metrics_family(b, "hook_runs_total", "counter", "Hook runs by hook.");
-	for (k = 0; k < 4; k++)
+	for (k = 0; k < HOOK_SLOT_KINDS; k++)
 		metrics_one(b, "hook_runs_total", "hook",
 		    hook_kind_name((enum hook_kind)k), m->hook_runs[k]);
 	metrics_family(b, "hook_failures_total", "counter",
 	    "Failed hook runs (non-zero exit, signal or timeout) by hook.");
-	for (k = 0; k < 4; k++)
+	for (k = 0; k < HOOK_SLOT_KINDS; k++)
 		metrics_one(b, "hook_failures_total", "hook",
 		    hook_kind_name((enum hook_kind)k), m->hook_failures[k]);
 	metrics_family(b, "hook_duration_seconds", "histogram",
 	    "Time spent in hook runs by hook.");
-	for (k = 0; k < 4; k++) {
+	for (k = 0; k < HOOK_SLOT_KINDS; k++) {
 		hook = hook_kind_name((enum hook_kind)k);
 		for (i = 0, cum = 0; i < METRICS_BUCKETS; i++) {
 			cum += m->hook_buckets[k][i];

@@ -107,6 +107,10 @@ zk_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
 	ev = xcalloc(1, sizeof(*ev));
 	ev->gen = h->gen;
 	if (type == ZOO_SESSION_EVENT) {
+		/* A retrying library's run of lines ends with the state. */
+		if (state != ZOO_CONNECTING_STATE &&
+		    state != ZOO_ASSOCIATING_STATE)
+			log_collapse_flush();
 		ev->type = ZK_EV_SESSION;
 		ev->state = state;
 		if (state == ZOO_CONNECTED_STATE ||
@@ -278,19 +282,36 @@ zk_drain(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/*
+ * The library's lines, from any of its threads: its own time, pid and
+ * thread id are dropped (the logger stamps the line), so that the same
+ * complaint repeated (a server that is down) collapses into a count.
+ */
 static void
 zk_log(const char *msg)
 {
+	char text[1024];
+	const char *body;
 	int prio = LOG_DEBUG;
-	size_t len = strlen(msg);
+	size_t len;
 
-	while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == '\r'))
+	if ((body = strstr(msg, "):ZOO_")) != NULL)
+		body += 2;
+	else
+		body = msg;
+	len = strlen(body);
+	while (len > 0 && (body[len - 1] == '\n' || body[len - 1] == '\r' ||
+	    body[len - 1] == ' '))
 		len--;
-	if (strstr(msg, "ZOO_ERROR") != NULL)
+	if (len >= sizeof(text))
+		len = sizeof(text) - 1;
+	memcpy(text, body, len);
+	text[len] = '\0';
+	if (strncmp(text, "ZOO_ERROR", 9) == 0)
 		prio = LOG_WARNING;
-	else if (strstr(msg, "ZOO_WARN") != NULL)
+	else if (strncmp(text, "ZOO_WARN", 8) == 0)
 		prio = LOG_INFO;
-	log_msg(prio, "zookeeper: %.*s", (int)len, msg);
+	log_collapse(prio, "zookeeper", text);
 }
 
 void
@@ -399,6 +420,7 @@ zk_close(struct zk *zk)
 	/* Completions run from zookeeper_close carry the old generation. */
 	zk->gen++;
 	rc = zookeeper_close(zk->zh);
+	log_collapse_flush();
 	if (rc != ZOK)
 		log_debug("zk: close: %s", zerror(rc));
 	/*

@@ -265,6 +265,9 @@ main(int argc, char *argv[])
 	d.since = time(NULL);
 	d.zk_state = ZOO_CONNECTING_STATE;
 	d.hook_pid = -1;
+	d.startup_pid = -1;
+	d.notify_pid = -1;
+	d.notified_leader = xstrdup("");
 	d.armed_deadline = -1;
 
 	memset(&cp, 0, sizeof(cp));
@@ -355,6 +358,7 @@ main(int argc, char *argv[])
 	free(d.last_report);
 	free(d.last_watch);
 	free(d.last_leader);
+	free(d.notified_leader);
 	free(d.overrides);
 	config_free(&d.cfg);
 	return 0;

@@ -34,10 +34,10 @@ struct waiter {
 struct metrics {
 	uint64_t leader_changes;
 	uint64_t elections_won;
-	uint64_t hook_runs[4];
-	uint64_t hook_failures[4];
-	double hook_seconds[4];
-	uint64_t hook_buckets[4][METRICS_BUCKETS];	/* not cumulative */
+	uint64_t hook_runs[HOOK_SLOT_KINDS];
+	uint64_t hook_failures[HOOK_SLOT_KINDS];
+	double hook_seconds[HOOK_SLOT_KINDS];
+	uint64_t hook_buckets[HOOK_SLOT_KINDS][METRICS_BUCKETS];	/* not cumulative */
 	uint64_t session_expirations;
 	uint64_t connection_losses;
 	uint64_t socket_requests;
@@ -79,6 +79,11 @@ struct daemon {
 	} el_req[EL_PIPE_MAX];	/* the election's requests in flight */
 	int el_nreq;
 	pid_t hook_pid;		/* the hook in the slot, or -1 */
+	pid_t startup_pid;	/* the startup demote running, or -1 */
+	pid_t notify_pid;	/* hooks.notify running, or -1 */
+	char *notified_leader;	/* the leader hooks.notify last heard of */
+	int64_t notified_epoch;
+	int64_t last_leader_epoch;
 	int hook_cancelled;
 	int warned_clamp;
 
@@ -112,6 +117,10 @@ void daemon_clock(struct daemon *d);
 void daemon_status(struct daemon *d, struct status *st, struct election_view *v);
 const char *daemon_zk_state(const struct daemon *d);
 uint64_t daemon_tag(struct daemon *d);
+void daemon_env_add(char **env, int *n, const char *name, const char *value);
+
+/* notify_hook.c */
+void notify_hook_update(struct daemon *d);
 
 /* diagnose.c */
 void daemon_diagnose(struct daemon *d, enum el_op op, const char *path,

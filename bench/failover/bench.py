@@ -8,6 +8,7 @@ how.
 
 import argparse
 import base64
+import calendar
 import datetime
 import fcntl
 import hashlib
@@ -71,21 +72,18 @@ def parse_kv(text):
 
 def log_roles(path, since_ns):
     """[(ns, from, to)] of the "role A -> B" lines of a daemon's log (its
-    stamps: HH:MM:SS.mmm UTC, on the day of since_ns), from since_ns on."""
+    stamps: RFC 3339 UTC to the ms), from since_ns on."""
     out = []
-    day = since_ns // 10**9 // 86400 * 86400
     try:
         text = Path(path).read_text(errors="replace")
     except OSError:
         return out
-    for m in re.finditer(r"^(\d\d):(\d\d):(\d\d)\.(\d{3}) zkelectd: role "
+    for m in re.finditer(r"^(\S+)\.(\d{3})Z zkelectd: role "
                          r"(\w+) -> (\w+)$", text, re.M):
-        h, mi, sec, ms = (int(x) for x in m.group(1, 2, 3, 4))
-        ns = ((day + h * 3600 + mi * 60 + sec) * 1000 + ms) * 10**6
-        if ns < since_ns - 43200 * 10**9:
-            ns += 86400 * 10**9         # past midnight
+        sec = calendar.timegm(time.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S"))
+        ns = (sec * 1000 + int(m.group(2))) * 10**6
         if ns >= since_ns - 10**6:      # the stamp is truncated to the ms
-            out.append((ns, m.group(5), m.group(6)))
+            out.append((ns, m.group(3), m.group(4)))
     return out
 
 

@@ -38,8 +38,11 @@ class NotifySocket:
                 continue
             except OSError:
                 break
-            with self.lock:
-                self.messages.append(data.decode(errors="replace"))
+            self._received(data.decode(errors="replace"))
+
+    def _received(self, text):
+        with self.lock:
+            self.messages.append(text)
 
     def lines(self):
         with self.lock:

@@ -46,6 +46,7 @@ it; its tickTime is 200 ms) and every wait has a deadline. A sleep only holds a 
 watches that nothing happens for a while).
 """
 
+import calendar
 import os
 import random
 import re
@@ -407,16 +408,10 @@ def zk_expiries(clusters):
 
 
 def _log_time(m, ref):
-    """A log line's local HH:MM:SS.mmm as a time.time() near ref."""
-    h, mi, se, ms = (int(x) for x in m.groups())
-    lt = time.localtime(ref)
-    midnight = ref - (lt.tm_hour * 3600 + lt.tm_min * 60 + lt.tm_sec + ref % 1)
-    t = midnight + h * 3600 + mi * 60 + se + ms / 1000
-    if t - ref > 43200:
-        t -= 86400
-    elif ref - t > 43200:
-        t += 86400
-    return t
+    """A log line's RFC 3339 UTC stamp as a time.time() (ref is unused:
+    the stamp carries its date)."""
+    return calendar.timegm(time.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S")) \
+        + int(m.group(2)) / 1000
 
 
 def session_at(d, t):
@@ -436,12 +431,12 @@ def session_at(d, t):
     return sid
 
 
-LOG_TS = re.compile(r"^(\d\d):(\d\d):(\d\d)\.(\d{3}) ")
+LOG_TS = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.(\d{3})Z ")
 LOG_WORDS = ("hook", "role", "session", "watch", "lease", "timed out", "expired")
 
 
 def log_window(d, ts, around):
-    """Lines of d's log (local HH:MM:SS.mmm stamps) within `around` seconds
+    """Lines of d's log (RFC 3339 UTC stamps) within `around` seconds
     of the time ts that mention hooks, roles, sessions or watches."""
     out = []
     for line in d.log_text().splitlines():

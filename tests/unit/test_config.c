@@ -130,8 +130,16 @@ check_empty_hooks(const struct config *c)
 {
 	assert_null(c->hook_promote);
 	assert_null(c->hook_check);
+	assert_null(c->hook_notify);
 	assert_null(c->auth);
 	assert_null(c->socket_group);
+}
+
+static void
+check_notify(const struct config *c)
+{
+	assert_string_equal(c->hook_notify, "/usr/bin/repoint \"$ZKELECT_LEADER\"");
+	assert_null(c->hook_promote);
 }
 
 static void
@@ -230,9 +238,11 @@ static const struct config_case config_cases[] = {
 	    NULL, check_bool_off },
 	{ "socket mode without 0", BASE "[control]\nsocket_mode = 660\n"
 	    "log_level = err\n", { NULL }, NULL, check_mode_660 },
-	{ "empty values unset", BASE "[hooks]\npromote =\ncheck=\n"
+	{ "empty values unset", BASE "[hooks]\npromote =\ncheck=\nnotify =\n"
 	    "[zookeeper]\nauth =\n[control]\nsocket_group =\n", { NULL },
 	    NULL, check_empty_hooks },
+	{ "notify hook", BASE "[hooks]\nnotify = /usr/bin/repoint "
+	    "\"$ZKELECT_LEADER\"\n", { NULL }, NULL, check_notify },
 	{ "root slash", BASE "[zookeeper]\nroot = /\n", { NULL }, NULL,
 	    check_root_slash },
 	{ "199-byte line", BASE "data = " X192 "\n", { NULL }, NULL,

@@ -1,0 +1,122 @@
+"""What the daemon's log says, and how much: dated timestamps, the change of
+leader on every node, quiet passing health checks, and ZooKeeper's client
+library collapsed when it repeats itself. Real daemons, a real ZooKeeper;
+every wait has a deadline."""
+
+import re
+import socket
+import threading
+
+from zkharness import free_ports, start_in_order, wait_for
+
+# RFC 3339 UTC to the millisecond, then the program's name.
+STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z zkelectd: ")
+
+
+def daemon_lines(d):
+    return [l for l in d.log_text().splitlines() if not l.startswith("====")]
+
+
+def test_lines_carry_a_dated_timestamp(election):
+    d = election.daemon("node1")
+    d.wait_role("leader")
+    d.stop()
+    lines = daemon_lines(d)
+    assert lines
+    bad = [l for l in lines if not STAMP.match(l)]
+    assert not bad, bad[:5]
+
+
+class Refuser:
+    """A "server" that takes each connection and closes it at once: a
+    ZooKeeper that is down, whose client's attempts can be counted."""
+
+    def __init__(self):
+        self.port = free_ports(1)[0]
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", self.port))
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.accepted = 0
+        self.running = True
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while self.running:
+            try:
+                c, _ = self.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                break
+            c.close()
+            self.accepted += 1
+
+    def close(self):
+        self.running = False
+        self.thread.join(2)
+        self.sock.close()
+
+
+def test_zookeeper_down_is_collapsed(election):
+    srv = Refuser()
+    try:
+        d = election.daemon("node1", hooks=False, options={
+            "zookeeper.hosts": f"127.0.0.1:{srv.port}",
+            "control.log_level": "info"})
+        wait_for(lambda: srv.accepted >= 15, 60, "fifteen connection attempts")
+        d.stop()
+    finally:
+        srv.close()
+    zk = [l for l in daemon_lines(d) if "zkelectd: zookeeper: " in l]
+    repeated = [l for l in zk if "repeated" in l]
+    assert repeated, "\n".join(zk)
+    # Each distinct complaint once, then its count.
+    assert len(zk) - len(repeated) <= 4, "\n".join(zk)
+    counts = [int(re.search(r"repeated (\d+) more times?:", l).group(1))
+              for l in repeated]
+    assert max(counts) >= 10, repeated
+
+
+def test_follower_logs_the_new_leader(election):
+    n1, n2, n3 = start_in_order(election, 3)
+    for d in (n2, n3):
+        wait_for(lambda d=d: "leader is now node1 (epoch " in d.log_text(), 10,
+                 f"{d.id} to log node1 leads")
+    n1.stop()
+    n2.wait_role("leader", 15)
+    epoch = n2.leader()["epoch"]
+    wait_for(lambda: f"leader is now node2 (epoch {epoch})" in n3.log_text(), 10,
+             "node3 to log node2 leads")
+    assert re.search(r"zkelectd: no leader$|zkelectd: leader is now node2",
+                     n3.log_text(), re.M)
+
+
+def test_passing_checks_log_nothing_at_info(election):
+    runs = election.dir / "checks"
+    sick = election.dir / "sick"
+    d = election.daemon("node1", options={
+        "hooks.check": f"echo run >>{runs}; echo checked the service; "
+                       f"test ! -e {sick}",
+        "hooks.check_interval": "100ms",
+        "hooks.check_fall": "2",
+        "control.log_level": "info"})
+    d.wait_role("leader")
+    wait_for(lambda: runs.exists(), 15, "a first health check")
+    before = len(daemon_lines(d))
+    n = len(runs.read_text().splitlines())
+    wait_for(lambda: len(runs.read_text().splitlines()) >= n + 20, 30,
+             "twenty more health checks")
+    after = daemon_lines(d)[before:]
+    # Neither the daemon's words nor the check's own output.
+    assert not [l for l in after if "check" in l], after[:10]
+    assert d.role() == "leader"
+
+    # A failing check's output is what the operator needs: it is logged.
+    sick.touch()
+    d.wait_role("observer", 15)
+    assert re.search(r"hook check\[\d+\]: checked the service$", d.log_text(),
+                     re.M), d.log_tail()
+    assert "health check failed 2 times" in d.log_text()

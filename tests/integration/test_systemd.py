@@ -1,0 +1,130 @@
+"""systemd's side of the daemon: when READY=1 comes, what STATUS= says while
+ZooKeeper does not answer, and the unit file (ExecReload validates the
+configuration first; systemd-analyze accepts the unit). Real daemons, a fake
+notification socket; every wait has a deadline."""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from test_daemon import NotifySocket
+from zkharness import REPO, binary, free_ports, wait_for
+
+
+class MarkedNotifySocket(NotifySocket):
+    """Notes, for each datagram, whether a marker file existed when it came."""
+
+    def __init__(self, path, marker):
+        self.marker = Path(marker)
+        self.seen = []
+        super().__init__(path)
+
+    def _received(self, text):
+        exists = self.marker.exists()
+        with self.lock:
+            self.messages.append(text)
+            self.seen.extend((line, exists) for line in text.splitlines())
+
+
+def test_ready_without_zookeeper_status_says_connecting(election):
+    # A port nobody listens on (reserved for this process, never bound).
+    port = free_ports(1)[0]
+    hosts = f"127.0.0.1:{port}"
+    ns = NotifySocket(election.dir / "notify.sock")
+    try:
+        d = election.daemon("node1", hooks=False, env={"NOTIFY_SOCKET": ns.path},
+                            options={"zookeeper.hosts": hosts})
+        ns.wait(lambda ls: "READY=1" in ls, 15, "READY=1 without ZooKeeper")
+        ns.wait(lambda ls: any(l.startswith("STATUS=connecting to ZooKeeper")
+                               and hosts in l for l in ls), 5,
+                "STATUS= saying it is connecting")
+        assert d.role() == "unknown"
+        assert d.stop() == 0
+        assert "STOPPING=1" in ns.lines()
+    finally:
+        ns.close()
+
+
+def test_ready_waits_for_the_startup_demote(election):
+    marker = election.dir / "demoted"
+    ns = MarkedNotifySocket(election.dir / "notify.sock", marker)
+    try:
+        d = election.daemon(
+            "node1", hooks=False, start=False, env={"NOTIFY_SOCKET": ns.path},
+            options={"zookeeper.session_timeout": "20s",
+                     "hooks.demote_timeout": "6s",
+                     "hooks.demote": f"sleep 1; touch {marker}"})
+        d.start()
+        ns.wait(lambda ls: "READY=1" in ls, 15, "READY=1")
+        with ns.lock:
+            ready = [exists for line, exists in ns.seen if line == "READY=1"]
+        assert ready[0], "READY=1 came before the startup demote was over"
+        d.wait_role("leader", 15)
+    finally:
+        ns.close()
+
+
+def test_ready_comes_at_once_without_a_demote_hook(election):
+    # demote_on_start with no demote hook set: nothing to wait for.
+    port = free_ports(1)[0]
+    ns = NotifySocket(election.dir / "notify.sock")
+    try:
+        election.daemon("node1", hooks=False, env={"NOTIFY_SOCKET": ns.path},
+                        options={"zookeeper.hosts": f"127.0.0.1:{port}",
+                                 "hooks.demote_on_start": "yes"})
+        ns.wait(lambda ls: "READY=1" in ls, 15, "READY=1")
+    finally:
+        ns.close()
+
+
+def render_unit(tmp, sbindir):
+    text = (REPO / "systemd" / "zkelectd@.service.in").read_text()
+    unit = tmp / "zkelectd@.service"
+    unit.write_text(text.replace("@SBINDIR@", str(sbindir)))
+    return unit
+
+
+def test_unit_reload_validates_the_file_first():
+    text = (REPO / "systemd" / "zkelectd@.service.in").read_text()
+    reloads = [l.split("=", 1)[1] for l in text.splitlines()
+               if l.startswith("ExecReload=")]
+    starts = [l.split("=", 1)[1] for l in text.splitlines()
+              if l.startswith("ExecStart=")]
+    assert len(reloads) == 2, reloads
+    # The same file ExecStart reads, checked with -t, then the signal.
+    conf = starts[0].split(" -c ", 1)[1]
+    assert reloads[0] == f"@SBINDIR@/zkelectd -t -c {conf}"
+    assert reloads[1] == "/bin/kill -HUP $MAINPID"
+
+
+def test_unit_check_command_fails_on_a_broken_file(tmp_path):
+    # What ExecReload runs first: exit 1 and the error for a broken file.
+    bad = tmp_path / "bad.conf"
+    bad.write_text("[zookeeper]\nhosts = 127.0.0.1:2181\n"
+                   "[election]\nservice = web\nbogus = 1\n")
+    r = subprocess.run([str(binary("zkelectd")), "-t", "-c", str(bad)],
+                       capture_output=True, text=True, timeout=10)
+    assert r.returncode == 1
+    assert "bogus" in r.stderr
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None,
+                    reason="systemd-analyze not installed")
+def test_unit_passes_systemd_analyze_verify(tmp_path):
+    sbindir = tmp_path / "sbin"
+    sbindir.mkdir()
+    exe = sbindir / "zkelectd"
+    shutil.copy(binary("zkelectd"), exe)
+    unit = render_unit(tmp_path, sbindir)
+    inst = tmp_path / "zkelectd@web.service"
+    os.symlink(unit, inst)
+    env = dict(os.environ, SYSTEMD_LOG_LEVEL="warning")
+    r = subprocess.run(["systemd-analyze", "verify", "--man=no", str(inst)],
+                       capture_output=True, text=True, timeout=60, env=env,
+                       cwd=tmp_path)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out
+    assert "zkelectd" not in out, out
