@@ -4,7 +4,7 @@
 set -eu
 
 PKGS="build-essential pkg-config libzookeeper-mt-dev zookeeper libevent-dev
-libinih-dev libsystemd-dev libcmocka-dev python3 python3-pytest python3-kazoo
+libinih-dev libsystemd-dev libcmocka-dev python3 python3-pytest python3-kazoo haproxy
 default-jre-headless valgrind socat procps util-linux"
 
 missing=""
