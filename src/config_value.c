@@ -437,7 +437,8 @@ config_value_listen(const struct config_key *k, struct config *cfg,
 		return 0;
 	}
 	list = xreallocarray(NULL, n + CONFIG_LISTEN_MAX, sizeof(*list));
-	memcpy(list, cfg->http_listen, n * sizeof(*list));
+	if (n > 0)
+		memcpy(list, cfg->http_listen, n * sizeof(*list));
 	for (s = v;; s = e + 1) {
 		e = strchrnul(s, ',');
 		while (s < e && (*s == ' ' || *s == '\t'))

@@ -38,6 +38,16 @@ def http_daemon(election, id, **kw):
     return d
 
 
+def leader_and_follower(election):
+    """node1 leading, node2 following, both with an HTTP endpoint."""
+    a = http_daemon(election, "node1")
+    a.wait_role("leader")
+    b = http_daemon(election, "node2")
+    b.wait_role("follower")
+    election.wait_one_leader()
+    return a, b
+
+
 def get(port, path, method="GET", headers=None, timeout=5):
     """(status, headers dict with lower-case names, body bytes)."""
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
@@ -83,11 +93,7 @@ def wait_code(port, path, want, timeout=15):
 # ---------------------------------------------------------------- endpoints
 
 def test_every_path_on_leader_and_follower(election):
-    a = http_daemon(election, "node1")
-    a.wait_role("leader")
-    b = http_daemon(election, "node2")
-    b.wait_role("follower")
-    election.wait_one_leader()
+    a, b = leader_and_follower(election)
 
     st, h, body = get(a.http, "/leader")
     assert (st, body) == (200, b"leader\n")
@@ -196,11 +202,7 @@ def test_health_and_leader_follow_zookeeper(election, zk):
 
 
 def test_idle_connections_do_not_stop_a_failover(election):
-    a = http_daemon(election, "node1")
-    a.wait_role("leader")
-    b = http_daemon(election, "node2")
-    b.wait_role("follower")
-    election.wait_one_leader()
+    a, b = leader_and_follower(election)
 
     idle = []
     try:
