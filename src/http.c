@@ -341,9 +341,12 @@ http_conn_new(struct event_base *base, void *arg)
 static void
 http_conn_claim(struct http *h, struct evhttp_connection *evcon)
 {
-	struct bufferevent *bev = evhttp_connection_get_bufferevent(evcon);
+	struct bufferevent *bev;
 	struct http_conn *c;
 
+	if (evcon == NULL)
+		return;
+	bev = evhttp_connection_get_bufferevent(evcon);
 	TAILQ_FOREACH(c, &h->conns, entry)
 		if (c->bev == bev)
 			break;

@@ -132,6 +132,14 @@ def test_every_path_on_leader_and_follower(election):
     # A query string does not change the path.
     assert get(a.http, "/leader?from=haproxy")[0] == 200
 
+    # A paused follower is no follower for a load balancer; resumed, it is.
+    assert b.ctl("pause").strip() == "ok"
+    assert get(b.http, "/follower")[::2] == (
+        503, b"not follower: observer (paused)\n")
+    assert get(b.http, "/role")[2] == b"observer\n"
+    assert b.ctl("resume").strip() == "ok"
+    wait_code(b.http, "/follower", 200)
+
 
 def test_head_methods_and_unknown_paths(election):
     a = http_daemon(election, "node1")
