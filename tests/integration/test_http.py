@@ -16,7 +16,6 @@ import signal
 import socket
 import subprocess
 import threading
-import time
 
 import pytest
 
@@ -230,18 +229,14 @@ def test_idle_connections_do_not_stop_a_failover(election):
         # The control socket still answers at once, and the failover is
         # as prompt as ever: node1's session expires (3 s), node2 leads.
         assert b.role() == "follower"
-        t0 = time.monotonic()
         a.kill()
         b.wait_role("leader", timeout=15)
-        took = time.monotonic() - t0
-        assert took < 15, took
-        # Once the idle ones are dropped (5 s), HTTP answers again.
-        wait_code(b.http, "/leader", 200, timeout=30)
     finally:
         for s in idle:
             s.close()
+    # Once the crowd is gone, HTTP answers again.
     assert b.alive()
-    wait_code(b.http, "/leader", 200)
+    wait_code(b.http, "/leader", 200, timeout=30)
 
 
 def test_port_taken_is_an_error_at_start(election):
