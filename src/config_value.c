@@ -4,15 +4,15 @@
  * The table of keys lives here too, next to the setters it names, so that
  * the setters stay private to this file.
  */
+#include <arpa/inet.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 

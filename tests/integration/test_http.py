@@ -11,7 +11,6 @@ wait has a deadline; nothing sleeps and hopes.
 import http.client
 import http.server
 import json
-import shutil
 import signal
 import socket
 import subprocess
@@ -338,8 +337,6 @@ def only(front, id, n=20):
     return all(through(front) == id for _ in range(n))
 
 
-@pytest.mark.skipif(shutil.which("haproxy") is None,
-                    reason="haproxy is not installed (scripts/deps.sh)")
 def test_haproxy_sends_traffic_to_the_leader_only(election):
     nodes, apps = [], []
     (front,) = free_ports(1)
