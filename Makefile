@@ -31,7 +31,7 @@ endif
 COMMON    = log xmalloc util
 DAEMON    = config config_value zk candidate election election_event \
             election_time hook \
-            ctl ctl_listen status notify
+            ctl ctl_listen status notify http
 DAEMON   += history
 LIBSRC    = $(COMMON) $(DAEMON)
 LIBOBJ    = $(LIBSRC:%=$(BUILD)/%.o)

@@ -129,6 +129,9 @@ config_apply(struct config_parse *p, int id, const char *value, int where)
 {
 	char why[CONFIG_WHY_LEN];
 
+	/* The first -o of a key the file repeats replaces the file's list. */
+	if (config_value_keys[id].repeat && where < 0 && p->where[id] > 0)
+		(void)config_value_set(id, p->cfg, "", why);
 	p->where[id] = where;
 	if (config_value_set(id, p->cfg, value, why) == -1) {
 		config_key_fail(p, id, "%s", why);
@@ -231,7 +234,7 @@ config_handler(void *user, const char *section, const char *name,
 			    section, name);
 		goto fail;
 	}
-	if (p->where[id] > 0) {
+	if (p->where[id] > 0 && !config_value_keys[id].repeat) {
 		config_fail(p, p->lineno, "%s.%s: duplicate key (first set "
 		    "on line %d)", section, name, p->where[id]);
 		goto fail;
@@ -472,7 +475,39 @@ config_free(struct config *cfg)
 	free(cfg->socket_path);
 	free(cfg->socket_group);
 	free(cfg->status_file);
+	config_value_listen_clear(cfg);
 	memset(cfg, 0, sizeof(*cfg));
+}
+
+int
+config_listen_equal(const struct config *a, const struct config *b)
+{
+	size_t i;
+
+	if (a->nhttp_listen != b->nhttp_listen)
+		return 0;
+	for (i = 0; i < a->nhttp_listen; i++)
+		if (strcmp(a->http_listen[i].name, b->http_listen[i].name) != 0)
+			return 0;
+	return 1;
+}
+
+void
+config_listen_copy(struct config *dst, const struct config *src)
+{
+	size_t i;
+
+	config_value_listen_clear(dst);
+	if (src->nhttp_listen == 0)
+		return;
+	dst->http_listen = xcalloc(src->nhttp_listen,
+	    sizeof(*dst->http_listen));
+	for (i = 0; i < src->nhttp_listen; i++) {
+		dst->http_listen[i].host = xstrdup(src->http_listen[i].host);
+		dst->http_listen[i].port = src->http_listen[i].port;
+		dst->http_listen[i].name = xstrdup(src->http_listen[i].name);
+	}
+	dst->nhttp_listen = src->nhttp_listen;
 }
 
 char *

@@ -13,6 +13,13 @@ enum config_mode {
 	CONFIG_MODE_OBSERVER,
 };
 
+/* One control.http_listen address, numeric and checked. */
+struct config_listen {
+	char *host;		/* "127.0.0.1", "::1", "0.0.0.0" */
+	int port;
+	char *name;		/* as logged: "127.0.0.1:8008", "[::1]:8008" */
+};
+
 struct config {
 	char *path;		/* file it was read from */
 
@@ -47,6 +54,8 @@ struct config {
 	char *status_file;	/* /run/zkelectd/<service>.status by default */
 	int log_level;		/* syslog priority, LOG_INFO by default */
 	int64_t max_clients;	/* control.max_clients, 256 */
+	struct config_listen *http_listen;	/* control.http_listen */
+	size_t nhttp_listen;			/* 0: no HTTP endpoint */
 };
 
 /*
@@ -58,6 +67,11 @@ struct config {
 int config_load(struct config *cfg, const char *path, char *const *overrides,
     size_t noverrides, char *err, size_t errlen);
 void config_free(struct config *cfg);
+
+/* Whether two configurations name the same HTTP addresses, in order. */
+int config_listen_equal(const struct config *a, const struct config *b);
+/* Replaces dst's HTTP addresses with a copy of src's. */
+void config_listen_copy(struct config *dst, const struct config *src);
 
 /* The election path <root>/<service>, newly allocated. */
 char *config_election_path(const struct config *cfg);

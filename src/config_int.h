@@ -21,7 +21,7 @@ enum config_key_id {
 	K_CHECK_INTERVAL, K_CHECK_FALL, K_CHECK_RISE, K_RETRY_BACKOFF,
 	K_DEMOTE_ON_START, K_NOTIFY,
 	K_SOCKET, K_SOCKET_MODE, K_SOCKET_GROUP, K_STATUS_FILE, K_LOG_LEVEL,
-	K_MAX_CLIENTS,
+	K_MAX_CLIENTS, K_HTTP_LISTEN,
 	K_COUNT
 };
 
@@ -37,6 +37,7 @@ struct config_key {
 	size_t		 off;	/* field, for the generic setters */
 	int64_t		 min;	/* range, or length of a string */
 	int64_t		 max;
+	int		 repeat;	/* may be set again: values add up */
 };
 
 /* Every key the file or -o may set, indexed by enum config_key_id. */
@@ -47,5 +48,8 @@ extern const struct config_key config_value_keys[K_COUNT];
  * why (CONFIG_WHY_LEN bytes) holding the reason and cfg unchanged.
  */
 int config_value_set(int id, struct config *cfg, const char *v, char *why);
+
+/* Empties cfg's list of HTTP addresses. */
+void config_value_listen_clear(struct config *cfg);
 
 #endif

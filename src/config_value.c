@@ -4,7 +4,9 @@
  * The table of keys lives here too, next to the setters it names, so that
  * the setters stay private to this file.
  */
+#include <arpa/inet.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -29,6 +31,8 @@
 	(sizeof(((struct sockaddr_un *)NULL)->sun_path) - 1)
 /* Leaves room for the suffix of the status file's temporary copy. */
 #define CONFIG_STATUS_MAX	(PATH_MAX - 32)
+/* Addresses of control.http_listen, all occurrences together. */
+#define CONFIG_LISTEN_MAX	16
 
 #define CONFIG_FIELD(cfg, k)	((void *)((char *)(cfg) + (k)->off))
 #define CONFIG_STR(cfg, k)	((char **)CONFIG_FIELD(cfg, k))
@@ -346,6 +350,140 @@ config_value_log_level(const struct config_key *k, struct config *cfg,
 	return 0;
 }
 
+void
+config_value_listen_clear(struct config *cfg)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->nhttp_listen; i++) {
+		free(cfg->http_listen[i].host);
+		free(cfg->http_listen[i].name);
+	}
+	free(cfg->http_listen);
+	cfg->http_listen = NULL;
+	cfg->nhttp_listen = 0;
+}
+
+/*
+ * One ADDR:PORT of control.http_listen, s to e: a numeric IPv4 address,
+ * an IPv6 one in brackets, or "*" (or nothing) for every IPv4 address.
+ * Names are refused so that what the daemon binds never depends on DNS.
+ */
+static int
+config_value_listen_one(const char *s, const char *e, struct config_listen *l,
+    char *why)
+{
+	struct in6_addr a6;
+	struct in_addr a4;
+	const char *h = s, *colon, *w;
+	char host[INET6_ADDRSTRLEN], port[8];
+	size_t hlen, plen;
+	int64_t n;
+	int len = (int)(e - s), v6 = (*s == '[');
+
+	if (len == 0)
+		return config_value_why(why, "empty address in the list");
+	if (v6) {
+		if ((colon = memchr(s, ']', (size_t)len)) == NULL ||
+		    colon + 1 == e || colon[1] != ':')
+			return config_value_why(why, "\"%.*s\" is not "
+			    "[IPv6]:PORT", len, s);
+		h = s + 1;
+		hlen = (size_t)(colon - h);
+		colon++;
+	} else {
+		if ((colon = memchr(s, ':', (size_t)len)) == NULL)
+			return config_value_why(why, "\"%.*s\" is not "
+			    "ADDR:PORT", len, s);
+		if (memchr(colon + 1, ':', (size_t)(e - colon - 1)) != NULL)
+			return config_value_why(why, "\"%.*s\": an IPv6 "
+			    "address takes brackets, as in [::1]:8008", len, s);
+		hlen = (size_t)(colon - s);
+	}
+	if (hlen >= sizeof(host))
+		return config_value_why(why, "\"%.*s\": address too long",
+		    len, s);
+	memcpy(host, h, hlen);
+	host[hlen] = '\0';
+	if (!v6 && (hlen == 0 || strcmp(host, "*") == 0))
+		(void)snprintf(host, sizeof(host), "0.0.0.0");
+	if ((v6 && inet_pton(AF_INET6, host, &a6) != 1) ||
+	    (!v6 && inet_pton(AF_INET, host, &a4) != 1))
+		return config_value_why(why, "\"%.*s\": not a numeric "
+		    "address (an IPv4 address, [IPv6] or *)", len, s);
+	plen = (size_t)(e - colon - 1);
+	if (plen > 0 && plen < sizeof(port)) {
+		memcpy(port, colon + 1, plen);
+		port[plen] = '\0';
+	}
+	if (plen == 0 || plen >= sizeof(port) ||
+	    parse_int64(port, 1, 65535, &n, &w) == -1)
+		return config_value_why(why, "bad port in \"%.*s\" (1-65535)",
+		    len, s);
+	l->host = xstrdup(host);
+	l->port = (int)n;
+	(void)xasprintf(&l->name, v6 ? "[%s]:%d" : "%s:%d", host, l->port);
+	return 0;
+}
+
+/*
+ * control.http_listen: a comma-separated list that each further
+ * occurrence of the key adds to; an empty value empties the list.
+ */
+static int
+config_value_listen(const struct config_key *k, struct config *cfg,
+    const char *v, char *why)
+{
+	struct config_listen l, *list;
+	const char *s, *e;
+	size_t n = cfg->nhttp_listen, i, added = 0;
+
+	(void)k;
+	if (*v == '\0') {
+		config_value_listen_clear(cfg);
+		return 0;
+	}
+	list = xreallocarray(NULL, n + CONFIG_LISTEN_MAX, sizeof(*list));
+	if (n > 0)
+		memcpy(list, cfg->http_listen, n * sizeof(*list));
+	for (s = v;; s = e + 1) {
+		e = strchrnul(s, ',');
+		while (s < e && (*s == ' ' || *s == '\t'))
+			s++;
+		while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		if (n + added == CONFIG_LISTEN_MAX) {
+			(void)config_value_why(why, "more than %d addresses",
+			    CONFIG_LISTEN_MAX);
+			goto fail;
+		}
+		if (config_value_listen_one(s, e, &l, why) == -1)
+			goto fail;
+		for (i = 0; i < n + added; i++)
+			if (strcmp(list[i].name, l.name) == 0)
+				break;
+		list[n + added++] = l;
+		if (i < n + added - 1) {
+			(void)config_value_why(why, "%s listed twice", l.name);
+			goto fail;
+		}
+		e = strchrnul(e, ',');
+		if (*e == '\0')
+			break;
+	}
+	free(cfg->http_listen);
+	cfg->http_listen = list;
+	cfg->nhttp_listen = n + added;
+	return 0;
+fail:
+	for (i = n; i < n + added; i++) {
+		free(list[i].host);
+		free(list[i].name);
+	}
+	free(list);
+	return -1;
+}
+
 #define F(field)		offsetof(struct config, field)
 #define DURATION(field, min) \
 	config_value_duration, F(field), (min), CONFIG_DURATION_MAX
@@ -394,6 +532,8 @@ const struct config_key config_value_keys[K_COUNT] = {
 	    F(log_level), 0, 0 },
 	[K_MAX_CLIENTS] = { "control", "max_clients", config_value_number,
 	    F(max_clients), 1, 65536 },
+	[K_HTTP_LISTEN] = { "control", "http_listen", config_value_listen,
+	    F(http_listen), 0, 0, 1 },
 };
 #undef COMMAND
 #undef DURATION

@@ -24,6 +24,7 @@
 #include <zookeeper/zookeeper.h>
 
 #include "ctl.h"
+#include "http.h"
 #include "log.h"
 #include "notify.h"
 #include "util.h"
@@ -110,6 +111,11 @@ daemon_reload(struct daemon *d)
 		nc.session_timeout_ms = d->cfg.session_timeout_ms;
 		if (!nc.demote_timeout_set)
 			nc.demote_timeout_ms = nc.session_timeout_ms / 4;
+	}
+	if (!config_listen_equal(&nc, &d->cfg)) {
+		log_warnx("reload: control.http_listen cannot change while "
+		    "running; restart to apply it");
+		config_listen_copy(&nc, &d->cfg);
 	}
 	if (nc.mode != d->cfg.mode) {
 		log_warnx("reload: election.mode cannot change while running; "
@@ -280,6 +286,9 @@ main(int argc, char *argv[])
 	    sizeof(ctlerr));
 	if (d.ctl == NULL)
 		fatalx("%s", ctlerr);
+	if (d.cfg.nhttp_listen > 0 && http_open(&d, ctlerr,
+	    sizeof(ctlerr)) == -1)
+		fatalx("%s", ctlerr);
 	daemon_mkdir_parent(d.cfg.status_file);
 
 	d.hooks = hook_runner_new(d.base);
@@ -340,6 +349,7 @@ main(int argc, char *argv[])
 	log_notice("stopped");
 
 	ctl_close(d.ctl);
+	http_close(&d);
 	hook_runner_free(d.hooks);
 	zk_free(d.zk);
 	election_free(d.el);

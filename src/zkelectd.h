@@ -19,6 +19,7 @@
 struct event;
 struct event_base;
 struct ctl;
+struct http;
 struct notify;
 struct zk;
 struct members_query;
@@ -58,6 +59,7 @@ struct daemon {
 	struct election *el;
 	struct hook_runner *hooks;
 	struct ctl *ctl;
+	struct http *http;	/* NULL without control.http_listen */
 	struct notify *notify;
 
 	struct event *ev_sig[5];

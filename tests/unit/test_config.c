@@ -172,6 +172,34 @@ check_ipv6(const struct config *c)
 	assert_string_equal(c->hosts, "::1:2181,zk-2.example.com:2182");
 }
 
+static void
+check_listen(const struct config *c)
+{
+	assert_int_equal(c->nhttp_listen, 3);
+	assert_string_equal(c->http_listen[0].host, "127.0.0.1");
+	assert_int_equal(c->http_listen[0].port, 8008);
+	assert_string_equal(c->http_listen[0].name, "127.0.0.1:8008");
+	assert_string_equal(c->http_listen[1].host, "::1");
+	assert_string_equal(c->http_listen[1].name, "[::1]:8008");
+	assert_string_equal(c->http_listen[2].host, "0.0.0.0");
+	assert_int_equal(c->http_listen[2].port, 9);
+}
+
+static void
+check_listen_override(const struct config *c)
+{
+	assert_int_equal(c->nhttp_listen, 2);
+	assert_string_equal(c->http_listen[0].name, "10.1.2.3:80");
+	assert_string_equal(c->http_listen[1].name, "[::]:81");
+}
+
+static void
+check_listen_none(const struct config *c)
+{
+	assert_int_equal(c->nhttp_listen, 0);
+	assert_null(c->http_listen);
+}
+
 static const struct config_case config_cases[] = {
 	/* Valid files. */
 	{ "minimal", BASE, { NULL }, NULL, NULL },
@@ -439,6 +467,42 @@ static const struct config_case config_cases[] = {
 	    "control.max_clients: out of range (1-65536)", NULL },
 	{ "max_clients too many", BASE "[control]\nmax_clients = 65537\n",
 	    { NULL }, "control.max_clients: out of range", NULL },
+
+	/* control.http_listen: repeatable, comma-separated. */
+	{ "http_listen list and repeat", BASE "[control]\n"
+	    "http_listen = 127.0.0.1:8008 , [::1]:8008\nhttp_listen = *:9\n",
+	    { NULL }, NULL, check_listen },
+	{ "http_listen -o replaces the file's", BASE "[control]\n"
+	    "http_listen = 127.0.0.1:8008\n",
+	    { "control.http_listen=10.1.2.3:80", "control.http_listen=[::]:81" },
+	    NULL, check_listen_override },
+	{ "http_listen empty -o removes it", BASE "[control]\n"
+	    "http_listen = 127.0.0.1:8008\n", { "control.http_listen=" },
+	    NULL, check_listen_none },
+	{ "http_listen unset", BASE, { NULL }, NULL, check_listen_none },
+	{ "http_listen host name", BASE "[control]\nhttp_listen = web:80\n",
+	    { NULL }, "@:6: control.http_listen: \"web:80\": not a numeric "
+	    "address", NULL },
+	{ "http_listen bare IPv6", BASE "[control]\nhttp_listen = ::1:80\n",
+	    { NULL }, "an IPv6 address takes brackets", NULL },
+	{ "http_listen IPv4 in brackets", BASE "[control]\n"
+	    "http_listen = [127.0.0.1]:80\n", { NULL }, "not a numeric", NULL },
+	{ "http_listen no port", BASE "[control]\nhttp_listen = 10.0.0.1\n",
+	    { NULL }, "\"10.0.0.1\" is not ADDR:PORT", NULL },
+	{ "http_listen port zero", BASE "[control]\nhttp_listen = *:0\n",
+	    { NULL }, "bad port in \"*:0\" (1-65535)", NULL },
+	{ "http_listen port junk", BASE "[control]\nhttp_listen = *:80x\n",
+	    { NULL }, "bad port", NULL },
+	{ "http_listen bracket junk", BASE "[control]\n"
+	    "http_listen = [::1]x:80\n", { NULL }, "is not [IPv6]:PORT", NULL },
+	{ "http_listen empty item", BASE "[control]\n"
+	    "http_listen = *:80,,*:81\n", { NULL }, "empty address", NULL },
+	{ "http_listen twice", BASE "[control]\nhttp_listen = *:80\n"
+	    "http_listen = 0.0.0.0:80\n", { NULL },
+	    "@:7: control.http_listen: 0.0.0.0:80 listed twice", NULL },
+	{ "http_listen too many", BASE "[control]\nhttp_listen = "
+	    "*:1,*:2,*:3,*:4,*:5,*:6,*:7,*:8,*:9,*:10,*:11,*:12,*:13,*:14,"
+	    "*:15,*:16,*:17\n", { NULL }, "more than 16 addresses", NULL },
 
 	/* Overrides. */
 	{ "override without =", BASE, { "election.mode" },

@@ -1,0 +1,18 @@
+/* The read-only HTTP endpoint (control.http_listen), on libevent's evhttp. */
+#ifndef ZKELECTD_HTTP_H
+#define ZKELECTD_HTTP_H
+
+#include <stddef.h>
+
+struct daemon;
+
+/*
+ * Listens on every address of d->cfg.http_listen and answers from d's
+ * state on d->base.  Returns 0 (d->http set), or -1 with err naming the
+ * address that failed and why.
+ */
+int http_open(struct daemon *d, char *err, size_t errlen);
+/* Closes the listeners and every connection; d->http is NULL after. */
+void http_close(struct daemon *d);
+
+#endif
