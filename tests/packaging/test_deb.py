@@ -33,8 +33,8 @@ def deb(tmp_path_factory):
     not ignored), so that nothing built in the work tree leaks in."""
     top = tmp_path_factory.mktemp("deb")
     src = top / "zkelectd"
-    r = run(["git", "-C", str(ROOT), "ls-files", "-z", "--cached",
-             "--others", "--exclude-standard"])
+    r = run(["git", "-c", f"safe.directory={ROOT}", "-C", str(ROOT),
+             "ls-files", "-z", "--cached", "--others", "--exclude-standard"])
     assert r.returncode == 0, f"not a git checkout? {r.stderr}"
     for name in filter(None, r.stdout.split("\0")):
         p = ROOT / name
