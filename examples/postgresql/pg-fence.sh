@@ -60,6 +60,11 @@ fi
 
 case $olddata in
 ?*:*[0-9])
+	if ! command -v psql >/dev/null; then
+		say "no psql: cannot check that $olddata stopped answering"
+		say "'$old' fenced (by FENCE_COMMAND alone)"
+		exit 0
+	fi
 	host=${olddata%:*}
 	port=${olddata##*:}
 	recovery=$(psql -X -q -A -t -h "$host" -p "$port" \

@@ -278,3 +278,65 @@ def test_vip_as_unprivileged_user_with_hardening_caps():
             assert ns.addresses() == []
     finally:
         shutil.rmtree(d)
+
+
+def pg_hook(name, tmp_path, **env):
+    base = {"PATH": os.environ["PATH"], "ZKELECT_SERVICE": "pg",
+            "ZKELECT_ID": "db2"}
+    base.update(env)
+    return run([str(EXAMPLES / "postgresql" / name)], env=base,
+               cwd=tmp_path)
+
+
+def test_pg_fence_never_fakes_success(tmp_path):
+    old = {"ZKELECT_EVENT": "fence", "ZKELECT_FENCE_ID": "db1",
+           "ZKELECT_FENCE_DATA": "", "ZKELECT_FENCE_EPOCH": "7"}
+    r = pg_hook("pg-fence.sh", tmp_path, **old)
+    assert r.returncode == 1 and "no FENCE_COMMAND" in r.stderr
+    r = pg_hook("pg-fence.sh", tmp_path, FENCE_COMMAND="exit 3", **old)
+    assert r.returncode == 1 and "'db1' is not fenced" in r.stderr
+    # The command runs with the previous leader's identity.
+    r = pg_hook("pg-fence.sh", tmp_path,
+                FENCE_COMMAND='echo "$ZKELECT_FENCE_ID $ZKELECT_FENCE_EPOCH"'
+                ' > fenced', **old)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "fenced").read_text() == "db1 7\n"
+
+
+def test_pg_hooks_refuse_to_run_blind(tmp_path):
+    r = pg_hook("pg-promote.sh", tmp_path, ZKELECT_EVENT="promote")
+    assert r.returncode == 2 and "ZKELECT_EPOCH" in r.stderr
+    r = pg_hook("pg-promote.sh", tmp_path, ZKELECT_EVENT="promote",
+                ZKELECT_EPOCH="12", PROMOTE_WAIT="soon")
+    assert r.returncode == 2 and "PROMOTE_WAIT" in r.stderr
+    r = pg_hook("pg-demote.sh", tmp_path, ZKELECT_EVENT="demote")
+    assert r.returncode == 1 and "PGDATA is not set" in r.stderr
+
+
+def test_app_hook_maps_events_to_systemctl(tmp_path):
+    """app-hook.sh against a systemctl that records its calls and fails
+    when SYSTEMCTL_FAIL is set (there is no systemd to start units here)."""
+    fake = tmp_path / "bin/systemctl"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/sh\necho "$*" >> "$CALLS"\n'
+                    '[ -z "${SYSTEMCTL_FAIL:-}" ]\n')
+    fake.chmod(0o755)
+    calls = tmp_path / "calls"
+
+    def hook(event, role="follower", fail=""):
+        env = {"PATH": f"{fake.parent}:{os.environ['PATH']}",
+               "CALLS": str(calls), "SYSTEMCTL_FAIL": fail,
+               "ZKELECT_EVENT": event, "ZKELECT_ROLE": role}
+        return run([str(EXAMPLES / "app/app-hook.sh"), "myapp@web.service"],
+                   env=env).returncode
+
+    assert hook("promote", "leader") == 0
+    assert hook("demote") == 0
+    assert hook("check", "leader") == 0
+    assert hook("check", "follower", fail="1") == 0   # not asked
+    assert calls.read_text().splitlines() == [
+        "start myapp@web.service", "stop myapp@web.service",
+        "is-active --quiet myapp@web.service"]
+    assert hook("promote", "leader", fail="1") == 1
+    assert hook("check", "leader", fail="1") == 1
+    assert hook("fence") == 2
