@@ -7,12 +7,16 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
 from conftest import ROOT, need_root, run
+
+sys.path.insert(0, str(ROOT / "tests/integration"))
+import zkharness  # noqa: E402
 
 EXAMPLES = ROOT / "examples"
 VIP = "192.0.2.10/24"   # TEST-NET-1: never routed, and inside a namespace
@@ -164,8 +168,8 @@ while True:
 
 
 class Netns:
-    def __init__(self):
-        self.name = f"zkt{os.getpid()}"
+    def __init__(self, tag=""):
+        self.name = f"zkt{os.getpid()}{tag}"
         self.up = False
 
     def __enter__(self):
@@ -252,6 +256,48 @@ def test_vip_in_a_network_namespace():
         r = run([str(EXAMPLES / "vip/vip.sh"), VIP, "va"],
                 env={"PATH": os.environ["PATH"], "ZKELECT_EVENT": "fence"})
         assert r.returncode == 2 and "handles promote and demote" in r.stderr
+
+
+def test_vip_follows_the_leader_through_zkelectd():
+    """Two zkelectd daemons against a real ZooKeeper, each with vip.sh as
+    its promote and demote hook on a namespace of its own: the address is
+    on the leader's device only, and moves on an ordered handoff."""
+    need_root()
+    zk = zkharness.ZkCluster(size=1)
+    election = None
+    try:
+        with Netns("a") as na, Netns("b") as nb:
+            zk.start()
+            election = zkharness.Election(zk.hosts, "vip-failover")
+
+            def daemon(id, ns):
+                hook = f"ip netns exec {ns.name} {EXAMPLES / 'vip/vip.sh'}" \
+                    f" {VIP} va"
+                return election.daemon(
+                    id, hooks=False, env={"ARPING_COUNT": "1"},
+                    options={"hooks.promote": hook, "hooks.demote": hook})
+
+            d1 = daemon("n1", na)
+            assert election.wait_one_leader(timeout=30) is d1
+            assert na.addresses() == [VIP]
+            d2 = daemon("n2", nb)
+            d2.wait_role("follower", timeout=30)
+            assert nb.addresses() == []
+            # Both ran the startup demote on a device without the address.
+            for d in (d1, d2):
+                assert "not on va (nothing to remove)" in d.log_text()
+
+            assert d1.stop() == 0
+            d2.wait_role("leader", timeout=30)
+            assert na.addresses() == []
+            assert nb.addresses() == [VIP]
+            assert "removed 192.0.2.10/24 from va" in d1.log_text()
+            assert d2.stop() == 0
+            assert nb.addresses() == []
+    finally:
+        problems = election.close() if election else []
+        zk.close()
+    assert problems == []
 
 
 def test_vip_as_unprivileged_user_with_hardening_caps():
