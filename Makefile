@@ -9,6 +9,7 @@ BINDIR    = $(PREFIX)/bin
 MANDIR    = $(PREFIX)/share/man
 SYSCONFDIR ?= /etc
 UNITDIR  ?= $(PREFIX)/lib/systemd/system
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 
 BUILD    ?= build
 CC       ?= cc
@@ -96,11 +97,18 @@ mutants:
 	$(MAKE) BUILD=build-mut CPPFLAGS=-DEL_MUTANTS unit
 	@scripts/mutants.sh build-mut
 
+# Everything `make install` puts in place, and `make uninstall` removes.
+INSTALLED = $(SBINDIR)/zkelectd $(BINDIR)/zkelectctl \
+            $(MANDIR)/man1/zkelectctl.1 $(MANDIR)/man5/zkelectd.conf.5 \
+            $(MANDIR)/man8/zkelectd.8 \
+            $(SYSCONFDIR)/zkelectd/zkelectd.conf.example \
+            $(UNITDIR)/zkelectd@.service $(BASHCOMPDIR)/zkelectctl
+
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) \
 	    $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
 	    $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(SYSCONFDIR)/zkelectd \
-	    $(DESTDIR)$(UNITDIR)
+	    $(DESTDIR)$(UNITDIR) $(DESTDIR)$(BASHCOMPDIR)
 	install -m 0755 $(BUILD)/zkelectd $(DESTDIR)$(SBINDIR)/zkelectd
 	install -m 0755 $(BUILD)/zkelectctl $(DESTDIR)$(BINDIR)/zkelectctl
 	install -m 0644 man/zkelectctl.1 $(DESTDIR)$(MANDIR)/man1/
@@ -111,8 +119,17 @@ install: all
 	sed 's|@SBINDIR@|$(SBINDIR)|g' systemd/zkelectd@.service.in \
 	    > $(DESTDIR)$(UNITDIR)/zkelectd@.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/zkelectd@.service
+	install -m 0644 completion/zkelectctl.bash \
+	    $(DESTDIR)$(BASHCOMPDIR)/zkelectctl
+
+# Takes the same PREFIX, DESTDIR and directory variables as install. The
+# configuration directory goes only when nothing but the example was in it.
+uninstall:
+	rm -f $(INSTALLED:%=$(DESTDIR)%)
+	if [ -d $(DESTDIR)$(SYSCONFDIR)/zkelectd ]; then \
+	    rmdir --ignore-fail-on-non-empty $(DESTDIR)$(SYSCONFDIR)/zkelectd; fi
 
 clean:
 	rm -rf build build-san build-mut
 
-.PHONY: all unit sim sim-mutants check mutants install clean
+.PHONY: all unit sim sim-mutants check mutants install uninstall clean

@@ -10,7 +10,8 @@
 #      more (6000) with tickTime modelled (-k 2000), the regression seeds
 #      of tests/sim/seeds.txt, and each of their mutants found again
 #      (make sim-mutants); every schedule counts as one test
-#   3. the pytest integration suite against $BUILD
+#   3. the pytest integration suite against $BUILD, then tests/packaging
+#      (examples, man pages, install, completion, the .deb) once
 #   4. a sanitizer build (make SAN=1 BUILD=build-san all) and the
 #      integration suite again against it, failing on any ASan/UBSan/LSan
 #      report in a daemon's log
@@ -154,17 +155,13 @@ sim_tests() {
 	sim_count "simulator mutant seeds"
 }
 
-# integration LABEL BIN_DIR SAN CHAOS_SECONDS
-integration() {
-	heading "integration tests: $1"
-	run env ZKELECTD_BIN_DIR="$2" ZKELECTD_SAN="$3" \
-	    ZKELECTD_CHAOS_SECONDS="$4" \
-	    "$PYTHON" -m pytest -p no:cacheprovider -q tests/integration
-	local rc=$? summary p f e
+# pytest_count WHAT RC: adds the pytest summary in $out to the totals.
+pytest_count() {
+	local summary p f e
 	# pytest -q ends with e.g. "12 passed, 1 failed, 2 errors in 40.1s".
 	summary=$(grep -E '^(=+ )?[0-9]+ [a-z]+.* in [0-9.]+s' "$out" | tail -n 1)
 	if [ -z "$summary" ]; then
-		broken "integration ($1): no pytest summary (status $rc)"
+		broken "$1: no pytest summary (status $2)"
 		return
 	fi
 	p=$(sed -nE 's/.*[^0-9]([0-9]+) passed.*/\1/p' <<<" $summary")
@@ -172,9 +169,27 @@ integration() {
 	e=$(sed -nE 's/.*[^0-9]([0-9]+) errors?.*/\1/p' <<<" $summary")
 	passed=$((passed + ${p:-0}))
 	failed=$((failed + ${f:-0} + ${e:-0}))
-	if [ "$rc" -ne 0 ] && [ $((${f:-0} + ${e:-0})) -eq 0 ]; then
-		broken "integration ($1): pytest exited with status $rc"
+	if [ "$2" -ne 0 ] && [ $((${f:-0} + ${e:-0})) -eq 0 ]; then
+		broken "$1: pytest exited with status $2"
 	fi
+}
+
+# integration LABEL BIN_DIR SAN CHAOS_SECONDS
+integration() {
+	heading "integration tests: $1"
+	run env ZKELECTD_BIN_DIR="$2" ZKELECTD_SAN="$3" \
+	    ZKELECTD_CHAOS_SECONDS="$4" \
+	    "$PYTHON" -m pytest -p no:cacheprovider -q tests/integration
+	pytest_count "integration ($1)" $?
+}
+
+# Examples, man pages, install, completion and the Debian package: the
+# same whatever the build flavour, so run once.
+packaging() {
+	heading "packaging tests (tests/packaging)"
+	run env ZKELECTD_BIN_DIR="$BUILD" \
+	    "$PYTHON" -m pytest -p no:cacheprovider -q tests/packaging
+	pytest_count "packaging" $?
 }
 
 start=$SECONDS
@@ -186,6 +201,7 @@ sim_tests
 # and what it looks for is memory errors) a shorter run keeps the whole
 # check within its time budget.
 integration "$BUILD" "$BUILD" 0 "${ZKELECTD_CHAOS_SECONDS:-60}"
+packaging
 
 heading "sanitizer build ($SAN_BUILD)"
 if [ "${CHECK_SKIP_SAN:-0}" = 1 ]; then

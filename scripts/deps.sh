@@ -6,7 +6,7 @@ set -eu
 PKGS="build-essential pkg-config libzookeeper-mt-dev zookeeper libevent-dev
 libinih-dev libsystemd-dev libcmocka-dev python3 python3-pytest python3-kazoo
 default-jre-headless valgrind socat procps util-linux strace prometheus
-systemd haproxy"
+haproxy debhelper dpkg-dev mandoc shellcheck iproute2 iputils-arping systemd git"
 
 missing=""
 for p in $PKGS; do
