@@ -495,9 +495,19 @@ hook_env_listed(const char *var, char *const list[], size_t n)
 }
 
 /*
- * The daemon's environment with env layered over it (a later entry of env
- * wins over an earlier one). The strings are borrowed, only the array is
- * allocated.
+ * What systemd hands the daemon alone: a hook that inherited them could
+ * tell systemd it is ready or stopping, feed the watchdog in the daemon's
+ * place, or be taken for the daemon's own journal stream.
+ */
+static const char *const hook_env_dropped[] = {
+	"NOTIFY_SOCKET=", "WATCHDOG_USEC=", "WATCHDOG_PID=", "JOURNAL_STREAM=",
+	"LISTEN_FDS=", "LISTEN_PID=", "LISTEN_FDNAMES=", NULL,
+};
+
+/*
+ * The daemon's environment less hook_env_dropped, with env layered over
+ * it (a later entry of env wins over an earlier one). The strings are
+ * borrowed, only the array is allocated.
  */
 static char **
 hook_environ(char *const env[])
@@ -511,7 +521,9 @@ hook_environ(char *const env[])
 		m++;
 	envp = xcalloc(n + m + 1, sizeof(*envp));
 	for (i = 0; i < n; i++)
-		if (!hook_env_listed(environ[i], env, m))
+		if (!hook_env_listed(environ[i], env, m) &&
+		    !hook_env_listed(environ[i], (char *const *)hook_env_dropped,
+		    sizeof(hook_env_dropped) / sizeof(hook_env_dropped[0]) - 1))
 			envp[k++] = environ[i];
 	for (i = 0; i < m; i++)
 		if (!hook_env_listed(env[i], env + i + 1, m - i - 1))

@@ -223,3 +223,28 @@ def parse_metrics_total(text):
         if line.startswith("zkelectd_zookeeper_requests_total{"):
             total += int(float(line.rsplit(" ", 1)[1]))
     return total
+
+
+def test_hooks_do_not_inherit_what_systemd_gave_the_daemon(election, tmp_path):
+    """NOTIFY_SOCKET, the watchdog's and the journal's variables are the
+    daemon's: a hook with them could speak to systemd in its place."""
+    dump = tmp_path / "env"
+    ns = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    ns.bind(str(tmp_path / "notify.sock"))
+    try:
+        d = election.daemon("node1", env={
+            "NOTIFY_SOCKET": str(tmp_path / "notify.sock"),
+            "WATCHDOG_USEC": "60000000", "WATCHDOG_PID": "1",
+            "JOURNAL_STREAM": "8:12345", "ZKT_KEEP": "kept"},
+            options={"hooks.promote": f"env > {dump}"})
+        d.wait_role("leader")
+        wait_for(lambda: dump.exists() and "ZKELECT_EVENT=promote" in
+                 dump.read_text(), 10, "the promote hook's environment")
+        env = dict(line.split("=", 1) for line in
+                   dump.read_text().splitlines() if "=" in line)
+        for name in ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID",
+                     "JOURNAL_STREAM"):
+            assert name not in env, (name, env.get(name))
+        assert env.get("ZKT_KEEP") == "kept"    # the rest is inherited
+    finally:
+        ns.close()
