@@ -39,7 +39,8 @@ LIBOBJ    = $(LIBSRC:%=$(BUILD)/%.o)
 UNIT      = $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 # The simulator links the real pure core, nothing of the daemon around it.
 SIMSRC    = $(wildcard tests/sim/*.c)
-SIMCORE   = $(patsubst %,$(BUILD)/%.o,election election_event election_time             candidate xmalloc log)
+SIMCORE   = $(patsubst %,$(BUILD)/%.o,election election_event election_time \
+            candidate xmalloc log util)
 SEEDS    ?= 20000
 SEED     ?= 1
 JOBS     ?= $(shell nproc)

@@ -107,12 +107,21 @@ ctl_listen_accept(evutil_socket_t lfd, short events, void *arg)
 			return;
 		}
 		ctl->accept_warned = 0;
-		if (ctl->nclients >= ctl->max_clients &&
-		    ctl_client_evict(ctl) == -1) {
-			log_debug("control socket %s: %d clients, refusing "
-			    "one more", ctl->path, ctl->nclients);
-			ctl_listen_refuse(fd);
-			continue;
+		if (ctl->nclients >= ctl->max_clients) {
+			if (ctl_client_evict(ctl) == -1) {
+				log_debug("control socket %s: %d clients, "
+				    "refusing one more", ctl->path,
+				    ctl->nclients);
+				ctl_listen_refuse(fd);
+				continue;
+			}
+			/*
+			 * The evicted client's descriptor is closed by
+			 * libevent on the next turn of the loop: accept no
+			 * more before, or they would add up past the limit.
+			 */
+			ctl_client_new(ctl, fd);
+			return;
 		}
 		ctl_client_new(ctl, fd);
 	}

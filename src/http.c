@@ -33,7 +33,6 @@
 #include "xmalloc.h"
 #include "zkelectd.h"
 
-#define HTTP_MAX_CONNS		64
 #define HTTP_TIMEOUT_S		5
 #define HTTP_MAX_HEADERS	8192
 #define HTTP_MAX_BODY		1024

@@ -6,6 +6,9 @@
 
 struct daemon;
 
+/* HTTP connections served at once; more wait in the listen queue. */
+#define HTTP_MAX_CONNS	64
+
 /*
  * Listens on every address of d->cfg.http_listen and answers from d's
  * state on d->base.  Returns 0 (d->http set), or -1 with err naming the

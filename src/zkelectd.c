@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -30,6 +31,9 @@
 #include "util.h"
 #include "xmalloc.h"
 #include "zkelectd.h"
+
+/* Descriptors the daemon needs beside its clients (see fd_budget). */
+#define ZKELECTD_FD_RESERVE	32
 
 static void
 usage(FILE *f)
@@ -186,6 +190,49 @@ daemon_mkdir_parent(const char *path)
 	free(dir);
 }
 
+/*
+ * Descriptors: each control client holds one, and so may each HTTP
+ * connection; the rest (ZooKeeper's socket and pipes, the hooks' pipes,
+ * the status file, timers, signals, sd_notify) must always be there, or a
+ * demote hook could not start. The soft limit is raised as far as that
+ * needs (up to the hard one) and max_clients lowered to what fits.
+ */
+static int
+zkelectd_fd_budget(const struct config *cfg)
+{
+	struct rlimit rl;
+	rlim_t fixed, need, got;
+	int max = (int)cfg->max_clients;
+
+	fixed = ZKELECTD_FD_RESERVE + (cfg->nhttp_listen > 0 ?
+	    HTTP_MAX_CONNS + (rlim_t)cfg->nhttp_listen : 0);
+	need = fixed + (rlim_t)max;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1) {
+		log_warn("getrlimit RLIMIT_NOFILE");
+		return max;
+	}
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
+		got = rl.rlim_cur;
+		rl.rlim_cur = rl.rlim_max != RLIM_INFINITY &&
+		    rl.rlim_max < need ? rl.rlim_max : need;
+		if (setrlimit(RLIMIT_NOFILE, &rl) == -1) {
+			log_warn("setrlimit RLIMIT_NOFILE %llu",
+			    (unsigned long long)rl.rlim_cur);
+			rl.rlim_cur = got;
+		}
+	}
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
+		return max;
+	got = rl.rlim_cur > fixed ? rl.rlim_cur - fixed : 1;
+	log_warnx("control.max_clients %d and %llu descriptors kept for "
+	    "hooks, ZooKeeper%s do not fit the open-files limit %llu: "
+	    "serving at most %llu control clients (raise LimitNOFILE=)",
+	    max, (unsigned long long)(fixed), cfg->nhttp_listen > 0 ?
+	    " and HTTP" : "", (unsigned long long)rl.rlim_cur,
+	    (unsigned long long)got);
+	return (int)got;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -280,7 +327,7 @@ main(int argc, char *argv[])
 	cp.path = d.cfg.socket_path;
 	cp.mode = d.cfg.socket_mode;
 	cp.group = d.cfg.socket_group;
-	cp.max_clients = (int)d.cfg.max_clients;
+	cp.max_clients = zkelectd_fd_budget(&d.cfg);
 	cp.idle_timeout_ms = 5000;
 	d.ctl = ctl_open(d.base, &cp, command_handle, &d, ctlerr,
 	    sizeof(ctlerr));

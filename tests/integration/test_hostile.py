@@ -10,7 +10,7 @@ import stat
 import subprocess
 import time
 
-from zkharness import binary, parse_kv, wait_for
+from zkharness import binary, hook_runs, parse_kv, wait_for
 
 BAD = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
@@ -248,3 +248,38 @@ def test_hooks_do_not_inherit_what_systemd_gave_the_daemon(election, tmp_path):
         assert env.get("ZKT_KEEP") == "kept"    # the rest is inherited
     finally:
         ns.close()
+
+
+def test_descriptor_limit_keeps_room_for_hooks(election):
+    """Under an open-files limit of 64, max_clients is lowered to what
+    fits beside what hooks and ZooKeeper need; 80 clients held open never
+    stop a demote and a promote."""
+    a = election.daemon("node1", start=False)
+    a.wrapper = ["prlimit", "--nofile=64:64", "--"]
+    a.start()
+    a.wait_role("leader")
+    wait_logged(a, "serving at most 32 control clients")
+    b = election.daemon("node2")
+    b.wait_role("follower")
+    held = []
+    try:
+        for _ in range(80):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(5)
+            s.connect(str(a.socket))
+            held.append(s)
+        # A command still gets a slot (an idle client gives its own).
+        assert a.ctl("role") == "leader\n"
+        assert a.ctl("resign") == "ok\n"
+        b.wait_role("leader")
+        a.wait_role("follower")
+        assert b.ctl("resign") == "ok\n"
+        a.wait_role("leader")
+    finally:
+        for s in held:
+            s.close()
+    assert "Too many open files" not in a.log_text()
+    runs = [(start.event, start.reason, end is not None)
+            for start, end in hook_runs(election.events(), id="node1")]
+    assert ("demote", "resign", True) in runs, runs
+    assert runs[-1][:1] == ("promote",), runs

@@ -529,6 +529,7 @@ class Daemon:
         self.returncode = None
         self.san_report = None
         self.extra_env = dict(env or {})
+        self.wrapper = []       # argv put before zkelectd's, e.g. prlimit
         self.options = {
             "zookeeper.hosts": election.zk_hosts,
             "zookeeper.session_timeout": f"{election.session_timeout_ms}ms",
@@ -592,7 +593,8 @@ class Daemon:
             log.write(f"==== zkelectd -c {self.conf_path} ({time.strftime('%T')})\n"
                       .encode())
             log.flush()
-            self.proc = _spawn([str(binary("zkelectd")), "-c", str(self.conf_path)],
+            self.proc = _spawn(self.wrapper + [str(binary("zkelectd")), "-c",
+                                str(self.conf_path)],
                                f"zkelectd {self.id}", stdout=log,
                                stderr=subprocess.STDOUT, env=env)
         finally:

@@ -336,6 +336,9 @@ check_hook_start(struct sim *s, struct peer *p, const struct el_action *act)
 		break;
 	case HOOK_CHECK:
 		break;
+	case HOOK_NOTIFY:	/* the daemon's alone, never the core's */
+		check_fail(s, "%s: the core asked for the notify hook", p->id);
+		break;
 	}
 }
 
@@ -422,6 +425,7 @@ check_action_hook(struct sim *s, struct peer *p, const struct el_action *act)
 		pc->fenced_between = 1;
 		break;
 	case HOOK_CHECK:
+	case HOOK_NOTIFY:
 		break;
 	}
 }

@@ -124,6 +124,8 @@ trace_hook(enum hook_kind k)
 		return "fence";
 	case HOOK_CHECK:
 		return "check";
+	case HOOK_NOTIFY:
+		return "notify";
 	}
 	return "?";
 }
