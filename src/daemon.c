@@ -680,6 +680,7 @@ daemon_report(struct daemon *d)
 		d->since = time(NULL);
 	}
 	(void)history_note(&d->hist, wall_ms(), &v);
+	daemon_diagnose_view(d, &v);
 	/* Every node says who leads, so a follower's log tells it too. */
 	if (strcmp(d->last_leader, v.leader_id) != 0 ||
 	    d->last_leader_epoch != v.leader_epoch) {

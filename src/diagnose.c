@@ -42,19 +42,39 @@ diagnose_text(const struct daemon *d, enum el_op op, const char *path,
 	return msg;
 }
 
+/* Logs msg (taken) at prio and keeps it as last_error, once per cause. */
+static void
+diagnose_say(struct daemon *d, int prio, char *msg)
+{
+	if (d->last_error == NULL || strcmp(d->last_error, msg) != 0) {
+		log_msg(prio, "%s", msg);
+		free(d->last_error);
+		d->last_error = msg;
+		return;
+	}
+	free(msg);
+}
+
 void
 daemon_diagnose(struct daemon *d, enum el_op op, const char *path,
     const struct el_result *res)
 {
 	char *msg;
 
-	if ((msg = diagnose_text(d, op, path, res)) == NULL)
+	if ((msg = diagnose_text(d, op, path, res)) != NULL)
+		diagnose_say(d, LOG_ERR, msg);
+}
+
+void
+daemon_diagnose_view(struct daemon *d, const struct election_view *v)
+{
+	char *msg;
+
+	if (!v->leader_untrusted)
 		return;
-	if (d->last_error == NULL || strcmp(d->last_error, msg) != 0) {
-		log_msg(LOG_ERR, "%s", msg);
-		free(d->last_error);
-		d->last_error = msg;
-		return;
-	}
-	free(msg);
+	(void)xasprintf(&msg, "%s/leader is held by session 0x%016llx, "
+	    "which had no candidate node before ours: what it says is not "
+	    "shown (written by hand? delete it, or protect the root with "
+	    "zookeeper.auth)", d->epath, (unsigned long long)v->leader_owner);
+	diagnose_say(d, LOG_WARNING, msg);
 }

@@ -154,6 +154,7 @@ election_free(struct election *el)
 	free(el->pred_path);
 	free(el->leader_id);
 	free(el->leader_data);
+	free(el->ahead);
 	free(el);
 }
 
@@ -240,6 +241,8 @@ el_forget_node(struct election *el)
 	el->first = 0;
 	el->fenced = 0;
 	el->position = 0;
+	el->ahead_known = 0;
+	el->nahead = 0;
 	el->node_gen++;
 }
 

@@ -181,6 +181,12 @@ struct election_view {
 	const char *leader_id;	/* "" when none */
 	const char *leader_data;
 	int64_t leader_epoch;	/* 0 when none */
+	/*
+	 * E/leader is there but its session holds no candidate node ahead
+	 * of ours: what it says is not shown (leader_owner is that session).
+	 */
+	int leader_untrusted;
+	int64_t leader_owner;
 	int64_t epoch;		/* ours (czxid of our node), 0 before known */
 	int candidates;
 	int position;		/* ours in the last listing, 1-based; 0 none */

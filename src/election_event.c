@@ -146,6 +146,16 @@ el_list_done(struct election *el, const struct el_result *res)
 	}
 	el->listed = 1;
 	el->listed_once = 1;
+	/* Who may lead while our node stays: only those before it. */
+	free(el->ahead);
+	el->ahead = NULL;
+	el->nahead = me > 0 ? me : 0;
+	if (el->nahead > 0) {
+		el->ahead = xcalloc((size_t)el->nahead, sizeof(*el->ahead));
+		for (i = 0; i < el->nahead; i++)
+			el->ahead[i] = c[i].sid;
+	}
+	el->ahead_known = el->node != NULL;
 	el->first = me == 0;
 	el->position = me + 1;
 	/* A resign is done once the new node is seen in the queue. */
@@ -194,6 +204,13 @@ el_leader_done(struct election *el, const struct el_result *res)
 	el_replace(&el->leader_data, buf);
 	candidate_kv(res->data, "epoch", buf, sizeof(buf));
 	el->leader_epoch = strtoll(buf, NULL, 10);
+	/*
+	 * Ours, but not what we wrote: someone allowed to write there changed
+	 * it, and followers would show that. It is written again.
+	 */
+	if (el->acked && res->owner == el->sid && el->sid != 0 &&
+	    el->ack_data != NULL && strcmp(res->data, el->ack_data) != 0)
+		el->data_dirty = 1;
 }
 
 static void
@@ -683,15 +700,49 @@ election_role_name(enum role r)
 	return "unknown";
 }
 
+/*
+ * What E/leader says is shown when its session may lead: ours (and then
+ * our own view of ourselves wins over its data, which anyone allowed to
+ * write there could have changed), or one that held a node before ours at
+ * our last listing (sequence numbers only grow: nobody else can lead
+ * before our node goes). Observers, and candidates before their first
+ * listing, cannot tell and show it as read.
+ */
+static int
+el_leader_trusted(const struct election *el)
+{
+	int i;
+
+	if (EL_MUTANT(22) || !el->ahead_known)
+		return 1;
+	for (i = 0; i < el->nahead; i++)
+		if (el->ahead[i] == el->leader_owner)
+			return 1;
+	return 0;
+}
+
 void
 election_view(const struct election *el, struct election_view *v)
 {
 	v->role = election_role(el);
 	v->zk = el->zk;
 	v->sid = el->sid;
-	v->leader_id = el->leader_exists ? el->leader_id : "";
-	v->leader_data = el->leader_exists ? el->leader_data : "";
-	v->leader_epoch = el->leader_exists ? el->leader_epoch : 0;
+	v->leader_id = "";
+	v->leader_data = "";
+	v->leader_epoch = 0;
+	v->leader_untrusted = 0;
+	v->leader_owner = el->leader_exists ? el->leader_owner : 0;
+	if (el->leader_exists && el_owns_leader(el) && !EL_MUTANT(22)) {
+		v->leader_id = el->id;
+		v->leader_data = el->data;
+		v->leader_epoch = el->lead_epoch != 0 ? el->lead_epoch :
+		    el->epoch != 0 ? el->epoch : el->leader_epoch;
+	} else if (el->leader_exists && el_leader_trusted(el)) {
+		v->leader_id = el->leader_id;
+		v->leader_data = el->leader_data;
+		v->leader_epoch = el->leader_epoch;
+	} else if (el->leader_exists)
+		v->leader_untrusted = 1;
 	v->epoch = el->epoch;
 	v->candidates = el->ncandidates;
 	v->position = el->position;

@@ -144,6 +144,9 @@ struct election {
 	int node_ok;		/* watched and owned, since the last change */
 	int listed;
 	int listed_once;
+	int64_t *ahead;		/* sessions of the nodes before ours, last listing */
+	int nahead;
+	int ahead_known;	/* a listing since our node was made */
 	int first;
 	char *pred_path;
 	int pred_watched;

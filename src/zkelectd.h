@@ -127,6 +127,7 @@ void notify_hook_update(struct daemon *d);
 /* diagnose.c */
 void daemon_diagnose(struct daemon *d, enum el_op op, const char *path,
     const struct el_result *res);
+void daemon_diagnose_view(struct daemon *d, const struct election_view *v);
 
 /* command.c */
 void command_handle(struct ctl *ctl, uint64_t client, uid_t uid,

@@ -283,3 +283,48 @@ def test_descriptor_limit_keeps_room_for_hooks(election):
             for start, end in hook_runs(election.events(), id="node1")]
     assert ("demote", "resign", True) in runs, runs
     assert runs[-1][:1] == ("promote",), runs
+
+
+def test_leader_spoofing_is_not_believed(election, kz):
+    """Anyone who can write E/leader: the leader keeps reporting itself and
+    writes its own data back; a follower shows nothing from a session that
+    holds no node before its own."""
+    a = election.daemon("node1", data="10.0.0.1:1")
+    a.wait_role("leader")
+    b = election.daemon("node2")
+    b.wait_role("follower")
+    mine = a.leader()
+    assert mine["id"] == "node1" and mine["epoch"] not in ("", "0")
+    lp = f"{election.path}/leader"
+
+    kz.set(lp, b"id=fake\ndata=evil\nepoch=0\n")
+    assert a.leader() == mine
+    assert a.role() == "leader"
+    wait_for(lambda: kz.get(lp)[0].startswith(b"id=node1\n"), 10,
+             "the leader to write its E/leader back")
+    wait_for(lambda: b.leader() == mine, 10, "node2 to see node1 again")
+
+    # A stranger's session takes E/leader while node1 is frozen: node2
+    # shows nothing from it, and says why.
+    a.signal(signal.SIGSTOP)
+    try:
+        wait_for(lambda: _replace(kz, lp), 10, "a stranger's E/leader")
+        wait_logged(b, "which had no candidate node before ours")
+        assert b.leader() == {"id": "", "data": "", "epoch": ""}
+        assert "no candidate node before ours" in b.status()["last_error"]
+    finally:
+        a.signal(signal.SIGCONT)
+
+
+def _replace(kz, lp):
+    """Deletes E/leader and makes one owned by kz's session."""
+    from kazoo.exceptions import NoNodeError, NodeExistsError
+    try:
+        kz.delete(lp)
+    except NoNodeError:
+        pass
+    try:
+        kz.create(lp, b"id=stranger\ndata=\nepoch=1\n", ephemeral=True)
+    except NodeExistsError:
+        return False
+    return True

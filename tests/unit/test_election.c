@@ -453,6 +453,59 @@ test_second_known_from_the_leader(void **state)
 	election_free(el);
 }
 
+/*
+ * What E/leader says is shown only from a session that held a node before
+ * ours; the leader's own view of itself wins over E/leader's data.
+ */
+static void
+test_leader_node_trusted_only_from_those_ahead(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *three[] = { OURS, OTHER2, OTHER1 };
+	struct election_view v;
+
+	(void)state;
+	join(el, SID, CAND "/" OURS);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, three, 3);
+	expect_op(el, EL_OP_WATCH_PRED, CAND "/" OTHER2);
+	reply_get(el, EL_OP_WATCH_PRED, "id=b\n", 0xbb, 60);
+	expect_none(el);
+	election_watch(el, 0, E "/leader");
+	expect_op(el, EL_OP_LEADER, E "/leader");
+	reply_get(el, EL_OP_LEADER, "id=a\ndata=x\nepoch=40\n", 0xaa, 41);
+	election_view(el, &v);
+	assert_string_equal(v.leader_id, "a");
+	assert_int_equal(v.leader_epoch, 40);
+	assert_int_equal(v.leader_untrusted, 0);
+	/* Rewritten by a session that holds no node before ours. */
+	election_watch(el, 0, E "/leader");
+	expect_op(el, EL_OP_LEADER, E "/leader");
+	reply_get(el, EL_OP_LEADER, "id=evil\ndata=y\nepoch=0\n", 0xcc, 42);
+	election_view(el, &v);
+	assert_string_equal(v.leader_id, "");
+	assert_string_equal(v.leader_data, "");
+	assert_int_equal(v.leader_epoch, 0);
+	assert_int_equal(v.leader_untrusted, 1);
+	assert_int_equal(v.leader_owner, 0xcc);
+	election_free(el);
+
+	/* The leader: E/leader's data changed by someone else. */
+	el = el_new(0, 0);
+	become_leader(el);
+	election_watch(el, 0, E "/leader");
+	expect_op(el, EL_OP_LEADER, E "/leader");
+	reply_get(el, EL_OP_LEADER, "id=fake\ndata=z\nepoch=0\n", SID, 101);
+	election_view(el, &v);
+	assert_int_equal(v.role, ROLE_LEADER);
+	assert_string_equal(v.leader_id, "node1");
+	assert_string_equal(v.leader_data, "10.0.0.1:5432");
+	assert_int_equal(v.leader_epoch, 100);
+	/* And it is written back, for the followers. */
+	expect_op(el, EL_OP_SET_DATA, NULL);
+	election_free(el);
+}
+
 /* New data on the predecessor: its watch is set again, nothing listed. */
 static void
 test_predecessor_new_data_rewatched(void **state)
@@ -731,7 +784,7 @@ test_disconnect_grace(void **state)
 	tick(el, 1000);
 	session_up(el, SID);
 	expect_op(el, EL_OP_LEADER, NULL);
-	reply_get(el, EL_OP_LEADER, "id=node1\ndata=x\nepoch=100\n", SID, 100);
+	reply_get(el, EL_OP_LEADER, "id=node1\ndata=10.0.0.1:5432\nepoch=100\n", SID, 100);
 	expect_op(el, EL_OP_WATCH_OWN, NULL);
 	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
 	expect_op(el, EL_OP_LIST, NULL);
@@ -1171,12 +1224,12 @@ test_orphan_leader_node_is_deleted(void **state)
 	election_hook_done(el, HOOK_DEMOTE, 1);
 	session_up(el, SID);
 	expect_op(el, EL_OP_LEADER, NULL);
-	reply_get(el, EL_OP_LEADER, "id=node1\ndata=x\nepoch=100\n", SID, 100);
+	reply_get(el, EL_OP_LEADER, "id=node1\ndata=10.0.0.1:5432\nepoch=100\n", SID, 100);
 	/* Someone deleted our node meanwhile. */
 	expect_op(el, EL_OP_WATCH_OWN, CAND "/" OURS);
 	reply(el, EL_OP_WATCH_OWN, ZNONODE);
 	expect_op(el, EL_OP_BREADCRUMB, NULL);
-	reply_get(el, EL_OP_BREADCRUMB, "id=node1\ndata=x\nepoch=100\n", SID,
+	reply_get(el, EL_OP_BREADCRUMB, "id=node1\ndata=10.0.0.1:5432\nepoch=100\n", SID,
 	    101);
 	a = next(el);
 	assert_int_equal(a.op, EL_OP_RELEASE);
@@ -1580,7 +1633,7 @@ test_one_sync_after_a_freeze_is_no_lease(void **state)
 	expect_op(el, EL_OP_SYNC, NULL);
 	reply(el, EL_OP_SYNC, ZOK);
 	expect_op(el, EL_OP_LEADER, NULL);
-	reply_get(el, EL_OP_LEADER, "id=node1\ndata=x\nepoch=100\n", SID, 100);
+	reply_get(el, EL_OP_LEADER, "id=node1\ndata=10.0.0.1:5432\nepoch=100\n", SID, 100);
 	expect_op(el, EL_OP_WATCH_OWN, NULL);
 	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
 	{
@@ -1597,7 +1650,7 @@ test_one_sync_after_a_freeze_is_no_lease(void **state)
 	expect_op(el, EL_OP_SYNC, NULL);
 	reply(el, EL_OP_SYNC, ZOK);
 	expect_op(el, EL_OP_BREADCRUMB, NULL);
-	reply_get(el, EL_OP_BREADCRUMB, "id=node1\ndata=x\nepoch=100\n", SID,
+	reply_get(el, EL_OP_BREADCRUMB, "id=node1\ndata=10.0.0.1:5432\nepoch=100\n", SID,
 	    101);
 	a = next(el);
 	assert_int_equal(a.type, EL_ACT_HOOK);
@@ -1671,7 +1724,7 @@ test_release_deletes_only_the_breadcrumb_it_knows(void **state)
 	reply(el, EL_OP_RELEASE, ZBADVERSION);
 	tick(el, 1000);
 	expect_op(el, EL_OP_LEADER, E "/leader");
-	reply_get(el, EL_OP_LEADER, "id=node1\ndata=x\nepoch=100\n", SID, 100);
+	reply_get(el, EL_OP_LEADER, "id=node1\ndata=10.0.0.1:5432\nepoch=100\n", SID, 100);
 	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
 	reply_get(el, EL_OP_BREADCRUMB, "id=node2\ndata=\nepoch=300\n", 0xbb,
 	    301);
@@ -1777,6 +1830,7 @@ main(void)
 		cmocka_unit_test(test_follower_watches_predecessor_only),
 		cmocka_unit_test(test_successor_promotes_in_one_round_trip),
 		cmocka_unit_test(test_second_known_from_the_leader),
+		cmocka_unit_test(test_leader_node_trusted_only_from_those_ahead),
 		cmocka_unit_test(test_predecessor_new_data_rewatched),
 		cmocka_unit_test(test_predecessor_vanished_before_watch),
 		cmocka_unit_test(test_lost_create_reply_adopts),
