@@ -398,6 +398,20 @@ test_successor_promotes_in_one_round_trip(void **state)
 	election_free(el);
 }
 
+/* Joined behind OTHER1 and OTHER2 (seq 1 and 2), OTHER2 watched. */
+static void
+third_in_queue(struct election *el)
+{
+	char *three[] = { OURS, OTHER2, OTHER1 };
+
+	join(el, SID, CAND "/" OURS);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, three, 3);
+	expect_op(el, EL_OP_WATCH_PRED, CAND "/" OTHER2);
+	reply_get(el, EL_OP_WATCH_PRED, "id=b\n", 0xbb, 60);
+	expect_none(el);
+}
+
 /*
  * A follower learns it is second from E/leader: the leader's session owns
  * its predecessor, and the leader's epoch is that node's czxid. Two small
@@ -408,17 +422,11 @@ static void
 test_second_known_from_the_leader(void **state)
 {
 	struct election *el = el_new(0, 0);
-	char *three[] = { OURS, OTHER2, OTHER1 };
 	struct el_action a;
 	int n;
 
 	(void)state;
-	join(el, SID, CAND "/" OURS);
-	expect_op(el, EL_OP_LIST, CAND);
-	reply_list(el, three, 3);
-	expect_op(el, EL_OP_WATCH_PRED, CAND "/" OTHER2);
-	reply_get(el, EL_OP_WATCH_PRED, "id=b\n", 0xbb, 60);
-	expect_none(el);
+	third_in_queue(el);
 	/* OTHER1 leads, then hands over to OTHER2: we see E/leader only. */
 	election_watch(el, 0, E "/leader");
 	expect_op(el, EL_OP_LEADER, E "/leader");
@@ -461,16 +469,10 @@ static void
 test_leader_node_trusted_only_from_those_ahead(void **state)
 {
 	struct election *el = el_new(0, 0);
-	char *three[] = { OURS, OTHER2, OTHER1 };
 	struct election_view v;
 
 	(void)state;
-	join(el, SID, CAND "/" OURS);
-	expect_op(el, EL_OP_LIST, CAND);
-	reply_list(el, three, 3);
-	expect_op(el, EL_OP_WATCH_PRED, CAND "/" OTHER2);
-	reply_get(el, EL_OP_WATCH_PRED, "id=b\n", 0xbb, 60);
-	expect_none(el);
+	third_in_queue(el);
 	election_watch(el, 0, E "/leader");
 	expect_op(el, EL_OP_LEADER, E "/leader");
 	reply_get(el, EL_OP_LEADER, "id=a\ndata=x\nepoch=40\n", 0xaa, 41);
