@@ -3,11 +3,13 @@ under one rule (control bytes and invalid UTF-8 replaced) by every output."""
 import grp
 import json
 import os
+import random
 import re
 import signal
 import socket
 import stat
 import subprocess
+import threading
 import time
 
 from zkharness import binary, hook_runs, parse_kv, wait_for
@@ -328,3 +330,127 @@ def _replace(kz, lp):
     except NodeExistsError:
         return False
     return True
+
+
+ROLE_WORDS = {"leader", "follower", "promoting", "demoting", "observer",
+              "unknown", "stopped"}
+
+
+def test_hostile_clients_never_stall_commands_or_the_election(election):
+    """Random payloads, slow clients, watchers that never read and a flood
+    of idle connections on the node that must take over, while another
+    client's role queries keep being answered and a failover happens.
+    (How fast the queries are answered is measured by bench/hostile/.)"""
+    n1 = election.daemon("node1")
+    n1.wait_role("leader")
+    n2 = election.daemon("node2")
+    n2.wait_role("follower")
+    path = str(n2.socket)
+    stop = threading.Event()
+    errors, answers, lat = [], [], []
+
+    def conn(timeout=10):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(timeout)
+        s.connect(path)
+        return s
+
+    def drain(s):
+        data = b""
+        try:
+            while (b := s.recv(65536)):
+                data += b
+        except (ConnectionResetError, socket.timeout):
+            pass
+        return data
+
+    def random_payloads(seed):
+        rng = random.Random(seed)
+        while not stop.is_set():
+            s = conn()
+            try:
+                n = rng.choice([0, 1, 10, 200, 1023, 1024, 1025, 3000])
+                body = bytes(rng.randrange(256) for _ in range(n))
+                if rng.random() < 0.5:
+                    body += b"\n"
+                try:
+                    s.sendall(body)
+                    s.shutdown(socket.SHUT_WR)
+                except OSError:
+                    pass
+                drain(s)
+            except OSError as e:
+                errors.append(f"random payload: {e!r}")
+            finally:
+                s.close()
+
+    def slow_client():
+        while not stop.is_set():
+            s = conn()
+            try:
+                try:
+                    for b in b"role\n":
+                        s.sendall(bytes([b]))
+                        time.sleep(0.05)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass    # evicted for a newcomer: told so, see below
+                got = drain(s).decode(errors="replace").strip()
+                if got not in ROLE_WORDS and got != "error too-many-clients":
+                    errors.append(f"slow client got {got!r}")
+            except OSError as e:
+                errors.append(f"slow client: {e!r}")
+            finally:
+                s.close()
+
+    def probe():
+        while not stop.is_set():
+            t0 = time.monotonic()
+            try:
+                s = conn()
+                s.sendall(b"role\n")
+                got = drain(s).decode(errors="replace").strip()
+                s.close()
+            except OSError as e:
+                got = repr(e)
+            lat.append(time.monotonic() - t0)
+            answers.append(got)
+            time.sleep(0.02)
+
+    watchers, idle = [], []
+    threads = [threading.Thread(target=random_payloads, args=(i,),
+                                daemon=True) for i in range(3)]
+    threads += [threading.Thread(target=slow_client, daemon=True)
+                for _ in range(3)]
+    prober = threading.Thread(target=probe, daemon=True)
+    try:
+        for _ in range(60):     # watchers that never read
+            s = conn()
+            s.sendall(b"watch\n")
+            watchers.append(s)
+        for t in threads:
+            t.start()
+        prober.start()
+        for _ in range(300):    # a flood of idle connections
+            idle.append(conn())
+        # bench/hostile/run.sh sets a longer attack before the failover.
+        time.sleep(float(os.environ.get("ZKE_HOSTILE_SECONDS", "1")))
+        n1.signal(signal.SIGTERM)
+        assert n1.wait_exit(timeout=20) == 0
+        n2.wait_role("leader", timeout=15)
+        time.sleep(1)
+    finally:
+        stop.set()
+        for t in threads + [prober]:
+            t.join(30)
+        for s in watchers + idle:
+            s.close()
+    assert not errors, errors[:10]
+    bad = [a for a in answers if a not in ROLE_WORDS]
+    assert answers and not bad, bad[:10]
+    assert answers[-1] == "leader", answers[-5:]
+    lat.sort()
+    print(f"{len(lat)} role queries: median {lat[len(lat) // 2] * 1000:.2f} "
+          f"ms, p99 {lat[len(lat) * 99 // 100] * 1000:.2f} ms, "
+          f"max {lat[-1] * 1000:.2f} ms")
+    assert n2.ctl("role") == "leader\n"
+    election.check_invariants()
