@@ -118,7 +118,8 @@ def test_socket_rights_never_follow_a_link(tmp_path):
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True)
     try:
-        wait_for(lambda: sock.exists(), 15, "the socket")
+        # Listening (so past the bind, the mode and the group): it answers.
+        wait_for(lambda: _ping(sock), 15, "the socket to answer")
         st = os.lstat(sock)
         assert stat.S_ISSOCK(st.st_mode)
         assert stat.S_IMODE(st.st_mode) == 0o640, oct(st.st_mode)
@@ -139,6 +140,17 @@ def test_socket_rights_never_follow_a_link(tmp_path):
         if "chown" in c and not ("lchown(" in c or
                                  "AT_SYMLINK_NOFOLLOW" in c):
             raise AssertionError(f"the socket's group set through links: {c}")
+
+
+def _ping(path):
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(2)
+            s.connect(str(path))
+            s.sendall(b"ping\n")
+            return s.recv(64) == b"pong\n"
+    except OSError:
+        return False
 
 
 def test_status_file_never_writes_through_a_symlink(election, tmp_path):
