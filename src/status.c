@@ -170,10 +170,11 @@ status_render(const struct status *st, int json)
 		status_json_num(&b, "healthy", st->healthy != 0);
 		status_json_str(&b, "backoff_until", backoff, 1);
 		status_json_str(&b, "last_transition", last, 1);
+		/* As in the file: empty when none, never a pid of 0. */
 		if (st->run_pid > 0)
 			status_json_num(&b, "run_pid", st->run_pid);
 		else
-			status_puts(&b, ",\"run_pid\":null");
+			status_json_str(&b, "run_pid", "", 1);
 		status_json_str(&b, "run_since", runsince, 1);
 		status_puts(&b, "}\n");
 		return b.p;

@@ -152,7 +152,7 @@ test_render_why_and_when(void **state)
 	assert_non_null(strstr(text, ",\"queue_position\":2,\"paused\":0,"
 	    "\"healthy\":1,\"backoff_until\":\"\","
 	    "\"last_transition\":\"2026-11-22T22:32:06Z\","
-	    "\"run_pid\":null,\"run_since\":\"\"}"));
+	    "\"run_pid\":\"\",\"run_since\":\"\"}"));
 	free(text);
 	/* hooks.run running: its process group and since when. */
 	st.run_pid = 4242;
