@@ -59,7 +59,7 @@ $(BUILD)/libzkelect.a: $(LIBOBJ)
 
 $(BUILD)/zkelectd: $(BUILD)/zkelectd.o $(BUILD)/daemon.o $(BUILD)/command.o \
     $(BUILD)/diagnose.o $(BUILD)/metrics.o $(BUILD)/notify_hook.o \
-    $(BUILD)/libzkelect.a
+    $(BUILD)/run_hook.o $(BUILD)/libzkelect.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/zkelectctl: $(BUILD)/zkelectctl.o $(BUILD)/ctlclient.o \

@@ -416,6 +416,7 @@ config_load(struct config *cfg, const char *path, char *const *overrides,
 	new.check_fall = 3;
 	new.check_rise = 2;
 	new.retry_backoff_ms = 5000;
+	new.run_stop_timeout_ms = 10000;
 	new.demote_on_start = 1;
 	new.socket_mode = 0660;
 	new.log_level = LOG_INFO;
@@ -472,6 +473,7 @@ config_free(struct config *cfg)
 	free(cfg->hook_fence);
 	free(cfg->hook_check);
 	free(cfg->hook_notify);
+	free(cfg->hook_run);
 	free(cfg->socket_path);
 	free(cfg->socket_group);
 	free(cfg->status_file);

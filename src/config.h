@@ -39,6 +39,8 @@ struct config {
 	char *hook_fence;
 	char *hook_check;
 	char *hook_notify;	/* on every change of leader, beside the slot */
+	char *hook_run;		/* the leader's supervised process */
+	int64_t run_stop_timeout_ms;	/* its SIGTERM to SIGKILL, at most */
 	int64_t hook_timeout_ms;
 	int64_t demote_timeout_ms;	/* session_timeout/4 unless set */
 	int demote_timeout_set;		/* set in the file: checked, not derived */

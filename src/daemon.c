@@ -46,11 +46,7 @@ daemon_zk_state(const struct daemon *d)
 	return "connecting";
 }
 
-static void
-daemon_set_error(struct daemon *d, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void
+void
 daemon_set_error(struct daemon *d, const char *fmt, ...)
 {
 	va_list ap;
@@ -92,6 +88,8 @@ daemon_hook_cmd(const struct daemon *d, enum hook_kind kind)
 		return d->cfg.hook_check;
 	case HOOK_NOTIFY:
 		return d->cfg.hook_notify;
+	case HOOK_RUN:
+		return d->cfg.hook_run;
 	}
 	return NULL;
 }
@@ -107,6 +105,8 @@ daemon_hook_role(enum hook_kind kind, const char *reason, enum role now)
 	case HOOK_CHECK:
 	case HOOK_NOTIFY:
 		return election_role_name(now);
+	case HOOK_RUN:
+		return "leader";
 	case HOOK_DEMOTE:
 		break;
 	}
@@ -178,7 +178,7 @@ daemon_env_add(char **env, int *n, const char *name, const char *value)
 	(void)xasprintf(&env[(*n)++], "%s=%s", name, value);
 }
 
-static void
+void
 daemon_run_hook(struct daemon *d, const struct el_action *act)
 {
 	struct election_view v;
@@ -189,6 +189,9 @@ daemon_run_hook(struct daemon *d, const struct el_action *act)
 	int n = 0, i;
 	pid_t pid;
 
+	/* hooks.run ends first; its end runs this demote (run_hook.c). */
+	if (kind == HOOK_DEMOTE && run_hook_before_demote(d, act))
+		return;
 	election_view(d->el, &v);
 	history_hook(&d->hist, kind, act->reason, act->epoch);
 	if (cmd == NULL) {
@@ -616,6 +619,7 @@ daemon_step(struct daemon *d)
 	}
 	if (guard == 1000)
 		fatalx("election made no progress");
+	run_hook_update(d);
 	daemon_arm_deadline(d);
 	daemon_report(d);
 }
@@ -656,6 +660,8 @@ daemon_status(struct daemon *d, struct status *st, struct election_view *v)
 	last = history_last(&d->hist);
 	st->last_transition = last != NULL ? (time_t)(last->time_ms / 1000) :
 	    0;
+	st->run_pid = d->run_pid > 0 ? d->run_pid : 0;
+	st->run_since = d->run_pid > 0 ? d->run_since : 0;
 }
 
 /*

@@ -276,6 +276,8 @@ el_demote_reason(const struct election *el)
 		return "health";
 	if (el->promote_failed)
 		return "promote-failed";
+	if (el->run_exited)
+		return "run-exited";
 	if (el->zk == EL_ZK_CONNECTED && el->listed && !el->first)
 		return "preempted";
 	if (el->zk == EL_ZK_CONNECTED && el->leader_fresh &&
@@ -292,7 +294,7 @@ el_want_join(const struct election *el)
 {
 	return !el->observer && !el->paused && !el->unhealthy &&
 	    !el->stopping && el->backoff_until == 0 && !el->promote_failed &&
-	    !el->release_pending && !el->restart && el->resigning != 1;
+	    !el->run_exited && !el->release_pending && !el->restart && el->resigning != 1;
 }
 
 void
@@ -305,8 +307,9 @@ el_release_done(struct election *el)
 	el->claimed = 0;
 	el->epoch = 0;
 	el_forget_node(el);
-	if (el->promote_failed) {
+	if (el->promote_failed || el->run_exited) {
 		el->promote_failed = 0;
+		el->run_exited = 0;
 		el->backoff_until = el->now + el->backoff_ms;
 		if (el->backoff_until == 0)
 			el->backoff_until = 1;
@@ -414,6 +417,7 @@ el_act_hook(struct election *el, struct el_action *act, enum hook_kind kind,
 		act->epoch = el->leader_exists ? el->leader_epoch : 0;
 		break;
 	case HOOK_NOTIFY:	/* the daemon's, outside the election */
+	case HOOK_RUN:
 		break;
 	}
 }

@@ -167,6 +167,13 @@ void election_candidates(struct election *el, int n);
 
 /* Operator requests. resign returns -1 when not leader. */
 int election_resign(struct election *el);
+/*
+ * The leader's supervised process (hooks.run) ended on its own: an
+ * ordered handoff (demote reason run-exited), then retry_backoff before
+ * the rejoin, as after a failed promote. -1 when not leading or already
+ * leaving.
+ */
+int election_run_exited(struct election *el);
 void election_pause(struct election *el, int paused);
 void election_stop(struct election *el);
 
@@ -203,6 +210,7 @@ struct election_view {
 	int64_t demote_timeout_ms;	/* in force (clamped to T/4) */
 	int demote_clamped;	/* configured demote_timeout >= T/3 */
 	int64_t lease_end;	/* 0 before a quorum-confirmed reply */
+	int64_t demote_at;	/* a leader demotes from then on; 0 as lease_end */
 	int64_t backoff_until;	/* 0 when not backing off */
 };
 void election_view(const struct election *el, struct election_view *v);

@@ -564,6 +564,7 @@ election_hook_done(struct election *el, enum hook_kind kind, int ok)
 		break;
 	case HOOK_DEMOTE:
 	case HOOK_NOTIFY:
+	case HOOK_RUN:
 		break;
 	}
 }
@@ -616,6 +617,17 @@ election_resign(struct election *el)
 	el->resigning = 1;
 	el->release_pending = 1;
 	el->release_why = "resign";
+	return 0;
+}
+
+int
+election_run_exited(struct election *el)
+{
+	if (!el->promoted || el->release_pending || el->run_exited)
+		return -1;
+	el->run_exited = 1;
+	el->release_pending = 1;
+	el->release_why = "run-exited";
 	return 0;
 }
 
@@ -754,6 +766,7 @@ election_view(const struct election *el, struct election_view *v)
 	v->demote_timeout_ms = el->demote_ms;
 	v->demote_clamped = el->demote_clamped;
 	v->lease_end = el->lease_known ? el_lease_end(el) : 0;
+	v->demote_at = el->lease_known ? el_demote_point(el) : 0;
 	v->backoff_until = el->backoff_until;
 	v->crumb_id = el->crumb_exists ? el->crumb_id : "";
 	v->crumb_data = el->crumb_exists ? el->crumb_data : "";

@@ -192,6 +192,7 @@ struct election {
 	int promoted;		/* the application was told to lead */
 	int64_t lead_epoch;	/* the epoch the application was told */
 	int promote_failed;
+	int run_exited;		/* hooks.run ended: leave, then back off */
 	int acked;		/* E/leader written for this leadership */
 	const char *lost_reason;
 	int release_pending;

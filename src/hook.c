@@ -97,6 +97,8 @@ hook_kind_name(enum hook_kind kind)
 		return "check";
 	case HOOK_NOTIFY:
 		return "notify";
+	case HOOK_RUN:
+		return "run";
 	}
 	return "unknown";
 }
@@ -399,12 +401,41 @@ hook_finish(struct hook *h)
 		done(&res, arg);
 }
 
+/*
+ * The shell of hooks.run ended while what it started goes on: that is
+ * leadership's process outliving its supervision. The rest of its group
+ * gets SIGTERM now and SIGKILL after the kill delay, as at a timeout, so
+ * that the run is over only once nothing of it is left.
+ */
+static void
+hook_run_leftovers(struct hook *h)
+{
+	struct timeval tv;
+
+	log_warnx("hook %s[%ld]: the shell exited, stopping what it left "
+	    "in its process group", hook_kind_name(h->kind), (long)h->pid);
+	h->phase = HOOK_TERMED;
+	if (kill(-h->pid, SIGTERM) == -1 && errno != ESRCH)
+		log_warn("hook %s[%ld]: kill SIGTERM", hook_kind_name(h->kind),
+		    (long)h->pid);
+	tv.tv_sec = (time_t)(h->kill_delay_ms / 1000);
+	tv.tv_usec = (suseconds_t)(h->kill_delay_ms % 1000) * 1000;
+	if (evtimer_add(h->ev_timer, &tv) == -1)
+		log_warnx("hook %s[%ld]: cannot arm the SIGKILL timer",
+		    hook_kind_name(h->kind), (long)h->pid);
+}
+
 /* Whether the hook's end is known (its shell is reaped). */
 static int
-hook_ready(const struct hook *h)
+hook_ready(struct hook *h)
 {
 	if (h->over || h->running)
 		return 0;
+	if (h->phase == HOOK_WAITING && h->kind == HOOK_RUN &&
+	    !hook_group_empty(h)) {
+		hook_run_leftovers(h);
+		return 0;
+	}
 	/* A timeout struck: what the shell forked must be gone too. */
 	return h->phase == HOOK_WAITING || hook_group_empty(h);
 }
@@ -727,8 +758,16 @@ hook_cancel(struct hook_runner *hr, pid_t pid, int64_t grace_ms)
 {
 	struct hook *h;
 
-	if ((h = hook_find(hr, pid)) == NULL || h->phase != HOOK_WAITING)
+	if ((h = hook_find(hr, pid)) == NULL || h->phase == HOOK_KILLED)
 		return;
+	if (h->phase == HOOK_TERMED) {
+		/* SIGTERM went out: only a SIGKILL sooner can be asked. */
+		if (grace_ms == 0) {
+			(void)evtimer_del(h->ev_timer);
+			hook_timer(-1, 0, h);
+		}
+		return;
+	}
 	log_debug("hook %s[%ld]: cancelled", hook_kind_name(h->kind),
 	    (long)h->pid);
 	(void)evtimer_del(h->ev_timer);

@@ -17,6 +17,7 @@ enum hook_kind {
 	HOOK_FENCE,
 	HOOK_CHECK,
 	HOOK_NOTIFY,		/* hooks.notify: beside the slot, never in it */
+	HOOK_RUN,		/* hooks.run: the leader's process, beside it */
 };
 
 /* The kinds that share the hook slot (and the metrics' arrays). */
@@ -58,7 +59,8 @@ pid_t hook_run(struct hook_runner *hr, enum hook_kind kind, const char *cmd,
 void hook_set_kill_delay(struct hook_runner *hr, pid_t pid, int64_t ms);
 /*
  * Ends the hook as a timeout would: SIGTERM to its process group and
- * SIGKILL grace_ms later, or SIGKILL at once when grace_ms is 0; done
+ * SIGKILL grace_ms later, or SIGKILL at once when grace_ms is 0 (also
+ * when SIGTERM was sent already and its SIGKILL is still to come); done
  * follows (not ok) once the group is gone.
  */
 void hook_cancel(struct hook_runner *hr, pid_t pid, int64_t grace_ms);

@@ -125,7 +125,8 @@ status_render(const struct status *st, int json)
 {
 	struct status_buf b = { NULL, 0, 0 };
 	char since[32], updated[32], epoch[32], cands[32], session[32],
-	    pid[32], myepoch[32], qpos[32], backoff[32] = "", last[32] = "";
+	    pid[32], myepoch[32], qpos[32], backoff[32] = "", last[32] = "",
+	    runpid[32] = "", runsince[32] = "";
 
 	rfc3339(st->since, since, sizeof(since));
 	rfc3339(st->updated, updated, sizeof(updated));
@@ -133,6 +134,11 @@ status_render(const struct status *st, int json)
 		rfc3339(st->backoff_until, backoff, sizeof(backoff));
 	if (st->last_transition != 0)
 		rfc3339(st->last_transition, last, sizeof(last));
+	if (st->run_pid > 0) {
+		(void)snprintf(runpid, sizeof(runpid), "%ld",
+		    (long)st->run_pid);
+		rfc3339(st->run_since, runsince, sizeof(runsince));
+	}
 	(void)snprintf(qpos, sizeof(qpos), "%d", st->queue_position);
 	(void)snprintf(epoch, sizeof(epoch), "%" PRId64, st->epoch);
 	(void)snprintf(myepoch, sizeof(myepoch), "%" PRId64, st->my_epoch);
@@ -164,6 +170,12 @@ status_render(const struct status *st, int json)
 		status_json_num(&b, "healthy", st->healthy != 0);
 		status_json_str(&b, "backoff_until", backoff, 1);
 		status_json_str(&b, "last_transition", last, 1);
+		/* As in the file: empty when none, never a pid of 0. */
+		if (st->run_pid > 0)
+			status_json_num(&b, "run_pid", st->run_pid);
+		else
+			status_json_str(&b, "run_pid", "", 1);
+		status_json_str(&b, "run_since", runsince, 1);
 		status_puts(&b, "}\n");
 		return b.p;
 	}
@@ -188,6 +200,8 @@ status_render(const struct status *st, int json)
 	status_shell(&b, "healthy", st->healthy ? "1" : "0");
 	status_shell(&b, "backoff_until", backoff);
 	status_shell(&b, "last_transition", last);
+	status_shell(&b, "run_pid", runpid);
+	status_shell(&b, "run_since", runsince);
 	return b.p;
 }
 

@@ -28,6 +28,8 @@ struct status {
 	int healthy;
 	time_t backoff_until;	/* 0 when none */
 	time_t last_transition;	/* 0 before the first */
+	pid_t run_pid;		/* hooks.run's process group; 0 when none */
+	time_t run_since;	/* when it started; 0 when none */
 };
 
 /* Renders the lines ("key=value\n"...) or one JSON object; caller frees. */

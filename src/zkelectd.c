@@ -343,6 +343,7 @@ main(int argc, char *argv[])
 	d.zk = zk_new(d.base, daemon_zk_event, &d);
 	daemon_election_params(&d, &ep);
 	d.el = election_new(&ep);
+	run_hook_init(&d);
 
 	for (i = 0; sigs[i] != 0; i++) {
 		d.ev_sig[i] = evsignal_new(d.base, sigs[i], daemon_signal, &d);
@@ -398,6 +399,7 @@ main(int argc, char *argv[])
 	ctl_close(d.ctl);
 	http_close(&d);
 	hook_runner_free(d.hooks);
+	run_hook_free(&d);
 	zk_free(d.zk);
 	election_free(d.el);
 	notify_free(d.notify);

@@ -83,6 +83,14 @@ struct daemon {
 	pid_t hook_pid;		/* the hook in the slot, or -1 */
 	pid_t startup_pid;	/* the startup demote running, or -1 */
 	pid_t notify_pid;	/* hooks.notify running, or -1 */
+	pid_t run_pid;		/* hooks.run running, or -1 */
+	time_t run_since;	/* when it started (wall clock) */
+	int run_led;		/* this leadership's run was decided on */
+	int run_stopping;	/* it is being stopped: a demote waits */
+	int64_t run_stop_from;	/* when its stop began (now_ms) */
+	struct el_action run_demote;	/* the demote that waits */
+	char *run_demote_reason;
+	struct event *ev_run_kill;	/* its SIGKILL, while stopping */
 	char *notified_leader;	/* the leader hooks.notify last heard of */
 	int64_t notified_epoch;
 	int64_t last_leader_epoch;
@@ -120,9 +128,18 @@ void daemon_status(struct daemon *d, struct status *st, struct election_view *v)
 const char *daemon_zk_state(const struct daemon *d);
 uint64_t daemon_tag(struct daemon *d);
 void daemon_env_add(char **env, int *n, const char *name, const char *value);
+void daemon_run_hook(struct daemon *d, const struct el_action *act);
+void daemon_set_error(struct daemon *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* notify_hook.c */
 void notify_hook_update(struct daemon *d);
+
+/* run_hook.c */
+void run_hook_init(struct daemon *d);
+void run_hook_free(struct daemon *d);
+void run_hook_update(struct daemon *d);
+int run_hook_before_demote(struct daemon *d, const struct el_action *act);
 
 /* diagnose.c */
 void daemon_diagnose(struct daemon *d, enum el_op op, const char *path,

@@ -337,7 +337,9 @@ check_hook_start(struct sim *s, struct peer *p, const struct el_action *act)
 	case HOOK_CHECK:
 		break;
 	case HOOK_NOTIFY:	/* the daemon's alone, never the core's */
-		check_fail(s, "%s: the core asked for the notify hook", p->id);
+	case HOOK_RUN:
+		check_fail(s, "%s: the core asked for a daemon's hook (%d)",
+		    p->id, (int)act->hook);
 		break;
 	}
 }
@@ -426,6 +428,7 @@ check_action_hook(struct sim *s, struct peer *p, const struct el_action *act)
 		break;
 	case HOOK_CHECK:
 	case HOOK_NOTIFY:
+	case HOOK_RUN:
 		break;
 	}
 }

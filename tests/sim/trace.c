@@ -126,6 +126,8 @@ trace_hook(enum hook_kind k)
 		return "check";
 	case HOOK_NOTIFY:
 		return "notify";
+	case HOOK_RUN:
+		return "run";
 	}
 	return "?";
 }

@@ -1004,6 +1004,48 @@ test_own_node_deleted_while_leader(void **state)
 	election_free(el);
 }
 
+/*
+ * hooks.run ended on its own: an ordered handoff with its reason, the
+ * release, then retry_backoff before the rejoin; a second report, or one
+ * when not leading, changes nothing.
+ */
+static void
+test_run_exited_resigns_and_backs_off(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct election_view v;
+	struct el_action a;
+
+	(void)state;
+	assert_int_equal(election_run_exited(el), -1);
+	become_leader(el);
+	election_view(el, &v);
+	assert_true(v.demote_at != 0 && v.demote_at < v.lease_end);
+	assert_true(v.demote_at + v.demote_timeout_ms < v.lease_end);
+	assert_int_equal(election_run_exited(el), 0);
+	assert_int_equal(election_run_exited(el), -1);
+	expect_hook(el, HOOK_DEMOTE, "run-exited");
+	expect_none(el);
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_ZK);
+	assert_int_equal(a.op, EL_OP_RELEASE);
+	assert_string_equal(a.sub[a.nsub - 1].path, CAND "/" OURS);
+	reply(el, EL_OP_RELEASE, ZOK);
+	election_watch(el, 1, E "/leader");
+	expect_op(el, EL_OP_LEADER_EXISTS, E "/leader");
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	expect_none(el);
+	election_view(el, &v);
+	assert_int_equal(v.backoff_until, now + 5000);
+	assert_int_equal(v.role, ROLE_FOLLOWER);
+	tick(el, 4999);
+	expect_none(el);
+	tick(el, 1);
+	expect_op(el, EL_OP_CREATE, NULL);
+	election_free(el);
+}
+
 static void
 test_resign_rejoins_at_back(void **state)
 {
@@ -1846,6 +1888,7 @@ main(void)
 		cmocka_unit_test(test_disconnect_grace),
 		cmocka_unit_test(test_grace_capped_by_the_lease),
 		cmocka_unit_test(test_promote_failure),
+		cmocka_unit_test(test_run_exited_resigns_and_backs_off),
 		cmocka_unit_test(test_stop_is_an_ordered_handoff),
 		cmocka_unit_test(test_demote_waits_for_promote),
 		cmocka_unit_test(test_waits_for_old_ack),

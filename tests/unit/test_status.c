@@ -146,13 +146,27 @@ test_render_why_and_when(void **state)
 	text = status_render(&st, 0);
 	assert_non_null(strstr(text, "\nqueue_position=2\npaused=0\n"
 	    "healthy=1\nbackoff_until=\n"
-	    "last_transition=2026-11-22T22:32:06Z\n"));
+	    "last_transition=2026-11-22T22:32:06Z\nrun_pid=\nrun_since=\n"));
 	free(text);
 	text = status_render(&st, 1);
 	assert_non_null(strstr(text, ",\"queue_position\":2,\"paused\":0,"
 	    "\"healthy\":1,\"backoff_until\":\"\","
-	    "\"last_transition\":\"2026-11-22T22:32:06Z\"}"));
+	    "\"last_transition\":\"2026-11-22T22:32:06Z\","
+	    "\"run_pid\":\"\",\"run_since\":\"\"}"));
 	free(text);
+	/* hooks.run running: its process group and since when. */
+	st.run_pid = 4242;
+	st.run_since = 1795386726;
+	text = status_render(&st, 0);
+	assert_non_null(strstr(text, "\nrun_pid=4242\n"
+	    "run_since=2026-11-22T22:32:06Z\n"));
+	free(text);
+	text = status_render(&st, 1);
+	assert_non_null(strstr(text, ",\"run_pid\":4242,"
+	    "\"run_since\":\"2026-11-22T22:32:06Z\"}"));
+	free(text);
+	st.run_pid = 0;
+	st.run_since = 0;
 	/* Not queued, paused, unhealthy, backing off, no change yet. */
 	st.queue_position = 0;
 	st.paused = 1;

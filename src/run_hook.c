@@ -1,0 +1,246 @@
+/*
+ * hooks.run: a process that runs exactly while this node leads, started
+ * once a promote succeeded and E/leader is ours (role leader), stopped
+ * before the demote hook starts, whatever asked for the demote (resign,
+ * pause, stop, health, a lost lease). Like hooks.notify it runs beside the
+ * hook slot, in a process group of its own, its output in the log.
+ *
+ * The demote waits for it. The core has asked for the demote hook and
+ * counts it as running; the daemon holds the action here, stops the run
+ * (SIGTERM to its group at once, SIGKILL later, see run_hook_kill_at())
+ * and starts the demote once the whole group is gone. An unset demote
+ * hook waits the same way: its instant success would let the release,
+ * and with it the successor's promote, go ahead of the run's end.
+ *
+ * Its end on its own (the shell exited, and what it left in its group
+ * was stopped too: hook.c) is a core event: the node resigns with reason
+ * run-exited and rejoins after hooks.retry_backoff. One run per
+ * leadership: it is not started again before the next promote, so a
+ * reload that sets or changes hooks.run applies from then.
+ *
+ * A daemon killed with SIGKILL cannot stop it. PR_SET_PDEATHSIG would
+ * need a wrapper between posix_spawn() and the shell, and would reach
+ * the shell alone, not the group it starts; under systemd the unit's
+ * cgroup is killed as a whole when the daemon dies (KillMode=control-group,
+ * the default), which covers the group; elsewhere a daemon that died
+ * that way leaves the run process behind (zkelectd(8) says so).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "log.h"
+#include "util.h"
+#include "xmalloc.h"
+#include "zkelectd.h"
+
+/* Room for a SIGKILLed group to be seen gone before the demote point. */
+#define RUN_KILL_ROOM_MS	50
+
+static void
+run_hook_kill(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+
+	(void)fd;
+	(void)what;
+	if (d->run_pid == -1)
+		return;
+	log_notice("run process [%ld] still there: sending SIGKILL to its "
+	    "process group", (long)d->run_pid);
+	hook_cancel(d->hooks, d->run_pid, 0);
+}
+
+void
+run_hook_init(struct daemon *d)
+{
+	d->run_pid = -1;
+	if ((d->ev_run_kill = evtimer_new(d->base, run_hook_kill, d)) == NULL)
+		fatalx("evtimer_new");
+}
+
+void
+run_hook_free(struct daemon *d)
+{
+	if (d->ev_run_kill != NULL)
+		event_free(d->ev_run_kill);
+	d->ev_run_kill = NULL;
+	free(d->run_demote_reason);
+	d->run_demote_reason = NULL;
+}
+
+/*
+ * When the run's group gets SIGKILL while a demote waits for it. The
+ * contract wants the demote hook finished by lease_end, and the core asks
+ * for it at the latest at its demote point, lease_end minus the demote's
+ * whole budget (hooks.demote_timeout) and a margin: so the run may take
+ * from the demote's start only what the lease has beyond that point.
+ * SIGTERM went out at once; SIGKILL follows at the earlier of
+ * hooks.run_stop_timeout after it and the demote point (less the moment
+ * the killed group takes to be seen gone), so that the demote hook still
+ * starts with its whole budget before the point. A demote asked for at
+ * the point itself (the lease ran short, the connection is lost with no
+ * grace) thus kills the run at once, and so does one without a lease (the
+ * session expired: someone else may lead already). Asked again at every
+ * step: a lease the keepalive renews meanwhile moves the point later, one
+ * that is lost brings the SIGKILL to now.
+ */
+static int64_t
+run_hook_kill_at(struct daemon *d)
+{
+	struct election_view v;
+	int64_t t = d->run_stop_from + d->cfg.run_stop_timeout_ms;
+
+	election_view(d->el, &v);
+	if (v.lease_end == 0)
+		return now_ms();
+	if (v.demote_at - RUN_KILL_ROOM_MS < t)
+		t = v.demote_at - RUN_KILL_ROOM_MS;
+	return t;
+}
+
+static void
+run_hook_arm_kill(struct daemon *d)
+{
+	int64_t left = run_hook_kill_at(d) - now_ms();
+
+	if (left <= 0) {
+		(void)evtimer_del(d->ev_run_kill);
+		run_hook_kill(-1, 0, d);
+		return;
+	}
+	daemon_arm(d->ev_run_kill, left);
+}
+
+static void
+run_hook_done(const struct hook_result *res, void *arg)
+{
+	struct daemon *d = arg;
+	struct el_action act;
+	struct election_view v;
+	int64_t left;
+	pid_t pid = d->run_pid;
+
+	d->run_pid = -1;
+	d->run_since = 0;
+	(void)evtimer_del(d->ev_run_kill);
+	daemon_clock(d);
+	if (d->run_stopping) {
+		d->run_stopping = 0;
+		log_info("run process [%ld] stopped after %lld ms", (long)pid,
+		    (long long)(now_ms() - d->run_stop_from));
+		act = d->run_demote;
+		act.reason = d->run_demote_reason;
+		/*
+		 * Whatever the stop took, the demote still ends by the end
+		 * of the lease (less the core's margin) when there is one.
+		 */
+		election_view(d->el, &v);
+		left = v.demote_at + v.demote_timeout_ms - now_ms();
+		if (v.lease_end != 0 && left < act.ms)
+			act.ms = left > 1 ? left : 1;
+		daemon_run_hook(d, &act);
+		free(d->run_demote_reason);
+		d->run_demote_reason = NULL;
+		daemon_step(d);
+		return;
+	}
+	if (res->signo != 0)
+		daemon_set_error(d, "run process killed by signal %d",
+		    res->signo);
+	else
+		daemon_set_error(d, "run process exited %d", res->exit_code);
+	log_warnx("%s: resigning", d->last_error);
+	(void)election_run_exited(d->el);
+	daemon_step(d);
+}
+
+/*
+ * Called with the demote the core asked for: 1 when it must wait for the
+ * run's end (run_hook_done() starts it), 0 when it may start now. Either
+ * way this leadership is over for the run: the next one starts it again.
+ */
+int
+run_hook_before_demote(struct daemon *d, const struct el_action *act)
+{
+	d->run_led = 0;
+	if (d->run_pid == -1)
+		return 0;
+	if (!d->run_stopping) {
+		d->run_stopping = 1;
+		d->run_stop_from = now_ms();
+		d->run_demote = *act;
+		free(d->run_demote_reason);
+		d->run_demote_reason = xstrdup(act->reason);
+		log_info("stopping run process [%ld] before the demote hook "
+		    "(reason %s)", (long)d->run_pid, act->reason);
+		hook_cancel(d->hooks, d->run_pid, d->cfg.run_stop_timeout_ms);
+		/* Still there (its end comes through SIGCHLD): bound it. */
+		if (d->run_pid != -1)
+			run_hook_arm_kill(d);
+	}
+	return 1;
+}
+
+static void
+run_hook_start(struct daemon *d)
+{
+	struct election_view v;
+	char *env[12], epoch[32];
+	int n = 0, i;
+	pid_t pid;
+
+	election_view(d->el, &v);
+	(void)snprintf(epoch, sizeof(epoch), "%lld",
+	    (long long)v.leader_epoch);
+	daemon_env_add(env, &n, "ZKELECT_SERVICE", d->cfg.service);
+	daemon_env_add(env, &n, "ZKELECT_ID", d->cfg.id);
+	daemon_env_add(env, &n, "ZKELECT_EVENT", hook_kind_name(HOOK_RUN));
+	daemon_env_add(env, &n, "ZKELECT_ROLE", election_role_name(v.role));
+	daemon_env_add(env, &n, "ZKELECT_REASON", "elected");
+	daemon_env_add(env, &n, "ZKELECT_EPOCH", epoch);
+	daemon_env_add(env, &n, "ZKELECT_LEADER", d->cfg.id);
+	daemon_env_add(env, &n, "ZKELECT_LEADER_DATA", d->cfg.data);
+	daemon_env_add(env, &n, "ZKELECT_DATA", d->cfg.data);
+	env[n] = NULL;
+	pid = hook_run(d->hooks, HOOK_RUN, d->cfg.hook_run, env, 0,
+	    run_hook_done, d);
+	for (i = 0; i < n; i++)
+		free(env[i]);
+	if (pid == -1) {
+		daemon_set_error(d, "run process could not be started");
+		log_warnx("%s: resigning", d->last_error);
+		(void)election_run_exited(d->el);
+		return;
+	}
+	/* What its shell leaves behind when it exits is stopped as it is. */
+	hook_set_kill_delay(d->hooks, pid, d->cfg.run_stop_timeout_ms);
+	d->run_pid = pid;
+	d->run_since = time(NULL);
+	log_info("running run process [%ld] (epoch %s)", (long)pid, epoch);
+}
+
+/*
+ * Called at the end of every step: starts the run once per leadership,
+ * when the core says leader, and keeps a stop's SIGKILL in time.
+ */
+void
+run_hook_update(struct daemon *d)
+{
+	if (d->run_pid != -1) {
+		if (d->run_stopping)
+			run_hook_arm_kill(d);
+		return;
+	}
+	if (d->run_led || d->stopping || election_role(d->el) != ROLE_LEADER)
+		return;
+	d->run_led = 1;
+	if (d->cfg.hook_run == NULL)
+		return;
+	run_hook_start(d);
+	/* Not started: the resign it asked for goes out now (once). */
+	if (d->run_pid == -1)
+		daemon_step(d);
+}
