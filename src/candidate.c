@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "candidate.h"
+#include "util.h"
 
 #define CANDIDATE_PREFIX "candidate-"
 
@@ -81,38 +82,6 @@ candidate_order(char *const *names, int n, struct candidate *out)
 	return k;
 }
 
-/*
- * Length of the well-formed UTF-8 sequence at p (at most n bytes), 0 when
- * there is none: overlong forms, surrogates and code points past U+10FFFF
- * are not well formed; neither are C1 controls (U+0080..U+009F).
- */
-static size_t
-candidate_utf8(const unsigned char *p, size_t n)
-{
-	uint32_t cp;
-	size_t len, i;
-
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		len = 2, cp = p[0] & 0x1f;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		len = 3, cp = p[0] & 0x0f;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		len = 4, cp = p[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (p[i] & 0x3f);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff || cp < 0xa0)
-		return 0;
-	return len;
-}
-
 size_t
 candidate_clean(char *dst, size_t dstlen, const char *src, size_t n)
 {
@@ -126,7 +95,7 @@ candidate_clean(char *dst, size_t dstlen, const char *src, size_t n)
 			dst[o++] = (char)p[i++];
 			continue;
 		}
-		len = p[i] >= 0x80 ? candidate_utf8(p + i, n - i) : 0;
+		len = p[i] >= 0x80 ? utf8_seq(p + i, n - i) : 0;
 		if (len == 0) {
 			dst[o++] = '?';
 			i++;

@@ -122,33 +122,34 @@ rfc3339_ms(int64_t ms, char *buf, size_t len)
 	    ms < 0 ? 0 : (int)(ms % 1000));
 }
 
-/* Length of the valid UTF-8 sequence at s, or 0 (overlongs and surrogates
- * are invalid). */
-static size_t
-utf8_len(const unsigned char *s)
+size_t
+utf8_seq(const unsigned char *p, size_t n)
 {
-	size_t n, i;
-	uint32_t c;
+	uint32_t cp;
+	size_t len, i;
 
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, c = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, c = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, c = s[0] & 0x07;
+	if (n == 0)
+		return 0;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		len = 2, cp = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		len = 3, cp = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		len = 4, cp = p[0] & 0x07;
 	else
 		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = (c << 6) | (s[i] & 0x3f);
-	}
-	if ((n == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) ||
-	    (n == 4 && (c < 0x10000 || c > 0x10ffff)))
+	if (len > n)
 		return 0;
-	return n;
+	/* A NUL is no continuation byte: nothing past a string's end. */
+	for (i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (p[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff || cp < 0xa0)
+		return 0;
+	return len;
 }
 
 char *
@@ -167,7 +168,8 @@ label_escape(const char *s)
 			*o++ = '\\';
 			*o++ = 'n';
 			p++;
-		} else if (*p < 0x20 || *p == 0x7f || (n = utf8_len(p)) == 0) {
+		} else if (*p < 0x20 || *p == 0x7f ||
+		    (n = *p < 0x80 ? 1 : utf8_seq(p, 4)) == 0) {
 			*o++ = '?';
 			p++;
 		} else {

@@ -29,6 +29,13 @@ int64_t wall_ms(void);
 /* The same with milliseconds, e.g. 2026-11-22T01:02:03.456Z. */
 void rfc3339_ms(int64_t ms, char *buf, size_t len);
 /*
+ * Length of the well-formed UTF-8 sequence of two to four bytes at p (at
+ * most n bytes), 0 when there is none: ASCII, overlong forms, surrogates,
+ * code points past U+10FFFF and C1 controls (U+0080..U+009F) are not. The
+ * one rule for what peers wrote (candidate_clean) and for label values.
+ */
+size_t utf8_seq(const unsigned char *p, size_t n);
+/*
  * A label value of the Prometheus text format: backslash, double quote
  * and newline escaped, other control bytes and invalid UTF-8 replaced by
  * '?'. Caller frees.
