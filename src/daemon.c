@@ -680,8 +680,15 @@ daemon_report(struct daemon *d)
 	if (v.role != d->last_role) {
 		log_notice("role %s -> %s", election_role_name(d->last_role),
 		    election_role_name(v.role));
-		if (v.role == ROLE_LEADER)
+		/*
+		 * A successor that knew itself first without a listing only
+		 * guessed the count: the new leader's is counted at once, off
+		 * the handover's path (it is acknowledged already).
+		 */
+		if (v.role == ROLE_LEADER) {
 			d->m.elections_won++;
+			daemon_arm(d->ev_count, 0);
+		}
 		d->last_role = v.role;
 		d->since = time(NULL);
 	}
