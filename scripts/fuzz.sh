@@ -1,0 +1,65 @@
+#!/bin/bash
+# The libFuzzer harnesses of tests/fuzz (built by `make fuzz-build`).
+#
+#   scripts/fuzz.sh run BUILD SECONDS HARNESS...
+#       fuzzes each harness for SECONDS, one after the other, starting from
+#       its seeds (tests/fuzz/corpus/<h>) and BUILD/corpus/<h>, where new
+#       inputs are kept; a crash is saved as BUILD/crash-<h>-*. Prints
+#       libFuzzer's final stats line per harness; exits 1 on any crash.
+#   scripts/fuzz.sh replay BUILD 0 HARNESS...
+#       runs each harness once over its seeds; one line per harness,
+#       "fuzz replay <h>: ok|FAILED", then "N passed, N failed".
+set -u
+
+cd "$(dirname "$0")/.." || exit 1
+
+mode=${1:?run or replay}
+build=${2:?build directory}
+seconds=${3:?seconds}
+shift 3
+
+passed=0
+failed=0
+for h in "$@"; do
+	bin=$build/fuzz_$h
+	seeds=tests/fuzz/corpus/$h
+	log=$build/fuzz-$h.log
+	if [ ! -x "$bin" ] || [ ! -d "$seeds" ]; then
+		echo "fuzz $mode $h: FAILED ($bin or $seeds missing)"
+		failed=$((failed + 1))
+		continue
+	fi
+	case $mode in
+	replay)
+		# -runs=0: every seed once, no mutation.
+		"$bin" -runs=0 "$seeds" >"$log" 2>&1
+		rc=$?
+		;;
+	run)
+		mkdir -p "$build/corpus/$h"
+		"$bin" -max_total_time="$seconds" -max_len=4096 \
+		    -print_final_stats=1 -artifact_prefix="$build/crash-$h-" \
+		    "$build/corpus/$h" "$seeds" >"$log" 2>&1
+		rc=$?
+		grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -n 1
+		grep -E '^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' \
+		    "$log"
+		echo "corpus: $(find "$build/corpus/$h" -type f | wc -l) files"
+		;;
+	*)
+		echo "fuzz.sh: unknown mode $mode" >&2
+		exit 2
+		;;
+	esac
+	if [ "$rc" -eq 0 ]; then
+		echo "fuzz $mode $h: ok"
+		passed=$((passed + 1))
+	else
+		echo "fuzz $mode $h: FAILED (status $rc, see $log)"
+		grep -E 'ERROR|FUZZ ASSERTION|SUMMARY|Test unit written' "$log" |
+		    head -n 5
+		failed=$((failed + 1))
+	fi
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
