@@ -219,6 +219,10 @@ fuzz_render_check(struct daemon *d)
 	    v.leader_id);
 	fuzz_expect(fuzz_clean(v.leader_data, strlen(v.leader_data)),
 	    "leader data", v.leader_data);
+	/* A leader never shows another as leader, whatever E/leader says. */
+	FUZZ_ASSERT(v.role != ROLE_LEADER || v.leader_id[0] == '\0' ||
+	    strcmp(v.leader_id, d->cfg.id) == 0, "leader shows \"%s\"",
+	    v.leader_id);
 
 	ans = fuzz_ask(d, "status\n");
 	fuzz_expect(fuzz_status(ans, "leader", val, sizeof(val)), "status",
