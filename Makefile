@@ -136,7 +136,8 @@ clean:
 # libFuzzer harnesses (tests/fuzz/README.md), built with clang in
 # $(FUZZ_BUILD) from the same sources. `make fuzz FUZZ_SECONDS=N` runs each
 # for N seconds on a copy of its seed corpus and fails on any crash;
-# `make fuzz-replay` runs each once over its seeds (part of make check).
+# `make fuzz-replay` checks the validators (fuzz_selftest) and runs each
+# harness once over its seeds (part of make check).
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang
@@ -166,10 +167,15 @@ $(FUZZ_BUILD)/libfuzz.a: $(FUZZ_OBJ)
 	ar rcs $@ $(FUZZ_OBJ)
 
 # The archive gives each harness only the objects it calls into.
-$(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/fuzz_%.o $(FUZZ_BUILD)/libfuzz.a
+$(FUZZ_HARNESS:%=$(FUZZ_BUILD)/fuzz_%): $(FUZZ_BUILD)/fuzz_%: \
+    $(FUZZ_BUILD)/fuzz_%.o $(FUZZ_BUILD)/libfuzz.a
 	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LIBS)
 
-fuzz-build: $(FUZZ_HARNESS:%=$(FUZZ_BUILD)/fuzz_%)
+# The validators the harnesses assert with, checked on their own.
+$(FUZZ_BUILD)/fuzz_selftest: tests/fuzz/fuzz_selftest.c $(FUZZ_BUILD)/libfuzz.a
+	$(FUZZ_CC) $(ALL_CPPFLAGS) -Itests/fuzz $(FUZZ_CFLAGS) -o $@ $^ $(LIBS)
+
+fuzz-build: $(FUZZ_HARNESS:%=$(FUZZ_BUILD)/fuzz_%) $(FUZZ_BUILD)/fuzz_selftest
 
 fuzz: fuzz-build
 	@scripts/fuzz.sh run $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_HARNESS)

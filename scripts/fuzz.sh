@@ -7,7 +7,8 @@
 #       inputs are kept; a crash is saved as BUILD/crash-<h>-*. Prints
 #       libFuzzer's final stats line per harness; exits 1 on any crash.
 #   scripts/fuzz.sh replay BUILD 0 HARNESS...
-#       runs each harness once over its seeds; one line per harness,
+#       runs BUILD/fuzz_selftest (the validators refuse broken texts),
+#       then each harness once over its seeds; one line for each,
 #       "fuzz replay <h>: ok|FAILED", then "N passed, N failed".
 set -u
 
@@ -20,6 +21,15 @@ shift 3
 
 passed=0
 failed=0
+if [ "$mode" = replay ]; then
+	if "$build/fuzz_selftest"; then
+		echo "fuzz replay selftest: ok"
+		passed=$((passed + 1))
+	else
+		echo "fuzz replay selftest: FAILED"
+		failed=$((failed + 1))
+	fi
+fi
 for h in "$@"; do
 	bin=$build/fuzz_$h
 	seeds=tests/fuzz/corpus/$h
