@@ -14,6 +14,9 @@ set -u
 
 cd "$(dirname "$0")/.." || exit 1
 
+# libzookeeper_mt's own leaks are not the harnesses' (see the file).
+export LSAN_OPTIONS="suppressions=$PWD/tests/fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+
 mode=${1:?run or replay}
 build=${2:?build directory}
 seconds=${3:?seconds}

@@ -45,6 +45,18 @@ fuzz_daemon_config(struct config *cfg)
 		FUZZ_FAIL("config: %s", err);
 }
 
+/*
+ * The harness stands in for ZooKeeper: it calls command_reply() with the
+ * replies it makes up. What the library itself reports (a handle that
+ * never connects) would change the daemon at random moments: dropped.
+ */
+static void
+fuzz_daemon_zk_event(const struct zk_event *ev, void *arg)
+{
+	(void)ev;
+	(void)arg;
+}
+
 void
 fuzz_daemon_init(struct daemon *d)
 {
@@ -79,7 +91,7 @@ fuzz_daemon_init(struct daemon *d)
 		FUZZ_FAIL("ctl_open: %s", err);
 	d->hooks = hook_runner_new(d->base);
 	d->notify = notify_new(d->base);
-	d->zk = zk_new(d->base, daemon_zk_event, d);
+	d->zk = zk_new(d->base, fuzz_daemon_zk_event, d);
 
 	memset(&ep, 0, sizeof(ep));
 	ep.path = d->epath;
@@ -124,50 +136,86 @@ fuzz_daemon_free(struct daemon *d)
 	config_free(&d->cfg);
 }
 
-char *
-fuzz_daemon_ask(struct daemon *d, const void *in, size_t n, int *closed)
+/* Sends what it can of the input; half-closes once all is out. */
+static int
+fuzz_client_push(struct fuzz_client *c)
 {
-	const char *p = in;
-	char *out = xmalloc(FUZZ_ANSWER_MAX + 1);
-	size_t off = 0, len = 0;
 	ssize_t r;
-	int sv[2], idle = 0, shut = 0, progress;
 
+	if (c->off < c->n) {
+		r = send(c->fd, c->in + c->off, c->n - c->off, MSG_NOSIGNAL);
+		if (r > 0) {
+			c->off += (size_t)r;
+			return 1;
+		}
+		if (r == -1 && errno != EAGAIN)
+			c->off = c->n;	/* closed on us: stop sending */
+	}
+	if (c->off == c->n && !c->shut) {
+		(void)shutdown(c->fd, SHUT_WR);
+		c->shut = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* Runs the loop until the daemon closes or nothing happens any more. */
+static void
+fuzz_client_pump(struct daemon *d, struct fuzz_client *c)
+{
+	ssize_t r;
+	int idle = 0, progress;
+
+	while (!c->closed && idle < FUZZ_IDLE_TURNS) {
+		progress = fuzz_client_push(c);
+		(void)event_base_loop(d->base, EVLOOP_NONBLOCK);
+		r = recv(c->fd, c->out + c->len, FUZZ_ANSWER_MAX - c->len, 0);
+		if (r > 0) {
+			c->len += (size_t)r;
+			progress = 1;
+		} else if (r == 0 || (r == -1 && errno != EAGAIN))
+			c->closed = 1;
+		idle = progress ? 0 : idle + 1;
+	}
+}
+
+void
+fuzz_client_start(struct daemon *d, struct fuzz_client *c, const void *in,
+    size_t n)
+{
+	int sv[2];
+
+	memset(c, 0, sizeof(*c));
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    0, sv) == -1)
 		FUZZ_FAIL("socketpair: %s", strerror(errno));
 	ctl_client_new(d->ctl, sv[0]);
-	*closed = 0;
-	while (idle < FUZZ_IDLE_TURNS) {
-		progress = 0;
-		if (off < n) {
-			r = send(sv[1], p + off, n - off, MSG_NOSIGNAL);
-			if (r > 0) {
-				off += (size_t)r;
-				progress = 1;
-			} else if (r == -1 && errno != EAGAIN)
-				off = n;	/* closed on us: stop sending */
-		}
-		if (off == n && !shut) {
-			(void)shutdown(sv[1], SHUT_WR);
-			shut = 1;
-			progress = 1;
-		}
-		(void)event_base_loop(d->base, EVLOOP_NONBLOCK);
-		r = recv(sv[1], out + len, FUZZ_ANSWER_MAX - len, 0);
-		if (r > 0) {
-			len += (size_t)r;
-			progress = 1;
-		} else if (r == 0 || (r == -1 && errno != EAGAIN)) {
-			*closed = 1;
-			break;
-		}
-		idle = progress ? 0 : idle + 1;
-	}
-	(void)close(sv[1]);
+	c->fd = sv[1];
+	c->in = in;
+	c->n = n;
+	c->out = xmalloc(FUZZ_ANSWER_MAX + 1);
+	fuzz_client_pump(d, c);
+}
+
+char *
+fuzz_client_finish(struct daemon *d, struct fuzz_client *c, int *closed)
+{
+	fuzz_client_pump(d, c);
+	(void)close(c->fd);
 	/* The daemon notices the close. */
 	(void)event_base_loop(d->base, EVLOOP_NONBLOCK);
-	FUZZ_ASSERT(memchr(out, '\0', len) == NULL, "NUL byte in an answer");
-	out[len] = '\0';
-	return out;
+	FUZZ_ASSERT(memchr(c->out, '\0', c->len) == NULL,
+	    "NUL byte in an answer");
+	c->out[c->len] = '\0';
+	*closed = c->closed;
+	return c->out;
+}
+
+char *
+fuzz_daemon_ask(struct daemon *d, const void *in, size_t n, int *closed)
+{
+	struct fuzz_client c;
+
+	fuzz_client_start(d, &c, in, n);
+	return fuzz_client_finish(d, &c, closed);
 }

@@ -23,4 +23,22 @@ void fuzz_daemon_free(struct daemon *d);
 char *fuzz_daemon_ask(struct daemon *d, const void *in, size_t n,
     int *closed);
 
+/* A client whose answer may come later (members). */
+struct fuzz_client {
+	int fd;
+	const char *in;
+	size_t n;
+	size_t off;
+	int shut;
+	int closed;
+	char *out;
+	size_t len;
+};
+/* Connects, sends, half-closes and runs the loop until it is idle. */
+void fuzz_client_start(struct daemon *d, struct fuzz_client *c,
+    const void *in, size_t n);
+/* Runs the loop until idle again, closes; the answer as for ask. */
+char *fuzz_client_finish(struct daemon *d, struct fuzz_client *c,
+    int *closed);
+
 #endif

@@ -4,6 +4,7 @@
  * children's names, and the data of E/leader, E/breadcrumb and the
  * candidates' nodes (which go through candidate_kv() as in the daemon).
  * Then status, status json, leader, watch, role and metrics are asked
+ * (and members, whose replies come from the end of the input)
  * through the control socket and must be valid: the JSON parses, the
  * status lines are sourceable and show what the election knows, the
  * metrics lines are well formed, nothing holds a control byte or invalid
@@ -264,6 +265,96 @@ fuzz_render_check(struct daemon *d)
 	free(ans);
 }
 
+/*
+ * members: the listing and each node's data come from the input, as
+ * ZooKeeper's replies to the daemon's own requests (on a handle that
+ * never connects). Each line is "seq<TAB>id<TAB>data", clean, in order.
+ */
+static void
+fuzz_members(struct daemon *d, struct fuzz_in *in)
+{
+	struct fuzz_client c;
+	struct zk_event ev;
+	char *kids[FUZZ_KIDS_MAX], *datas[FUZZ_KIDS_MAX], *ans, *p, *nl, *t,
+	    *t2;
+	uint64_t tag, last;
+	long long seq, prev = -1;
+	int i, nkids = 0, closed, reverse;
+
+	if (zk_open(d->zk, "127.0.0.1:1", 10000, NULL) == -1)
+		FUZZ_FAIL("zk_open");
+	d->zk_state = ZOO_CONNECTED_STATE;
+	tag = d->next_tag;
+	fuzz_client_start(d, &c, "members\n", 8);
+	FUZZ_ASSERT(d->next_tag == tag + 1, "members sent no listing");
+	tag = d->next_tag;
+	if (c.closed) {
+		/* The library refused the request while it was connecting. */
+		ans = fuzz_client_finish(d, &c, &closed);
+		FUZZ_ASSERT(strcmp(ans, "error zookeeper-unavailable\n") == 0,
+		    "members: %s", ans);
+		free(ans);
+		return;
+	}
+	while (nkids < FUZZ_KIDS_MAX && (i = (int)fuzz_byte(in) % 3) != 0) {
+		if (i == 1)
+			(void)xasprintf(&kids[nkids++],
+			    "candidate-%016llx_%010u",
+			    (unsigned long long)FUZZ_PEER_SID + fuzz_byte(in),
+			    fuzz_byte(in));
+		else
+			kids[nkids++] = fuzz_str(in);
+	}
+	memset(&ev, 0, sizeof(ev));
+	ev.type = ZK_EV_REPLY;
+	ev.tag = tag;
+	ev.rc = fuzz_rc(in);
+	ev.children = kids;
+	ev.nchildren = nkids;
+	FUZZ_ASSERT(command_reply(d, &ev) == 1, "listing not taken");
+	last = d->next_tag;
+	for (i = 0; i < nkids; i++)
+		free(kids[i]);
+	/* The gets, each answered once, in order or backwards. */
+	reverse = fuzz_byte(in) % 2;
+	for (i = 0; tag + 1 + (uint64_t)i <= last; i++) {
+		datas[i] = fuzz_str(in);
+		memset(&ev, 0, sizeof(ev));
+		ev.type = ZK_EV_REPLY;
+		ev.tag = reverse ? last - (uint64_t)i : tag + 1 + (uint64_t)i;
+		ev.rc = fuzz_rc(in) == ZOK ? ZOK : ZNONODE;
+		ev.data = datas[i];
+		FUZZ_ASSERT(command_reply(d, &ev) == 1, "get not taken");
+		free(datas[i]);
+	}
+	ans = fuzz_client_finish(d, &c, &closed);
+#ifdef FUZZ_DEBUG
+	fprintf(stderr, "members:\n%s", ans);
+#endif
+	FUZZ_ASSERT(closed, "members not answered: %s", ans);
+	fuzz_expect(fuzz_utf8(ans, strlen(ans)), "members", ans);
+	if (strcmp(ans, "error zookeeper-unavailable\n") != 0 &&
+	    strcmp(ans, "\n") != 0) {
+		for (p = ans; *p != '\0'; p = nl + 1) {
+			nl = strchr(p, '\n');
+			FUZZ_ASSERT(nl != NULL, "members: %s", ans);
+			seq = strtoll(p, &t, 10);
+			FUZZ_ASSERT(t > p && *t == '\t' && seq >= prev,
+			    "members line out of order: %s", ans);
+			prev = seq;
+			/* id and data: clean, so no third tab. */
+			t2 = memchr(t + 1, '\t', (size_t)(nl - t - 1));
+			FUZZ_ASSERT(t2 != NULL, "members line of two fields: %s",
+			    ans);
+			fuzz_expect(fuzz_clean(t + 1, (size_t)(t2 - t - 1)),
+			    "members id", ans);
+			fuzz_expect(fuzz_clean(t2 + 1, (size_t)(nl - t2 - 1)),
+			    "members data", ans);
+		}
+	}
+	free(ans);
+}
+
 /* Label escaping of raw bytes makes a valid sample line. */
 static void
 fuzz_label(struct fuzz_in *in)
@@ -283,15 +374,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct fuzz_in in = { data, size };
+	struct fuzz_in in, mem;
 	struct daemon d;
+	size_t memlen;
 
-	if (size > 65536)
+	if (size < 1 || size > 65536)
 		return 0;
+	/*
+	 * The first byte says how much of the end of the input makes the
+	 * replies to members; none, and members is not asked.
+	 */
+	memlen = (size_t)data[0] * 4;
+	if (memlen > size - 1)
+		memlen = size - 1;
+	in.p = data + 1;
+	in.n = size - 1 - memlen;
+	mem.p = data + size - memlen;
+	mem.n = memlen;
 	fuzz_label(&in);
 	fuzz_daemon_init(&d);
 	fuzz_drive(&d, &in);
 	fuzz_render_check(&d);
+	/* Only when asked: a ZooKeeper handle costs two threads. */
+	if (mem.n > 0)
+		fuzz_members(&d, &mem);
 	fuzz_daemon_free(&d);
 	return 0;
 }
