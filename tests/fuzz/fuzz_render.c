@@ -3,8 +3,8 @@
  * real election core of a real daemon from the input: return codes,
  * children's names, and the data of E/leader, E/breadcrumb and the
  * candidates' nodes (which go through candidate_kv() as in the daemon).
- * Then status, status json, leader, watch, role and metrics are asked
- * (and members, whose replies come from the end of the input)
+ * Then status, status json, leader, watch, role, metrics, history (and
+ * members, whose replies come from the end of the input) are asked
  * through the control socket and must be valid: the JSON parses, the
  * status lines are sourceable and show what the election knows, the
  * metrics lines are well formed, nothing holds a control byte or invalid
@@ -43,12 +43,18 @@ fuzz_byte(struct fuzz_in *in)
 	return *in->p++;
 }
 
-/* A string of up to 255 bytes, length first; NUL-terminated copy. */
+/*
+ * A string, length first: a byte, and when it is 255 a second one that
+ * adds four times its value (up to 1275 bytes). NUL-terminated copy.
+ */
 static char *
 fuzz_str(struct fuzz_in *in)
 {
 	size_t len = fuzz_byte(in), i;
 	char *s;
+
+	if (len == 255)
+		len += (size_t)fuzz_byte(in) * 4;
 
 	if (len > in->n)
 		len = in->n;
@@ -158,6 +164,7 @@ static void
 fuzz_drive(struct daemon *d, struct fuzz_in *in)
 {
 	struct el_action act;
+	struct election_view v;
 	char node[256] = "";
 	/* Ahead of the real clock, which the commands then cannot move. */
 	int64_t now = now_ms() + 60000;
@@ -191,6 +198,9 @@ fuzz_drive(struct daemon *d, struct fuzz_in *in)
 		default:
 			break;
 		}
+		/* What daemon_report() does at the end of every step. */
+		election_view(d->el, &v);
+		(void)history_note(&d->hist, wall_ms(), &v);
 	}
 }
 
@@ -206,7 +216,7 @@ static void
 fuzz_render_check(struct daemon *d)
 {
 	struct election_view v;
-	char *ans, val[2048], *p;
+	char *ans, val[2048], *p, *t;
 	const char *keys[] = { "id=", "data=", "epoch=" };
 	int i;
 
@@ -258,6 +268,21 @@ fuzz_render_check(struct daemon *d)
 	ans = fuzz_ask(d, "role\n");
 	(void)snprintf(val, sizeof(val), "%s\n", election_role_name(v.role));
 	FUZZ_ASSERT(strcmp(ans, val) == 0, "role: %s", ans);
+	free(ans);
+
+	/* time, from, to, reason, epoch, leader: six clean fields. */
+	ans = fuzz_ask(d, "history\n");
+	fuzz_expect(fuzz_utf8(ans, strlen(ans)), "history", ans);
+	/* No entry yet: an empty answer, its newline added by ctl.c. */
+	for (p = strcmp(ans, "\n") == 0 ? ans + 1 : ans; *p != '\0';
+	    p = strchr(p, '\n') + 1) {
+		FUZZ_ASSERT(strchr(p, '\n') != NULL, "history: %s", ans);
+		for (i = 0, t = p; i < 5; i++, t++)
+			FUZZ_ASSERT((t = strchr(t, '\t')) != NULL &&
+			    t < strchr(p, '\n'), "history line: %s", ans);
+		fuzz_expect(fuzz_clean(t, (size_t)(strchr(p, '\n') - t)),
+		    "history leader", ans);
+	}
 	free(ans);
 
 	ans = command_watch_line(d);
