@@ -54,8 +54,8 @@ for h in "$@"; do
 		    -print_final_stats=1 -artifact_prefix="$build/crash-$h-" \
 		    "$build/corpus/$h" "$seeds" >"$log" 2>&1
 		rc=$?
-		grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -n 1
-		grep -E '^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' \
+		grep -a -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -n 1
+		grep -a -E '^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' \
 		    "$log"
 		echo "corpus: $(find "$build/corpus/$h" -type f | wc -l) files"
 		;;
@@ -69,7 +69,7 @@ for h in "$@"; do
 		passed=$((passed + 1))
 	else
 		echo "fuzz $mode $h: FAILED (status $rc, see $log)"
-		grep -E 'ERROR|FUZZ ASSERTION|SUMMARY|Test unit written' "$log" |
+		grep -a -E 'ERROR|FUZZ ASSERTION|SUMMARY|Test unit written' "$log" |
 		    head -n 5
 		failed=$((failed + 1))
 	fi
