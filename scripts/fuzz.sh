@@ -36,7 +36,7 @@ fi
 for h in "$@"; do
 	bin=$build/fuzz_$h
 	seeds=tests/fuzz/corpus/$h
-	log=$build/fuzz-$h.log
+	log=$build/fuzz-$mode-$h.log
 	if [ ! -x "$bin" ] || [ ! -d "$seeds" ]; then
 		echo "fuzz $mode $h: FAILED ($bin or $seeds missing)"
 		failed=$((failed + 1))
