@@ -6,8 +6,8 @@
 #   2. tests/conf/run.sh (config golden tests), and the unit tests against
 #      each mutant of the election core (make mutants)
 #   2a. the libFuzzer harnesses of tests/fuzz replayed once over their
-#      seed corpora (make fuzz-replay; clang); each harness counts as one
-#      test
+#      seed corpora, after their validators' self-test (make fuzz-replay;
+#      clang); the self-test and each harness count as one test each
 #   2b. the election simulator: a fixed campaign of $SIM_SCHEDULES seeded
 #      schedules (default 24000, on two processes), $SIM_TICK_SCHEDULES
 #      more (6000) with tickTime modelled (-k 2000), the regression seeds
@@ -124,7 +124,8 @@ mutant_tests() {
 	fi
 }
 
-# Every harness of tests/fuzz runs once over its seeds: one test each.
+# The validators' self-test, then every harness of tests/fuzz once over
+# its seeds: one test each.
 fuzz_tests() {
 	heading "fuzz harnesses replayed over their seeds (make fuzz-replay)"
 	if ! run "$MAKE" fuzz-replay; then
