@@ -5,6 +5,9 @@
 #   1. every $BUILD/unit/test_* (cmocka)
 #   2. tests/conf/run.sh (config golden tests), and the unit tests against
 #      each mutant of the election core (make mutants)
+#   2a. the libFuzzer harnesses of tests/fuzz replayed once over their
+#      seed corpora, after their validators' self-test (make fuzz-replay;
+#      clang); the self-test and each harness count as one test each
 #   2b. the election simulator: a fixed campaign of $SIM_SCHEDULES seeded
 #      schedules (default 24000, on two processes), $SIM_TICK_SCHEDULES
 #      more (6000) with tickTime modelled (-k 2000), the regression seeds
@@ -121,6 +124,23 @@ mutant_tests() {
 	fi
 }
 
+# The validators' self-test, then every harness of tests/fuzz once over
+# its seeds: one test each.
+fuzz_tests() {
+	heading "fuzz harnesses replayed over their seeds (make fuzz-replay)"
+	if ! run "$MAKE" fuzz-replay; then
+		:	# failures are counted below
+	fi
+	local last
+	last=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -n 1)
+	if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+		passed=$((passed + BASH_REMATCH[1]))
+		failed=$((failed + BASH_REMATCH[2]))
+	else
+		broken "make fuzz-replay did not build or run the harnesses"
+	fi
+}
+
 # sim_count LABEL: adds the last "sim: N schedules, N passed, N failed"
 # line of $out to the totals.
 sim_count() {
@@ -196,6 +216,7 @@ start=$SECONDS
 unit_tests
 conf_tests
 mutant_tests
+fuzz_tests
 sim_tests
 # The chaos test runs its full minute once; under the sanitizers (slower,
 # and what it looks for is memory errors) a shorter run keeps the whole

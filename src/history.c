@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "candidate.h"
 #include "history.h"
 #include "util.h"
 #include "xmalloc.h"
@@ -62,16 +63,15 @@ history_reason(const struct history *h, enum role from, enum role to,
 	return "joined";
 }
 
-/* A tab or a newline from a peer's id would break the lines apart. */
+/*
+ * A tab or a newline from a peer's id would break the lines apart, and an
+ * id longer than an entry must be cut before a character, not inside one:
+ * the rule every output of peer data shares.
+ */
 static void
 history_copy(char *dst, const char *src, size_t len)
 {
-	size_t i;
-
-	for (i = 0; i + 1 < len && src[i] != '\0'; i++)
-		dst[i] = ((unsigned char)src[i] < 0x20 || src[i] == 0x7f) ?
-		    '?' : src[i];
-	dst[i] = '\0';
+	(void)candidate_clean(dst, len, src, strlen(src));
 }
 
 int

@@ -154,6 +154,31 @@ test_ring_and_render(void **state)
 	free(h);
 }
 
+/*
+ * A leader id longer than an entry holds is cut before a character, never
+ * inside one: "history" stays valid UTF-8 (found by tests/fuzz/fuzz_render).
+ */
+static void
+test_leader_cut_utf8(void **state)
+{
+	struct history *h = calloc(1, sizeof(*h));
+	struct election_view v;
+	char id[HISTORY_LEADER_MAX + 8];
+
+	(void)state;
+	/* 'a' up to the last byte an entry holds, then a 2-byte "\xc3\xa9". */
+	memset(id, 'a', HISTORY_LEADER_MAX - 2);
+	memcpy(id + HISTORY_LEADER_MAX - 2, "\xc3\xa9z", 4);
+	v = test_view(ROLE_FOLLOWER);
+	v.leader_id = id;
+	(void)test_note(h, 1795386726000, &v);
+	assert_int_equal(strlen(history_last(h)->leader),
+	    HISTORY_LEADER_MAX - 2);
+	assert_int_equal(strspn(history_last(h)->leader, "a"),
+	    HISTORY_LEADER_MAX - 2);
+	free(h);
+}
+
 int
 main(void)
 {
@@ -161,6 +186,7 @@ main(void)
 		cmocka_unit_test(test_failover_reasons),
 		cmocka_unit_test(test_observer_reasons),
 		cmocka_unit_test(test_ring_and_render),
+		cmocka_unit_test(test_leader_cut_utf8),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
