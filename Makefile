@@ -57,9 +57,12 @@ $(BUILD)/libzkelect.a: $(LIBOBJ)
 	rm -f $@
 	ar rcs $@ $(LIBOBJ)
 
-$(BUILD)/zkelectd: $(BUILD)/zkelectd.o $(BUILD)/daemon.o $(BUILD)/command.o \
-    $(BUILD)/diagnose.o $(BUILD)/metrics.o $(BUILD)/notify_hook.o \
-    $(BUILD)/run_hook.o $(BUILD)/libzkelect.a
+# The daemon around the core and libzkelect.a (the fuzz harnesses link it
+# too, without zkelectd.c's main).
+DAEMON_MAIN = daemon command diagnose metrics notify_hook run_hook
+
+$(BUILD)/zkelectd: $(BUILD)/zkelectd.o $(DAEMON_MAIN:%=$(BUILD)/%.o) \
+    $(BUILD)/libzkelect.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/zkelectctl: $(BUILD)/zkelectctl.o $(BUILD)/ctlclient.o \
@@ -149,7 +152,7 @@ FUZZ_CFLAGS   = $(WARNINGS) -Wno-format-nonliteral \
                 -Wno-missing-field-initializers -O1 -g $(FUZZ_SAN) \
                 -fsanitize=fuzzer-no-link
 FUZZ_HARNESS  = config ctl candidate render
-FUZZ_DAEMON   = daemon command diagnose metrics notify_hook
+FUZZ_DAEMON   = $(DAEMON_MAIN)
 FUZZ_OBJ      = $(LIBSRC:%=$(FUZZ_BUILD)/%.o) \
                 $(FUZZ_DAEMON:%=$(FUZZ_BUILD)/%.o) \
                 $(FUZZ_BUILD)/fuzz_check.o $(FUZZ_BUILD)/fuzz_daemon.o
