@@ -10,7 +10,8 @@
 #      clang); the self-test and each harness count as one test each
 #   2b. the election simulator: a fixed campaign of $SIM_SCHEDULES seeded
 #      schedules (default 24000, on two processes), $SIM_TICK_SCHEDULES
-#      more (6000) with tickTime modelled (-k 2000), the regression seeds
+#      more (6000) with tickTime modelled (-k 2000), $SIM_SWITCH_SCHEDULES
+#      (4000) with switchovers asked of leaders (-W), the regression seeds
 #      of tests/sim/seeds.txt, and each of their mutants found again
 #      (make sim-mutants); every schedule counts as one test
 #   3. the pytest integration suite against $BUILD, then tests/packaging
@@ -36,6 +37,7 @@ PYTHON=/usr/bin/python3
 TIMEOUT=${CHECK_TIMEOUT:-900}
 SIM_SCHEDULES=${SIM_SCHEDULES:-24000}
 SIM_TICK_SCHEDULES=${SIM_TICK_SCHEDULES:-6000}
+SIM_SWITCH_SCHEDULES=${SIM_SWITCH_SCHEDULES:-4000}
 
 passed=0
 failed=0
@@ -169,6 +171,10 @@ sim_tests() {
 	run tests/sim/campaign.sh "$BUILD/sim" 1000000 "$SIM_TICK_SCHEDULES" 2 \
 	    -- -k 2000 -t 150 -l 20
 	sim_count "simulator campaign, tickTime modelled"
+	# And with operators asking leaders for switchovers (-W).
+	run tests/sim/campaign.sh "$BUILD/sim" 2000000 "$SIM_SWITCH_SCHEDULES" 2 \
+	    -- -W -t 150 -l 20
+	sim_count "simulator campaign, switchovers"
 	run "$BUILD/sim" -f tests/sim/seeds.txt -t 150
 	sim_count "simulator regression seeds"
 	run "$MAKE" sim-mutants

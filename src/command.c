@@ -20,6 +20,7 @@
 struct members_query {
 	struct members_query *next;
 	uint64_t client;
+	char *switch_id;	/* a switchover's lookup of this id's node */
 	uint64_t list_tag;
 	uint64_t first_tag;
 	int n;
@@ -93,6 +94,7 @@ command_query_free(struct members_query *q)
 	free(q->names);
 	free(q->seqs);
 	free(q->datas);
+	free(q->switch_id);
 	free(q);
 }
 
@@ -115,6 +117,8 @@ command_fail_queries(struct daemon *d, const char *why)
 
 	for (q = d->queries; q != NULL; q = next) {
 		next = q->next;
+		if (q->switch_id != NULL)
+			switchover_forget(d);
 		(void)ctl_reply(d->ctl, q->client, why);
 		command_query_free(q);
 	}
@@ -128,6 +132,20 @@ command_members_answer(struct daemon *d, struct members_query *q)
 	char id[256], data[1024];
 	int i;
 
+	if (q->switch_id != NULL) {
+		for (i = 0; i < q->n; i++) {
+			if (q->datas[i] == NULL)
+				continue;
+			candidate_kv(q->datas[i], "id", id, sizeof(id));
+			if (strcmp(id, q->switch_id) == 0)
+				break;
+		}
+		switchover_found(d, q->client, q->switch_id,
+		    i < q->n ? q->names[i] : NULL);
+		command_query_unlink(d, q);
+		command_query_free(q);
+		return;
+	}
 	textbuf_printf(&b, "%s", "");
 	for (i = 0; i < q->n; i++) {
 		if (q->datas[i] == NULL)
@@ -207,7 +225,7 @@ command_reply(struct daemon *d, const struct zk_event *ev)
 }
 
 static void
-command_members(struct daemon *d, uint64_t client)
+command_members(struct daemon *d, uint64_t client, const char *switch_id)
 {
 	struct members_query *q;
 	char *path;
@@ -220,13 +238,14 @@ command_members(struct daemon *d, uint64_t client)
 	}
 	q = xcalloc(1, sizeof(*q));
 	q->client = client;
+	q->switch_id = switch_id != NULL ? xstrdup(switch_id) : NULL;
 	q->list_tag = daemon_tag(d);
 	(void)xasprintf(&path, "%s/candidates", d->epath);
 	rc = zk_children(d->zk, path, q->list_tag);
 	free(path);
 	if (rc != ZOK) {
 		(void)ctl_reply(d->ctl, client, "error zookeeper-unavailable");
-		free(q);
+		command_query_free(q);
 		return;
 	}
 	q->next = d->queries;
@@ -294,7 +313,7 @@ command_handle(struct ctl *ctl, uint64_t client, uid_t uid, const char *line,
 		(void)ctl_reply(d->ctl, client, text);
 		free(text);
 	} else if (strcmp(line, "members") == 0)
-		command_members(d, client);
+		command_members(d, client, NULL);
 	else if (strcmp(line, "history") == 0) {
 		text = history_render(&d->hist);
 		(void)ctl_reply(d->ctl, client, text);
@@ -308,6 +327,18 @@ command_handle(struct ctl *ctl, uint64_t client, uid_t uid, const char *line,
 		if (ctl_watch(d->ctl, client) == 0)
 			(void)ctl_send(d->ctl, client, text);
 		free(text);
+	} else if (strncmp(line, "switchover", 10) == 0 &&
+	    (line[10] == '\0' || line[10] == ' ')) {
+		if (!command_allowed(uid)) {
+			log_info("control: switchover refused to uid %ld",
+			    (long)uid);
+			(void)ctl_reply(d->ctl, client,
+			    "error permission-denied");
+			return;
+		}
+		if (switchover_start(d, client, line[10] == ' ' ? line + 11 :
+		    "") == 0)
+			command_members(d, client, line + 11);
 	} else if (strcmp(line, "resign") == 0 || strcmp(line, "pause") == 0 ||
 	    strcmp(line, "resume") == 0) {
 		if (!command_allowed(uid)) {

@@ -22,6 +22,7 @@ enum zkelectctl_kind {
 	KIND_STATUS,		/* plain, with --json */
 	KIND_IS_LEADER,
 	KIND_WAIT,
+	KIND_SWITCHOVER,	/* switchover ID */
 	KIND_WATCH,
 };
 
@@ -36,6 +37,7 @@ struct zkelectctl {
 	const struct zkelectctl_cmd *cmd;
 	const char *path;
 	const char *role;	/* wait */
+	const char *target;	/* switchover */
 	int json;		/* status --json */
 	int quiet;
 	int64_t timeout_ms;	/* -1: none */

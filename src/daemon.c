@@ -358,6 +358,7 @@ daemon_send(struct daemon *d, const struct el_action *act)
 	case EL_OP_CLAIM:
 	case EL_OP_RELEASE:
 	case EL_OP_SET_DATA:
+	case EL_OP_SW_DELETE:
 		rc = zk_multi(d->zk, act->sub, act->nsub, tag);
 		break;
 	case EL_OP_CLAIM_WATCH:
@@ -694,6 +695,7 @@ daemon_report(struct daemon *d)
 	}
 	(void)history_note(&d->hist, wall_ms(), &v);
 	daemon_diagnose_view(d, &v);
+	switchover_check(d, &v);
 	/* Every node says who leads, so a follower's log tells it too. */
 	if (strcmp(d->last_leader, v.leader_id) != 0 ||
 	    d->last_leader_epoch != v.leader_epoch) {

@@ -154,6 +154,7 @@ election_free(struct election *el)
 	free(el->pred_path);
 	free(el->leader_id);
 	free(el->leader_data);
+	el_switch_clear(el, NULL);
 	free(el->ahead);
 	free(el);
 }
@@ -269,7 +270,7 @@ el_demote_reason(const struct election *el)
 	if (el->stopping)
 		return "shutdown";
 	if (el->resigning)
-		return "resign";
+		return el->sw_handing ? "switchover" : "resign";
 	if (el->paused)
 		return "pause";
 	if (el->unhealthy)
@@ -316,6 +317,7 @@ el_release_done(struct election *el)
 	}
 	if (el->resigning == 1)
 		el->resigning = 2;
+	el->sw_handing = 0;
 }
 
 /*
@@ -702,6 +704,88 @@ el_next_queue(struct election *el, struct el_action *act)
 	}
 }
 
+void
+el_switch_clear(struct election *el, const char *why)
+{
+	int i;
+
+	if (el->sw_phase != 0 && why != NULL)
+		el->sw_failed = why;
+	el->sw_phase = 0;
+	el_replace(&el->sw_target, NULL);
+	for (i = 0; i < el->sw_nbetween; i++)
+		el_replace(&el->sw_between[i], NULL);
+	el->sw_nbetween = 0;
+}
+
+/* A listing of ours during a switchover: what stands before the target. */
+void
+el_switch_listed(struct election *el, const struct candidate *c, int n,
+    int me)
+{
+	int i, t = -1;
+
+	if (el->sw_phase != 1)
+		return;
+	for (i = 0; i < n; i++)
+		if (strcmp(c[i].name, el->sw_target) == 0)
+			t = i;
+	if (me != 0) {
+		el_switch_clear(el, "not-leader");
+		return;
+	}
+	if (t < 0) {
+		el_switch_clear(el, "target-gone");
+		return;
+	}
+	el->sw_nbetween = 0;
+	for (i = 1; i < t && el->sw_nbetween < EL_MAX_SUBOPS; i++)
+		(void)xasprintf(&el->sw_between[el->sw_nbetween++], "%s/%s",
+		    el->cand_dir, c[i].name);
+	el->sw_phase = 2;
+}
+
+/*
+ * A switchover: the leader is first, so the nodes between it and the
+ * target are of candidates that lead nothing; deleting them is what an
+ * operator's delete does, and their owners rejoin behind the target. Once
+ * the target is next, the ordered release hands over to it, as a resign
+ * would to whoever is next. Whatever fails or dies on the way, the queue
+ * order decides, as always (see "Why always a leader").
+ */
+static int
+el_next_switchover(struct election *el, struct el_action *act)
+{
+	int i;
+
+	if (el->sw_phase == 0)
+		return 0;
+	if (election_role(el) != ROLE_LEADER || el->release_pending ||
+	    el->resigning) {
+		el_switch_clear(el, "leadership-lost");
+		return 0;
+	}
+	if (el->sw_phase == 1) {
+		el_act_zk(el, act, EL_OP_LIST, el->cand_dir);
+		return 1;
+	}
+	if (el->sw_nbetween > 0) {
+		act->nsub = 0;
+		for (i = 0; i < el->sw_nbetween; i++)
+			el_sub(act, ZK_MOP_DELETE, el->sw_between[i], NULL);
+		el_act_zk(el, act, EL_OP_SW_DELETE, NULL);
+		return 1;
+	}
+	/* The target is next: the ordered handoff starts now. */
+	el_switch_clear(el, NULL);
+	el->resigning = 1;
+	el->sw_handing = 1;
+	el->release_pending = 1;
+	el->release_why = "switchover";
+	election_next(el, act);
+	return 1;
+}
+
 static void
 el_next_zk(struct election *el, struct el_action *act)
 {
@@ -718,6 +802,8 @@ el_next_zk(struct election *el, struct el_action *act)
 		return;
 	}
 	if (!el->leader_fresh || el_pipe_busy(el))
+		return;
+	if (el_next_switchover(el, act))
 		return;
 	/*
 	 * An acknowledgement or claim of ours with no node of ours behind

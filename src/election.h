@@ -56,6 +56,7 @@ enum el_op {
 	EL_OP_CLAIM,		/* multi: check own node, create E/claim */
 	EL_OP_CLAIM_WATCH,	/* exists E/claim with a watch */
 	EL_OP_CLAIM_READ,	/* exists E/claim, no watch */
+	EL_OP_SW_DELETE,	/* multi: delete nodes between us and a target */
 	EL_OP_COUNT
 };
 
@@ -167,6 +168,18 @@ void election_candidates(struct election *el, int n);
 
 /* Operator requests. resign returns -1 when not leader. */
 int election_resign(struct election *el);
+/*
+ * Leader: hand over to the candidate whose node (a name in E/candidates)
+ * is given. The nodes between ours and the target's are deleted, so their
+ * owners rejoin at the back (as after any deletion of their node), then
+ * the ordered handoff runs (demote reason switchover) and we rejoin. -1
+ * when not leader, leaving, or a switchover is under way, or the node is
+ * ours or not a candidate's. election_switchover_failed() says once why
+ * one was given up (the target is gone, leadership was lost, rights).
+ */
+int election_switchover(struct election *el, const char *node);
+void election_switchover_cancel(struct election *el);
+const char *election_switchover_failed(struct election *el);
 /*
  * The leader's supervised process (hooks.run) ended on its own: an
  * ordered handoff (demote reason run-exited), then retry_backoff before

@@ -146,6 +146,7 @@ el_list_done(struct election *el, const struct el_result *res)
 	}
 	el->listed = 1;
 	el->listed_once = 1;
+	el_switch_listed(el, c, n, me);
 	/* Who may lead while our node stays: only those before it. */
 	free(el->ahead);
 	el->ahead = NULL;
@@ -184,6 +185,7 @@ el_writes(enum el_op op)
 	case EL_OP_CLAIM:
 	case EL_OP_RELEASE:
 	case EL_OP_SET_DATA:
+	case EL_OP_SW_DELETE:
 		return 1;
 	default:
 		return 0;
@@ -234,7 +236,7 @@ election_op_done(struct election *el, enum el_op op,
 	const char *slash;
 	char buf[64], big[1024];
 	int64_t sent;
-	int rc = res->rc;
+	int rc = res->rc, i;
 
 	if (op == EL_OP_SYNC) {
 		if (!el->sync_inflight)
@@ -295,6 +297,18 @@ election_op_done(struct election *el, enum el_op op,
 		else if (rc == ZNONODE)
 			el->claim_wait = 0;
 		else
+			el_op_error(el, rc);
+		break;
+	case EL_OP_SW_DELETE:
+		/* Done, or one was gone already: list again either way. */
+		for (i = 0; i < el->sw_nbetween; i++)
+			el_replace(&el->sw_between[i], NULL);
+		el->sw_nbetween = 0;
+		if (el->sw_phase != 0)
+			el->sw_phase = 1;
+		if (rc == ZNOAUTH)
+			el_switch_clear(el, "not-allowed");
+		else if (rc != ZOK && rc != ZNONODE)
 			el_op_error(el, rc);
 		break;
 	case EL_OP_CLAIM_READ:
@@ -621,6 +635,36 @@ election_resign(struct election *el)
 }
 
 int
+election_switchover(struct election *el, const char *node)
+{
+	struct candidate c;
+
+	if (election_role(el) != ROLE_LEADER || el->resigning ||
+	    el->release_pending || el->sw_phase != 0 || el->node == NULL ||
+	    candidate_parse(node, &c) == -1 || strcmp(node, el->node) == 0)
+		return -1;
+	el_replace(&el->sw_target, node);
+	el->sw_failed = NULL;
+	el->sw_phase = 1;
+	return 0;
+}
+
+void
+election_switchover_cancel(struct election *el)
+{
+	el_switch_clear(el, NULL);
+}
+
+const char *
+election_switchover_failed(struct election *el)
+{
+	const char *why = el->sw_failed;
+
+	el->sw_failed = NULL;
+	return why;
+}
+
+int
 election_run_exited(struct election *el)
 {
 	if (!el->promoted || el->release_pending || el->run_exited)
@@ -782,6 +826,7 @@ election_op_name(enum el_op op)
 		"none", "parent", "create", "list", "watch_pred", "watch_own",
 		"leader", "leader_exists", "breadcrumb", "ack", "release",
 		"set_data", "sync", "claim", "claim_watch", "claim_read",
+		"switchover",
 	};
 
 	return (unsigned)op < EL_OP_COUNT ? names[op] : "unknown";

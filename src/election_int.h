@@ -120,6 +120,17 @@ struct election {
 	int stopping;
 	int stopped;
 	int resigning;		/* 1 leaving, 2 released: rejoining */
+	/*
+	 * A switchover we lead: 1 list the queue, 2 delete the nodes between
+	 * ours and the target's (their owners rejoin at the back), then the
+	 * ordered release. sw_failed says why one was given up.
+	 */
+	int sw_phase;
+	char *sw_target;
+	char *sw_between[EL_MAX_SUBOPS];
+	int sw_nbetween;
+	const char *sw_failed;
+	int sw_handing;		/* the release is a switchover's */
 	int pause_reply;
 	int resign_reply;
 	int64_t backoff_until;	/* 0, or the end of retry_backoff */
@@ -211,6 +222,9 @@ void el_node_lost(struct election *el);
 void el_release_done(struct election *el);
 void el_session_lost(struct election *el);
 int el_owns_leader(const struct election *el);
+void el_switch_clear(struct election *el, const char *why);
+void el_switch_listed(struct election *el, const struct candidate *c, int n,
+    int me);
 int el_want_join(const struct election *el);
 int el_pipe_has(const struct election *el, enum el_op op);
 void el_pred_head(struct election *el);

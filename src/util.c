@@ -122,6 +122,19 @@ rfc3339_ms(int64_t ms, char *buf, size_t len)
 	    ms < 0 ? 0 : (int)(ms % 1000));
 }
 
+int
+id_valid(const char *s)
+{
+	size_t n = strlen(s), i;
+
+	if (n == 0 || n > 128)
+		return 0;
+	for (i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] > 0x7e)
+			return 0;
+	return 1;
+}
+
 size_t
 utf8_seq(const unsigned char *p, size_t n)
 {

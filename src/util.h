@@ -28,6 +28,8 @@ void rfc3339(time_t t, char *buf, size_t len);
 int64_t wall_ms(void);
 /* The same with milliseconds, e.g. 2026-11-22T01:02:03.456Z. */
 void rfc3339_ms(int64_t ms, char *buf, size_t len);
+/* A candidate's election.id as configured: printable ASCII, 1 to 128. */
+int id_valid(const char *s);
 /*
  * Length of the well-formed UTF-8 sequence of two to four bytes at p (at
  * most n bytes), 0 when there is none: ASCII, overlong forms, surrogates,

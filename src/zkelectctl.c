@@ -46,6 +46,8 @@ static const struct zkelectctl_cmd zkelectctl_cmds[] = {
 	    "exit 0 when this node is the leader, 1 when not" },
 	{ "wait", KIND_WAIT, " ROLE [-t DURATION]",
 	    "wait until the role is ROLE; exit 1 on timeout" },
+	{ "switchover", KIND_SWITCHOVER, " ID",
+	    "leader: hand over to candidate ID: ok once ID leads" },
 };
 
 static const char *zkelectctl_roles[] = {
@@ -206,7 +208,15 @@ zkelectctl_command_args(struct zkelectctl *zc, int argc, char **argv)
 		else if (zc->cmd->kind == KIND_STATUS && !zc->json &&
 		    (strcmp(arg, "--json") == 0 || strcmp(arg, "json") == 0))
 			zc->json = 1;
-		else if (zc->cmd->kind == KIND_WAIT && zc->role == NULL &&
+		else if (zc->cmd->kind == KIND_SWITCHOVER &&
+		    zc->target == NULL && arg[0] != '-') {
+			if (!id_valid(arg)) {
+				zkelectctl_warnx("switchover: bad id '%s' "
+				    "(printable ASCII, at most 128)", arg);
+				zkelectctl_usage_error();
+			}
+			zc->target = arg;
+		} else if (zc->cmd->kind == KIND_WAIT && zc->role == NULL &&
 		    arg[0] != '-') {
 			if (!zkelectctl_role_valid(arg)) {
 				zkelectctl_warnx("wait: unknown role '%s' (one "
@@ -220,6 +230,11 @@ zkelectctl_command_args(struct zkelectctl *zc, int argc, char **argv)
 			    zc->cmd->name, arg);
 			zkelectctl_usage_error();
 		}
+	}
+	if (zc->cmd->kind == KIND_SWITCHOVER && zc->target == NULL) {
+		zkelectctl_warnx("switchover: to which candidate? "
+		    "(switchover ID)");
+		zkelectctl_usage_error();
 	}
 	if (zc->cmd->kind == KIND_WAIT && zc->role == NULL) {
 		zkelectctl_warnx("wait: which role? (wait ROLE [-t DURATION])");
@@ -241,7 +256,7 @@ main(int argc, char **argv)
 	};
 	struct zkelectctl zc;
 	const char *service = NULL, *socket_path = NULL;
-	char *path = NULL, line[64];
+	char *path = NULL, line[192];
 	int ch, rc;
 
 	memset(&zc, 0, sizeof(zc));
@@ -311,9 +326,13 @@ main(int argc, char **argv)
 		if (zc.timeout_ms < 0)
 			zc.timeout_ms = ZKELECTCTL_TIMEOUT_MS;
 		zc.deadline = now_ms() + zc.timeout_ms;
-		(void)snprintf(line, sizeof(line), "%s\n",
-		    zc.cmd->kind == KIND_IS_LEADER ? "role" :
-		    zc.json ? "status json" : zc.cmd->name);
+		if (zc.cmd->kind == KIND_SWITCHOVER)
+			(void)snprintf(line, sizeof(line), "switchover %s\n",
+			    zc.target);
+		else
+			(void)snprintf(line, sizeof(line), "%s\n",
+			    zc.cmd->kind == KIND_IS_LEADER ? "role" :
+			    zc.json ? "status json" : zc.cmd->name);
 		rc = ctlclient_oneshot(&zc, line);
 		break;
 	}

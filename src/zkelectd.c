@@ -396,6 +396,7 @@ main(int argc, char *argv[])
 		(void)event_base_loop(d.base, EVLOOP_NONBLOCK);
 	log_notice("stopped");
 
+	switchover_free(&d);
 	ctl_close(d.ctl);
 	http_close(&d);
 	hook_runner_free(d.hooks);

@@ -100,6 +100,9 @@ struct daemon {
 	struct members_query *queries;
 	struct waiter *resign_waiters;
 	struct waiter *pause_waiters;
+	uint64_t sw_client;	/* a switchover's client, 0 none */
+	char *sw_target;	/* its target's id, once its node is known */
+	struct event *ev_sw;	/* its timeout */
 
 	int stopping;
 	char *last_error;
@@ -140,6 +143,14 @@ void run_hook_init(struct daemon *d);
 void run_hook_free(struct daemon *d);
 void run_hook_update(struct daemon *d);
 int run_hook_before_demote(struct daemon *d, const struct el_action *act);
+
+/* switchover.c */
+int switchover_start(struct daemon *d, uint64_t client, const char *id);
+void switchover_found(struct daemon *d, uint64_t client, const char *id,
+    const char *node);
+void switchover_check(struct daemon *d, const struct election_view *v);
+void switchover_forget(struct daemon *d);
+void switchover_free(struct daemon *d);
 
 /* diagnose.c */
 void daemon_diagnose(struct daemon *d, enum el_op op, const char *path,

@@ -118,7 +118,13 @@ fuzz_ctl_check(const char *line, const char *ans, int closed)
 		if (ans[0] != '\0')
 			fuzz_ctl_watch(ans);
 		return;
-	} else if (strcmp(line, "resign") == 0)
+	} else if (strncmp(line, "switchover", 10) == 0 &&
+	    (line[10] == '\0' || line[10] == ' '))
+		/* Never leader here: a bad id, or not the leader. */
+		FUZZ_ASSERT(strcmp(ans, "error bad-id\n") == 0 ||
+		    strcmp(ans, "error not-leader\n") == 0,
+		    "switchover of a non-leader: %s", ans);
+	else if (strcmp(line, "resign") == 0)
 		FUZZ_ASSERT(strcmp(ans, "error not-leader\n") == 0,
 		    "resign of a non-leader: %s", ans);
 	else if (strcmp(line, "pause") == 0) {

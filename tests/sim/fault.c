@@ -16,12 +16,14 @@ static const int fault_weight[F_NKINDS] = {
 	[F_ISOLATE] = 6, [F_FREEZE] = 8, [F_CRASH] = 3, [F_RESIGN] = 6,
 	[F_PAUSE] = 5, [F_RESUME] = 4, [F_STOP] = 2, [F_DELETE_NODE] = 4,
 	[F_DELETE_LEADER] = 3, [F_HEALTH] = 6, [F_SET_DATA] = 2, [F_AUTH] = 1,
+	[F_SWITCHOVER] = 8,
 };
 
 static const char *fault_names[F_NKINDS] = {
 	"server-cut", "server-crash", "server-lag", "blip", "isolate",
 	"freeze", "crash", "resign", "pause", "resume", "stop",
 	"delete-node", "delete-leader", "health", "set-data", "auth",
+	"switchover",
 };
 
 const char *
@@ -75,6 +77,11 @@ fault_config(struct sim *s)
 		break;
 	}
 	for (i = 0; i < F_NKINDS; i++) {
+		/* No draw without -W: the seeds found before stay the same. */
+		if (i == F_SWITCHOVER && !s->switchover) {
+			fc->w[i] = 0;
+			continue;
+		}
 		fc->w[i] = rng_permille(&s->rng, 650) ? fault_weight[i] : 0;
 		if (s->disabled & (1u << i))
 			fc->w[i] = 0;
@@ -250,7 +257,8 @@ fault_inject(struct sim *s, int kind)
 			quorum_admin_delete(s, SIM_CRUMB);
 		return;
 	}
-	p = fault_pick_peer(s, kind == F_RESIGN ? 800 : kind == F_FREEZE ||
+	p = fault_pick_peer(s, kind == F_RESIGN || kind == F_SWITCHOVER ? 800 :
+	    kind == F_FREEZE ||
 	    kind == F_CRASH || kind == F_ISOLATE ? 500 : 200);
 	if (p == NULL)
 		return;
@@ -304,6 +312,9 @@ fault_inject(struct sim *s, int kind)
 		break;
 	case F_SET_DATA:
 		fault_operator(s, p, OP_SET_DATA, 0, 0);
+		break;
+	case F_SWITCHOVER:
+		fault_operator(s, p, OP_SWITCHOVER, 0, 0);
 		break;
 	default:
 		break;

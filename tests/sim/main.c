@@ -203,7 +203,7 @@ main(int argc, char **argv)
 	memset(&r, 0, sizeof(r));
 	r.lines = 300;
 	r.max_shown = UINT64_MAX;
-	while ((ch = getopt(argc, argv, "s:n:vxf:t:l:SD:k:MB:")) != -1) {
+	while ((ch = getopt(argc, argv, "s:n:vxf:t:l:SD:k:MB:W")) != -1) {
 		switch (ch) {
 		case 's':
 			seed = main_number(optarg);
@@ -241,6 +241,9 @@ main(int argc, char **argv)
 			break;
 		case 'M':
 			r.mutants = 1;
+			break;
+		case 'W':
+			r.o.switchover = 1;
 			break;
 		case 'B':
 			if ((r.o.sabotage = sabotage_parse(optarg)) == -1) {

@@ -228,6 +228,7 @@ peer_send(struct sim *s, struct peer *p, const struct el_action *act)
 	case EL_OP_CLAIM:
 	case EL_OP_RELEASE:
 	case EL_OP_SET_DATA:
+	case EL_OP_SW_DELETE:
 		r->kind = ZR_MULTI;
 		r->nmop = act->nsub;
 		for (i = 0; i < act->nsub; i++) {
@@ -395,7 +396,9 @@ void
 peer_operator(struct sim *s, struct peer *p, int cmd)
 {
 	static const char *names[] = { "resign", "pause", "resume", "stop",
-	    "set-data" };
+	    "set-data", "switchover" };
+	struct election_view v;
+	struct peer *q;
 	int rc;
 
 	peer_clock(s, p);
@@ -424,6 +427,18 @@ peer_operator(struct sim *s, struct peer *p, int cmd)
 		    (int)rng_between(&s->rng, 1, 250), p->idx + 1);
 		p->params.data = p->data;
 		election_set_data(p->el, p->data);
+		break;
+	case OP_SWITCHOVER:
+		/* To another daemon's node as it knows it (maybe gone). */
+		q = &s->peer[rng_between(&s->rng, 0, s->npeers - 1)];
+		if (q == p || q->el == NULL)
+			break;
+		election_view(q->el, &v);
+		if (v.node == NULL)
+			break;
+		rc = election_switchover(p->el, v.node);
+		trace(s, p->idx, "operator: switchover to %s (%s) -> %s",
+		    q->id, v.node, rc == 0 ? "accepted" : "refused");
 		break;
 	}
 	peer_step(s, p);

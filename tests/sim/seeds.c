@@ -38,6 +38,9 @@ seeds_word(struct seed_entry *e, const char *w, const char *path, int line)
 		if (errno == 0 && *end == '\0' && end != w + 2 &&
 		    e->opts.tick_ms >= 0)
 			return 0;
+	} else if (strcmp(w, "w=1") == 0) {
+		e->opts.switchover = 1;
+		return 0;
 	} else if (strncmp(w, "B=", 2) == 0) {
 		if ((e->opts.sabotage = sabotage_parse(w + 2)) > 0)
 			return 0;

@@ -179,6 +179,7 @@ sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
 	s->tracing = o->tracing > 0;
 	s->disabled = o->disabled;
 	s->tick_ms = o->tick_ms;
+	s->switchover = o->switchover;
 	s->sabotage = o->sabotage;
 	trace_init(s, o->tracing);
 	rng_seed(&s->rng, seed);

@@ -176,10 +176,32 @@ struct pcheck {
 };
 
 /* fault.c: the knobs of a run and what it injected. */
+/* The kinds of fault (fault.c). */
+enum fault_kind {
+	F_SRV_CUT,
+	F_SRV_CRASH,
+	F_SRV_LAG,
+	F_BLIP,
+	F_ISOLATE,
+	F_FREEZE,
+	F_CRASH,
+	F_RESIGN,
+	F_PAUSE,
+	F_RESUME,
+	F_STOP,
+	F_DELETE_NODE,
+	F_DELETE_LEADER,
+	F_HEALTH,
+	F_SET_DATA,
+	F_AUTH,
+	F_SWITCHOVER,		/* only with -W (w=1): older seeds stay as they were */
+	F_NKINDS,
+};
+
 struct fault_cfg {
 	int64_t fault_ms;	/* length of the faulty phase */
 	int64_t mean_gap_ms;	/* mean time between faults */
-	int w[16];		/* weights of the fault kinds */
+	int w[F_NKINDS];		/* weights of the fault kinds */
 	int promote_fail, promote_hang;	/* per mille */
 	int demote_fail, demote_hang;
 	int fence_fail, fence_hang;
@@ -191,7 +213,7 @@ struct fault_cfg {
 
 struct sim_stats {
 	uint64_t events;
-	uint64_t faults[16];
+	uint64_t faults[F_NKINDS];
 	uint64_t promotes, demotes, expiries, losses;
 	uint64_t fence_lost;	/* fences whose session ended meanwhile */
 	uint64_t claims;	/* E/claim commits checked for (j) */
@@ -210,6 +232,7 @@ struct sim {
 	uint32_t disabled;	/* fault kinds left out */
 	int64_t tick_ms;	/* servers report touches every tick/2 */
 	int sabotage;		/* enum sabotage_kind: the model lies */
+	int switchover;		/* operators ask leaders for switchovers */
 	int npeers;
 	struct peer peer[SIM_MAX_PEERS];
 	struct pcheck pc[SIM_MAX_PEERS];
@@ -251,6 +274,7 @@ struct sim_opts {
 	uint32_t disabled;	/* fault kinds never injected (1 << kind) */
 	int64_t tick_ms;	/* model follower touch batching (0: off) */
 	int sabotage;		/* enum sabotage_kind (0: none) */
+	int switchover;		/* F_SWITCHOVER may be drawn (-W, w=1) */
 };
 int sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
     char *why, size_t whylen);
@@ -303,28 +327,10 @@ enum op_cmd {
 	OP_RESUME,
 	OP_STOP,
 	OP_SET_DATA,
+	OP_SWITCHOVER,
 };
 
 /* fault.c */
-enum fault_kind {
-	F_SRV_CUT,
-	F_SRV_CRASH,
-	F_SRV_LAG,
-	F_BLIP,
-	F_ISOLATE,
-	F_FREEZE,
-	F_CRASH,
-	F_RESIGN,
-	F_PAUSE,
-	F_RESUME,
-	F_STOP,
-	F_DELETE_NODE,
-	F_DELETE_LEADER,
-	F_HEALTH,
-	F_SET_DATA,
-	F_AUTH,
-	F_NKINDS,
-};
 void fault_config(struct sim *s);
 void fault_next(struct sim *s);
 void fault_apply(struct sim *s, const struct ev *ev);

@@ -108,6 +108,8 @@ trace_op(enum el_op op)
 		return "CLAIM_WATCH";
 	case EL_OP_CLAIM_READ:
 		return "CLAIM_READ";
+	case EL_OP_SW_DELETE:
+		return "SW_DELETE";
 	}
 	return "?";
 }

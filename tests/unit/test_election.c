@@ -1608,6 +1608,54 @@ test_claim_waits_for_the_previous_holder(void **state)
 	election_free(el);
 }
 
+/*
+ * A switchover: the nodes between ours and the target's are deleted (their
+ * owners rejoin at the back), then the ordered handoff, reason switchover.
+ */
+static void
+test_switchover_deletes_those_between_then_hands_over(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *three[] = { OURS, "candidate-00000000000000cc_0000000005",
+	    "candidate-00000000000000dd_0000000006" };
+	char *two[] = { OURS, "candidate-00000000000000dd_0000000006" };
+	struct el_action a;
+
+	(void)state;
+	assert_int_equal(election_switchover(el, three[2]), -1);
+	become_leader(el);
+	assert_int_equal(election_switchover(el, OURS), -1);
+	assert_int_equal(election_switchover(el, "junk"), -1);
+	assert_int_equal(election_switchover(el, three[2]), 0);
+	assert_int_equal(election_switchover(el, three[1]), -1);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, three, 3);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_SW_DELETE);
+	assert_int_equal(a.nsub, 1);
+	assert_int_equal(a.sub[0].kind, ZK_MOP_DELETE);
+	assert_string_equal(a.sub[0].path, CAND "/" "candidate-"
+	    "00000000000000cc_0000000005");
+	reply(el, EL_OP_SW_DELETE, ZOK);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, two, 2);
+	expect_hook(el, HOOK_DEMOTE, "switchover");
+	assert_null(election_switchover_failed(el));
+	election_free(el);
+
+	/* The target gone: given up, still leading. */
+	el = el_new(0, 0);
+	become_leader(el);
+	assert_int_equal(election_switchover(el, three[2]), 0);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, three, 2);
+	expect_none(el);
+	assert_string_equal(election_switchover_failed(el), "target-gone");
+	assert_null(election_switchover_failed(el));
+	assert_int_equal(election_role(el), ROLE_LEADER);
+	election_free(el);
+}
+
 /* E/leader deleted by hand while we lead: written again. */
 static void
 test_leader_node_rewritten(void **state)
@@ -1875,6 +1923,8 @@ main(void)
 		cmocka_unit_test(test_successor_promotes_in_one_round_trip),
 		cmocka_unit_test(test_second_known_from_the_leader),
 		cmocka_unit_test(test_leader_node_trusted_only_from_those_ahead),
+		cmocka_unit_test(
+		    test_switchover_deletes_those_between_then_hands_over),
 		cmocka_unit_test(test_predecessor_new_data_rewatched),
 		cmocka_unit_test(test_predecessor_vanished_before_watch),
 		cmocka_unit_test(test_lost_create_reply_adopts),

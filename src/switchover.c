@@ -1,0 +1,138 @@
+/*
+ * switchover ID on the control socket: the leader hands over to the
+ * candidate whose election.id is ID. Its node is found as members finds
+ * them (a listing and each node's data); the election core then deletes
+ * the nodes between ours and the target's and hands over (election.c,
+ * el_next_switchover). The client is answered "ok" once this daemon sees
+ * ID lead, or "error REASON": not-leader, no-such-candidate (ID is not in
+ * the queue: unknown, paused or unhealthy), already-leader,
+ * switchover-in-progress, target-gone, leadership-lost, not-allowed, or
+ * timeout (the promote hook's timeout and two session timeouts). Whatever
+ * happens, the queue order decides who leads next, as after a resign.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "ctl.h"
+#include "log.h"
+#include "util.h"
+#include "xmalloc.h"
+#include "zkelectd.h"
+
+static void
+switchover_end(struct daemon *d, const char *answer)
+{
+	if (d->sw_client != 0)
+		(void)ctl_reply(d->ctl, d->sw_client, answer);
+	d->sw_client = 0;
+	free(d->sw_target);
+	d->sw_target = NULL;
+	if (d->ev_sw != NULL)
+		(void)evtimer_del(d->ev_sw);
+}
+
+static void
+switchover_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+
+	(void)fd;
+	(void)what;
+	log_warnx("switchover to %s: not leading in time; the queue order "
+	    "decides", d->sw_target != NULL ? d->sw_target : "?");
+	election_switchover_cancel(d->el);
+	switchover_end(d, "error timeout");
+	daemon_step(d);
+}
+
+int
+switchover_start(struct daemon *d, uint64_t client, const char *id)
+{
+	const char *err = NULL;
+
+	if (!id_valid(id))
+		err = "error bad-id";
+	else if (d->sw_client != 0)
+		err = "error switchover-in-progress";
+	else if (election_role(d->el) != ROLE_LEADER)
+		err = "error not-leader";
+	else if (strcmp(id, d->cfg.id) == 0)
+		err = "error already-leader";
+	if (err != NULL) {
+		(void)ctl_reply(d->ctl, client, err);
+		return -1;
+	}
+	d->sw_client = client;
+	return 0;
+}
+
+void
+switchover_found(struct daemon *d, uint64_t client, const char *id,
+    const char *node)
+{
+	struct timeval tv;
+	int64_t ms;
+
+	if (client != d->sw_client)
+		return;
+	if (node == NULL) {
+		switchover_end(d, "error no-such-candidate");
+		return;
+	}
+	if (election_switchover(d->el, node) == -1) {
+		switchover_end(d, "error not-leader");
+		return;
+	}
+	log_notice("control: switchover to %s (%s) requested", id, node);
+	d->sw_target = xstrdup(id);
+	if (d->ev_sw == NULL &&
+	    (d->ev_sw = evtimer_new(d->base, switchover_timeout, d)) == NULL)
+		fatalx("evtimer_new");
+	ms = d->cfg.hook_timeout_ms + 2 * d->cfg.session_timeout_ms;
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)((ms % 1000) * 1000);
+	if (evtimer_add(d->ev_sw, &tv) == -1)
+		fatalx("evtimer_add");
+	daemon_step(d);
+}
+
+void
+switchover_check(struct daemon *d, const struct election_view *v)
+{
+	const char *why;
+	char *text;
+
+	if (d->sw_target == NULL)
+		return;
+	if (strcmp(v->leader_id, d->sw_target) == 0 &&
+	    v->role != ROLE_LEADER) {
+		log_notice("switchover: %s leads", d->sw_target);
+		switchover_end(d, "ok");
+		return;
+	}
+	if ((why = election_switchover_failed(d->el)) != NULL) {
+		log_warnx("switchover to %s given up: %s", d->sw_target, why);
+		(void)xasprintf(&text, "error %s", why);
+		switchover_end(d, text);
+		free(text);
+	}
+}
+
+/* The lookup failed (the session went away): nothing is under way. */
+void
+switchover_forget(struct daemon *d)
+{
+	d->sw_client = 0;
+}
+
+void
+switchover_free(struct daemon *d)
+{
+	switchover_end(d, "error shutdown");
+	if (d->ev_sw != NULL)
+		event_free(d->ev_sw);
+	d->ev_sw = NULL;
+}

@@ -1,0 +1,70 @@
+"""switchover ID: the leader hands over to a named candidate by an ordered
+handoff; the candidates between step aside (their nodes are deleted, they
+rejoin at the back) and never promote."""
+import threading
+
+from zkharness import (hook_runs, member_ids, start_in_order, wait_for,
+                       wait_members, zkelectctl)
+
+
+def ctl(d, *args, timeout=60):
+    return zkelectctl(["-s", str(d.socket), *args], timeout=timeout)
+
+
+def test_switchover_to_the_last_candidate(election):
+    a, b, c = start_in_order(election, 3)
+    r = ctl(a, "switchover", "node3")
+    assert (r.returncode, r.stdout, r.stderr) == (0, "ok\n", ""), r
+    c.wait_role("leader")
+    assert election.wait_one_leader(daemons=[a, b, c]) is c
+    # node2 stepped aside behind node3, node1 rejoined at the back.
+    wait_members(c, ["node3", "node2", "node1"])
+    runs = [(s.id, s.event, s.reason) for s, _ in hook_runs(election.events())
+            if s.reason != "startup"]
+    assert runs == [("node1", "promote", "elected"),
+                    ("node1", "demote", "switchover"),
+                    ("node3", "promote", "elected")], runs
+    hist = [line.split("\t") for line in a.ctl("history").splitlines()]
+    assert any(h[2] == "demoting" and h[3] == "switchover" for h in hist), hist
+    election.check_invariants()
+
+
+def test_switchover_errors_leave_the_leader(election):
+    a, b = start_in_order(election, 2)
+    for args, want in ((["switchover", "nobody"], "no-such-candidate"),
+                       (["switchover", "node1"], "already-leader")):
+        r = ctl(a, *args)
+        assert r.returncode == 4, r
+        assert r.stderr == f"zkelectctl: switchover: error {want}\n", r
+    r = ctl(b, "switchover", "node1")
+    assert r.returncode == 4 and "error not-leader" in r.stderr, r
+    r = ctl(a, "switchover")
+    assert r.returncode == 2 and "to which candidate" in r.stderr, r
+    # A paused candidate is not in the queue.
+    assert b.ctl("pause") == "ok\n"
+    r = ctl(a, "switchover", "node2")
+    assert r.returncode == 4 and "no-such-candidate" in r.stderr, r
+    assert b.ctl("resume") == "ok\n"
+    b.wait_role("follower")
+    assert a.role() == "leader" and member_ids(a) == ["node1", "node2"]
+    assert [s.event for s, _ in hook_runs(election.events(), id="node1")
+            if s.reason != "startup"] == ["promote"]
+
+
+def test_leader_killed_mid_switchover(election):
+    a, b, c = start_in_order(election, 3)
+    a.hook_conf(demote_sleep=1.5)
+    result = {}
+
+    def ask():
+        result["r"] = ctl(a, "switchover", "node3")
+    t = threading.Thread(target=ask, daemon=True)
+    t.start()
+    # node1 demotes for the switchover: kill it in its demote hook.
+    wait_for(lambda: a.role() == "demoting", 10, "node1 to demote")
+    a.kill()
+    t.join(30)
+    assert result["r"].returncode != 0, result["r"]
+    leader = election.wait_one_leader(timeout=30, daemons=[b, c])
+    assert leader in (b, c)
+    election.check_invariants(allow_unfinished=("node1",))
