@@ -21,6 +21,7 @@ struct members_query {
 	struct members_query *next;
 	uint64_t client;
 	char *switch_id;	/* a switchover's lookup of this id's node */
+	int preempt;		/* the leader's look for higher priorities */
 	uint64_t list_tag;
 	uint64_t first_tag;
 	int n;
@@ -119,7 +120,10 @@ command_fail_queries(struct daemon *d, const char *why)
 		next = q->next;
 		if (q->switch_id != NULL)
 			switchover_forget(d);
-		(void)ctl_reply(d->ctl, q->client, why);
+		if (q->preempt)
+			preempt_failed(d);
+		else
+			(void)ctl_reply(d->ctl, q->client, why);
 		command_query_free(q);
 	}
 	d->queries = NULL;
@@ -132,6 +136,12 @@ command_members_answer(struct daemon *d, struct members_query *q)
 	char id[256], data[1024];
 	int i;
 
+	if (q->preempt) {
+		preempt_listed(d, q->n, q->names, q->datas);
+		command_query_unlink(d, q);
+		command_query_free(q);
+		return;
+	}
 	if (q->switch_id != NULL) {
 		for (i = 0; i < q->n; i++) {
 			if (q->datas[i] == NULL)
@@ -170,7 +180,13 @@ command_members_listed(struct daemon *d, struct members_query *q,
 	int i, n;
 
 	if (ev->rc != ZOK && ev->rc != ZNONODE) {
-		(void)ctl_reply(d->ctl, q->client, "error zookeeper-unavailable");
+		if (q->switch_id != NULL)
+			switchover_forget(d);
+		if (q->preempt)
+			preempt_failed(d);
+		else
+			(void)ctl_reply(d->ctl, q->client,
+			    "error zookeeper-unavailable");
 		command_query_unlink(d, q);
 		command_query_free(q);
 		return;
@@ -224,8 +240,9 @@ command_reply(struct daemon *d, const struct zk_event *ev)
 	return 0;
 }
 
-static void
-command_members(struct daemon *d, uint64_t client, const char *switch_id)
+void
+command_members_query(struct daemon *d, uint64_t client,
+    const char *switch_id, int preempt)
 {
 	struct members_query *q;
 	char *path;
@@ -233,18 +250,27 @@ command_members(struct daemon *d, uint64_t client, const char *switch_id)
 
 	/* Asking a disconnected session would hang until it reconnects. */
 	if (!zk_is_open(d->zk) || d->zk_state != ZOO_CONNECTED_STATE) {
-		(void)ctl_reply(d->ctl, client, "error zookeeper-unavailable");
+		if (preempt)
+			preempt_failed(d);
+		else
+			(void)ctl_reply(d->ctl, client,
+			    "error zookeeper-unavailable");
 		return;
 	}
 	q = xcalloc(1, sizeof(*q));
 	q->client = client;
 	q->switch_id = switch_id != NULL ? xstrdup(switch_id) : NULL;
+	q->preempt = preempt;
 	q->list_tag = daemon_tag(d);
 	(void)xasprintf(&path, "%s/candidates", d->epath);
 	rc = zk_children(d->zk, path, q->list_tag);
 	free(path);
 	if (rc != ZOK) {
-		(void)ctl_reply(d->ctl, client, "error zookeeper-unavailable");
+		if (preempt)
+			preempt_failed(d);
+		else
+			(void)ctl_reply(d->ctl, client,
+			    "error zookeeper-unavailable");
 		command_query_free(q);
 		return;
 	}
@@ -313,7 +339,7 @@ command_handle(struct ctl *ctl, uint64_t client, uid_t uid, const char *line,
 		(void)ctl_reply(d->ctl, client, text);
 		free(text);
 	} else if (strcmp(line, "members") == 0)
-		command_members(d, client, NULL);
+		command_members_query(d, client, NULL, 0);
 	else if (strcmp(line, "history") == 0) {
 		text = history_render(&d->hist);
 		(void)ctl_reply(d->ctl, client, text);
@@ -338,7 +364,7 @@ command_handle(struct ctl *ctl, uint64_t client, uid_t uid, const char *line,
 		}
 		if (switchover_start(d, client, line[10] == ' ' ? line + 11 :
 		    "") == 0)
-			command_members(d, client, line + 11);
+			command_members_query(d, client, line + 11, 0);
 	} else if (strcmp(line, "resign") == 0 || strcmp(line, "pause") == 0 ||
 	    strcmp(line, "resume") == 0) {
 		if (!command_allowed(uid)) {

@@ -411,6 +411,8 @@ config_load(struct config *cfg, const char *path, char *const *overrides,
 	new.session_timeout_ms = 10000;
 	new.mode = CONFIG_MODE_CANDIDATE;
 	new.disconnect_grace_ms = 0;
+	new.priority = 0;
+	new.preempt_delay_ms = 30000;
 	new.hook_timeout_ms = 30000;
 	new.check_interval_ms = 5000;
 	new.check_fall = 3;

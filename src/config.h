@@ -33,6 +33,8 @@ struct config {
 	char *data;		/* "" by default */
 	enum config_mode mode;
 	int64_t disconnect_grace_ms;
+	int64_t priority;	/* election.priority, 0 by default */
+	int64_t preempt_delay_ms;	/* -1: never */
 
 	char *hook_promote;	/* NULL when unset */
 	char *hook_demote;

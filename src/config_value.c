@@ -257,6 +257,22 @@ config_value_number(const struct config_key *k, struct config *cfg,
 	    (long long)k->max);
 }
 
+/* A duration, or never (-1): no preemption. */
+static int
+config_value_preempt(const struct config_key *k, struct config *cfg,
+    const char *v, char *why)
+{
+	if (strcmp(v, "never") == 0) {
+		*CONFIG_I64(cfg, k) = -1;
+		return 0;
+	}
+	if (config_value_duration(k, cfg, v, why) == 0)
+		return 0;
+	if (strlen(why) + sizeof(" (or never)") <= CONFIG_WHY_LEN)
+		(void)strcat(why, " (or never)");
+	return -1;
+}
+
 /* Hook command lines; empty means none. */
 static int
 config_value_command(const struct config_key *k, struct config *cfg,
@@ -502,6 +518,10 @@ const struct config_key config_value_keys[K_COUNT] = {
 	[K_MODE] = { "election", "mode", config_value_mode, F(mode), 0, 0 },
 	[K_DISCONNECT_GRACE] = { "election", "disconnect_grace",
 	    DURATION(disconnect_grace_ms, 0) },
+	[K_PRIORITY] = { "election", "priority", config_value_number,
+	    F(priority), -1000000, 1000000 },
+	[K_PREEMPT_DELAY] = { "election", "preempt_delay",
+	    config_value_preempt, F(preempt_delay_ms), 0, 86400000 },
 	[K_PROMOTE] = { "hooks", "promote", COMMAND(hook_promote) },
 	[K_DEMOTE] = { "hooks", "demote", COMMAND(hook_demote) },
 	[K_FENCE] = { "hooks", "fence", COMMAND(hook_fence) },

@@ -652,6 +652,7 @@ daemon_status(struct daemon *d, struct status *st, struct election_view *v)
 	st->my_epoch = v->epoch;
 	st->last_error = d->last_error != NULL ? d->last_error : "";
 	st->queue_position = v->position;
+	st->priority = d->cfg.priority;
 	st->paused = v->paused != 0;
 	st->healthy = v->unhealthy == 0;
 	/* The backoff ends on the election's clock: shown on the wall's. */

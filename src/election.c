@@ -79,8 +79,13 @@ void
 el_make_data(struct election *el)
 {
 	free(el->create_data);
-	(void)xasprintf(&el->create_data, "id=%s\ndata=%s\n", el->id,
-	    el->data);
+	if (el->priority != 0)
+		(void)xasprintf(&el->create_data,
+		    "id=%s\ndata=%s\npriority=%lld\n", el->id, el->data,
+		    (long long)el->priority);
+	else
+		(void)xasprintf(&el->create_data, "id=%s\ndata=%s\n", el->id,
+		    el->data);
 }
 
 struct election *
@@ -111,6 +116,7 @@ election_new(const struct election_params *p)
 	}
 	el->id = xstrdup(p->id);
 	el->data = xstrdup(p->data);
+	el->priority = p->priority;
 	el_make_data(el);
 	el->leader_id = xstrdup("");
 	el->leader_data = xstrdup("");
@@ -270,7 +276,7 @@ el_demote_reason(const struct election *el)
 	if (el->stopping)
 		return "shutdown";
 	if (el->resigning)
-		return el->sw_handing ? "switchover" : "resign";
+		return el->sw_handing ? el->sw_reason : "resign";
 	if (el->paused)
 		return "pause";
 	if (el->unhealthy)

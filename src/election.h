@@ -110,6 +110,7 @@ struct election_params {
 	const char *path;	/* E = <root>/<service> */
 	const char *id;
 	const char *data;
+	int64_t priority;	/* advertised in our node's data when not 0 */
 	int observer;
 	int fence;		/* a fence hook is configured */
 	int check;		/* a health check is configured */
@@ -172,12 +173,14 @@ int election_resign(struct election *el);
  * Leader: hand over to the candidate whose node (a name in E/candidates)
  * is given. The nodes between ours and the target's are deleted, so their
  * owners rejoin at the back (as after any deletion of their node), then
- * the ordered handoff runs (demote reason switchover) and we rejoin. -1
+ * the ordered handoff runs (demote reason: reason, switchover for an
+ * operator, preempted for a higher priority) and we rejoin. -1
  * when not leader, leaving, or a switchover is under way, or the node is
  * ours or not a candidate's. election_switchover_failed() says once why
  * one was given up (the target is gone, leadership was lost, rights).
  */
-int election_switchover(struct election *el, const char *node);
+int election_switchover(struct election *el, const char *node,
+    const char *reason);
 void election_switchover_cancel(struct election *el);
 const char *election_switchover_failed(struct election *el);
 /*

@@ -610,8 +610,11 @@ election_reconfigure(struct election *el, const struct election_params *p)
 		el->check_oks = 0;
 	}
 	el->check_configured = p->check;
-	if (el->data != NULL && strcmp(p->data, el->data) != 0)
+	if (el->data != NULL && (strcmp(p->data, el->data) != 0 ||
+	    p->priority != el->priority)) {
+		el->priority = p->priority;
 		election_set_data(el, p->data);
+	}
 }
 
 void
@@ -635,7 +638,8 @@ election_resign(struct election *el)
 }
 
 int
-election_switchover(struct election *el, const char *node)
+election_switchover(struct election *el, const char *node,
+    const char *reason)
 {
 	struct candidate c;
 
@@ -644,6 +648,7 @@ election_switchover(struct election *el, const char *node)
 	    candidate_parse(node, &c) == -1 || strcmp(node, el->node) == 0)
 		return -1;
 	el_replace(&el->sw_target, node);
+	el->sw_reason = reason;
 	el->sw_failed = NULL;
 	el->sw_phase = 1;
 	return 0;

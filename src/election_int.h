@@ -131,6 +131,8 @@ struct election {
 	int sw_nbetween;
 	const char *sw_failed;
 	int sw_handing;		/* the release is a switchover's */
+	const char *sw_reason;	/* its demote reason */
+	int64_t priority;
 	int pause_reply;
 	int resign_reply;
 	int64_t backoff_until;	/* 0, or the end of retry_backoff */

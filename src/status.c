@@ -125,7 +125,8 @@ status_render(const struct status *st, int json)
 {
 	struct status_buf b = { NULL, 0, 0 };
 	char since[32], updated[32], epoch[32], cands[32], session[32],
-	    pid[32], myepoch[32], qpos[32], backoff[32] = "", last[32] = "",
+	    pid[32], myepoch[32], qpos[32], prio[32], backoff[32] = "",
+	    last[32] = "",
 	    runpid[32] = "", runsince[32] = "";
 
 	rfc3339(st->since, since, sizeof(since));
@@ -140,6 +141,7 @@ status_render(const struct status *st, int json)
 		rfc3339(st->run_since, runsince, sizeof(runsince));
 	}
 	(void)snprintf(qpos, sizeof(qpos), "%d", st->queue_position);
+	(void)snprintf(prio, sizeof(prio), "%" PRId64, st->priority);
 	(void)snprintf(epoch, sizeof(epoch), "%" PRId64, st->epoch);
 	(void)snprintf(myepoch, sizeof(myepoch), "%" PRId64, st->my_epoch);
 	(void)snprintf(cands, sizeof(cands), "%d", st->candidates);
@@ -176,6 +178,7 @@ status_render(const struct status *st, int json)
 		else
 			status_json_str(&b, "run_pid", "", 1);
 		status_json_str(&b, "run_since", runsince, 1);
+		status_json_num(&b, "priority", st->priority);
 		status_puts(&b, "}\n");
 		return b.p;
 	}
@@ -202,6 +205,7 @@ status_render(const struct status *st, int json)
 	status_shell(&b, "last_transition", last);
 	status_shell(&b, "run_pid", runpid);
 	status_shell(&b, "run_since", runsince);
+	status_shell(&b, "priority", prio);
 	return b.p;
 }
 

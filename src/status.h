@@ -24,6 +24,7 @@ struct status {
 	int64_t my_epoch;
 	const char *last_error;
 	int queue_position;	/* 1-based; 0 when not queued */
+	int64_t priority;	/* election.priority */
 	int paused;
 	int healthy;
 	time_t backoff_until;	/* 0 when none */

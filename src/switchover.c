@@ -55,7 +55,7 @@ switchover_start(struct daemon *d, uint64_t client, const char *id)
 
 	if (!id_valid(id))
 		err = "error bad-id";
-	else if (d->sw_client != 0)
+	else if (d->sw_client != 0 || d->sw_target != NULL)
 		err = "error switchover-in-progress";
 	else if (election_role(d->el) != ROLE_LEADER)
 		err = "error not-leader";
@@ -69,24 +69,20 @@ switchover_start(struct daemon *d, uint64_t client, const char *id)
 	return 0;
 }
 
-void
-switchover_found(struct daemon *d, uint64_t client, const char *id,
-    const char *node)
+/*
+ * Starts the core's switchover to node (id's), for client (0: the
+ * daemon's own, a preemption), with the demote reason given.
+ */
+int
+switchover_begin(struct daemon *d, uint64_t client, const char *id,
+    const char *node, const char *reason)
 {
 	struct timeval tv;
 	int64_t ms;
 
-	if (client != d->sw_client)
-		return;
-	if (node == NULL) {
-		switchover_end(d, "error no-such-candidate");
-		return;
-	}
-	if (election_switchover(d->el, node) == -1) {
-		switchover_end(d, "error not-leader");
-		return;
-	}
-	log_notice("control: switchover to %s (%s) requested", id, node);
+	if (election_switchover(d->el, node, reason) == -1)
+		return -1;
+	d->sw_client = client;
 	d->sw_target = xstrdup(id);
 	if (d->ev_sw == NULL &&
 	    (d->ev_sw = evtimer_new(d->base, switchover_timeout, d)) == NULL)
@@ -97,6 +93,22 @@ switchover_found(struct daemon *d, uint64_t client, const char *id,
 	if (evtimer_add(d->ev_sw, &tv) == -1)
 		fatalx("evtimer_add");
 	daemon_step(d);
+	return 0;
+}
+
+void
+switchover_found(struct daemon *d, uint64_t client, const char *id,
+    const char *node)
+{
+	if (client != d->sw_client || d->sw_target != NULL)
+		return;
+	if (node == NULL) {
+		switchover_end(d, "error no-such-candidate");
+		return;
+	}
+	log_notice("control: switchover to %s (%s) requested", id, node);
+	if (switchover_begin(d, client, id, node, "switchover") == -1)
+		switchover_end(d, "error not-leader");
 }
 
 void

@@ -103,6 +103,10 @@ struct daemon {
 	uint64_t sw_client;	/* a switchover's client, 0 none */
 	char *sw_target;	/* its target's id, once its node is known */
 	struct event *ev_sw;	/* its timeout */
+	struct event *ev_preempt;	/* preempt.c: the leader's look */
+	char *pre_node;		/* who outranks us, since pre_since */
+	int64_t pre_since;
+	int pre_querying;
 
 	int stopping;
 	char *last_error;
@@ -144,10 +148,19 @@ void run_hook_free(struct daemon *d);
 void run_hook_update(struct daemon *d);
 int run_hook_before_demote(struct daemon *d, const struct el_action *act);
 
+/* preempt.c */
+void preempt_init(struct daemon *d);
+void preempt_listed(struct daemon *d, int n, char *const *names,
+    char *const *datas);
+void preempt_failed(struct daemon *d);
+void preempt_free(struct daemon *d);
+
 /* switchover.c */
 int switchover_start(struct daemon *d, uint64_t client, const char *id);
 void switchover_found(struct daemon *d, uint64_t client, const char *id,
     const char *node);
+int switchover_begin(struct daemon *d, uint64_t client, const char *id,
+    const char *node, const char *reason);
 void switchover_check(struct daemon *d, const struct election_view *v);
 void switchover_forget(struct daemon *d);
 void switchover_free(struct daemon *d);
@@ -162,6 +175,8 @@ void command_handle(struct ctl *ctl, uint64_t client, uid_t uid,
     const char *line, void *arg);
 int command_reply(struct daemon *d, const struct zk_event *ev);
 void command_fail_queries(struct daemon *d, const char *why);
+void command_members_query(struct daemon *d, uint64_t client,
+    const char *switch_id, int preempt);
 void command_wake(struct daemon *d, struct waiter **list, const char *text);
 char *command_watch_state(struct daemon *d);
 char *command_watch_line(struct daemon *d);

@@ -436,7 +436,7 @@ peer_operator(struct sim *s, struct peer *p, int cmd)
 		election_view(q->el, &v);
 		if (v.node == NULL)
 			break;
-		rc = election_switchover(p->el, v.node);
+		rc = election_switchover(p->el, v.node, "switchover");
 		trace(s, p->idx, "operator: switchover to %s (%s) -> %s",
 		    q->id, v.node, rc == 0 ? "accepted" : "refused");
 		break;

@@ -1622,12 +1622,12 @@ test_switchover_deletes_those_between_then_hands_over(void **state)
 	struct el_action a;
 
 	(void)state;
-	assert_int_equal(election_switchover(el, three[2]), -1);
+	assert_int_equal(election_switchover(el, three[2], "switchover"), -1);
 	become_leader(el);
-	assert_int_equal(election_switchover(el, OURS), -1);
-	assert_int_equal(election_switchover(el, "junk"), -1);
-	assert_int_equal(election_switchover(el, three[2]), 0);
-	assert_int_equal(election_switchover(el, three[1]), -1);
+	assert_int_equal(election_switchover(el, OURS, "switchover"), -1);
+	assert_int_equal(election_switchover(el, "junk", "switchover"), -1);
+	assert_int_equal(election_switchover(el, three[2], "switchover"), 0);
+	assert_int_equal(election_switchover(el, three[1], "switchover"), -1);
 	expect_op(el, EL_OP_LIST, CAND);
 	reply_list(el, three, 3);
 	a = next(el);
@@ -1646,7 +1646,7 @@ test_switchover_deletes_those_between_then_hands_over(void **state)
 	/* The target gone: given up, still leading. */
 	el = el_new(0, 0);
 	become_leader(el);
-	assert_int_equal(election_switchover(el, three[2]), 0);
+	assert_int_equal(election_switchover(el, three[2], "switchover"), 0);
 	expect_op(el, EL_OP_LIST, CAND);
 	reply_list(el, three, 2);
 	expect_none(el);

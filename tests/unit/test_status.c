@@ -146,13 +146,14 @@ test_render_why_and_when(void **state)
 	text = status_render(&st, 0);
 	assert_non_null(strstr(text, "\nqueue_position=2\npaused=0\n"
 	    "healthy=1\nbackoff_until=\n"
-	    "last_transition=2026-11-22T22:32:06Z\nrun_pid=\nrun_since=\n"));
+	    "last_transition=2026-11-22T22:32:06Z\nrun_pid=\nrun_since=\n"
+	    "priority=0\n"));
 	free(text);
 	text = status_render(&st, 1);
 	assert_non_null(strstr(text, ",\"queue_position\":2,\"paused\":0,"
 	    "\"healthy\":1,\"backoff_until\":\"\","
 	    "\"last_transition\":\"2026-11-22T22:32:06Z\","
-	    "\"run_pid\":\"\",\"run_since\":\"\"}"));
+	    "\"run_pid\":\"\",\"run_since\":\"\",\"priority\":0}"));
 	free(text);
 	/* hooks.run running: its process group and since when. */
 	st.run_pid = 4242;
@@ -163,7 +164,7 @@ test_render_why_and_when(void **state)
 	free(text);
 	text = status_render(&st, 1);
 	assert_non_null(strstr(text, ",\"run_pid\":4242,"
-	    "\"run_since\":\"2026-11-22T22:32:06Z\"}"));
+	    "\"run_since\":\"2026-11-22T22:32:06Z\",\"priority\":0}"));
 	free(text);
 	st.run_pid = 0;
 	st.run_since = 0;
