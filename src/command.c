@@ -20,15 +20,12 @@
 struct members_query {
 	struct members_query *next;
 	uint64_t client;
-	char *switch_id;	/* a switchover's lookup of this id's node */
-	int preempt;		/* the leader's look for higher priorities */
+	queue_fn fn;		/* told once: the queue, or why not */
+	char *arg;		/* fn's */
 	uint64_t list_tag;
 	uint64_t first_tag;
-	int n;
 	int pending;
-	char **names;
-	int64_t *seqs;
-	char **datas;
+	struct queue_read r;
 };
 
 /* The watch line without its time: what a change is judged by. */
@@ -81,26 +78,28 @@ command_wait(struct waiter **list, uint64_t client)
 	*list = w;
 }
 
-/* members */
+/* The queue read for a command (members, switchover, preemption). */
 
 static void
 command_query_free(struct members_query *q)
 {
 	int i;
 
-	for (i = 0; i < q->n; i++) {
-		free(q->names[i]);
-		free(q->datas[i]);
+	for (i = 0; i < q->r.n; i++) {
+		free(q->r.names[i]);
+		free(q->r.datas[i]);
 	}
-	free(q->names);
-	free(q->seqs);
-	free(q->datas);
-	free(q->switch_id);
+	free(q->r.names);
+	free(q->r.seqs);
+	free(q->r.datas);
+	free(q->arg);
 	free(q);
 }
 
+/* Unlinks q, tells its fn (the queue, or NULL and why) and frees it. */
 static void
-command_query_unlink(struct daemon *d, struct members_query *q)
+command_query_end(struct daemon *d, struct members_query *q,
+    const char *why)
 {
 	struct members_query **pp;
 
@@ -109,66 +108,15 @@ command_query_unlink(struct daemon *d, struct members_query *q)
 			*pp = q->next;
 			break;
 		}
+	q->fn(d, q->client, q->arg, why == NULL ? &q->r : NULL, why);
+	command_query_free(q);
 }
 
 void
 command_fail_queries(struct daemon *d, const char *why)
 {
-	struct members_query *q, *next;
-
-	for (q = d->queries; q != NULL; q = next) {
-		next = q->next;
-		if (q->switch_id != NULL)
-			switchover_forget(d);
-		if (q->preempt)
-			preempt_failed(d);
-		else
-			(void)ctl_reply(d->ctl, q->client, why);
-		command_query_free(q);
-	}
-	d->queries = NULL;
-}
-
-static void
-command_members_answer(struct daemon *d, struct members_query *q)
-{
-	struct textbuf b = { NULL, 0, 0 };
-	char id[256], data[1024];
-	int i;
-
-	if (q->preempt) {
-		preempt_listed(d, q->n, q->names, q->datas);
-		command_query_unlink(d, q);
-		command_query_free(q);
-		return;
-	}
-	if (q->switch_id != NULL) {
-		for (i = 0; i < q->n; i++) {
-			if (q->datas[i] == NULL)
-				continue;
-			candidate_kv(q->datas[i], "id", id, sizeof(id));
-			if (strcmp(id, q->switch_id) == 0)
-				break;
-		}
-		switchover_found(d, q->client, q->switch_id,
-		    i < q->n ? q->names[i] : NULL);
-		command_query_unlink(d, q);
-		command_query_free(q);
-		return;
-	}
-	textbuf_printf(&b, "%s", "");
-	for (i = 0; i < q->n; i++) {
-		if (q->datas[i] == NULL)
-			continue;	/* gone while we asked */
-		candidate_kv(q->datas[i], "id", id, sizeof(id));
-		candidate_kv(q->datas[i], "data", data, sizeof(data));
-		textbuf_printf(&b, "%lld\t%s\t%s\n", (long long)q->seqs[i],
-		    id, data);
-	}
-	(void)ctl_reply(d->ctl, q->client, b.p);
-	free(b.p);
-	command_query_unlink(d, q);
-	command_query_free(q);
+	while (d->queries != NULL)
+		command_query_end(d, d->queries, why);
 }
 
 static void
@@ -180,40 +128,32 @@ command_members_listed(struct daemon *d, struct members_query *q,
 	int i, n;
 
 	if (ev->rc != ZOK && ev->rc != ZNONODE) {
-		if (q->switch_id != NULL)
-			switchover_forget(d);
-		if (q->preempt)
-			preempt_failed(d);
-		else
-			(void)ctl_reply(d->ctl, q->client,
-			    "error zookeeper-unavailable");
-		command_query_unlink(d, q);
-		command_query_free(q);
+		command_query_end(d, q, "error zookeeper-unavailable");
 		return;
 	}
 	c = xcalloc((size_t)ev->nchildren + 1, sizeof(*c));
 	n = candidate_order(ev->children, ev->nchildren, c);
-	q->n = n;
-	q->names = xcalloc((size_t)n + 1, sizeof(char *));
-	q->datas = xcalloc((size_t)n + 1, sizeof(char *));
-	q->seqs = xcalloc((size_t)n + 1, sizeof(int64_t));
+	q->r.n = n;
+	q->r.names = xcalloc((size_t)n + 1, sizeof(char *));
+	q->r.datas = xcalloc((size_t)n + 1, sizeof(char *));
+	q->r.seqs = xcalloc((size_t)n + 1, sizeof(int64_t));
 	q->first_tag = d->next_tag + 1;
 	d->next_tag += (uint64_t)n;
 	for (i = 0; i < n; i++) {
-		q->names[i] = xstrdup(c[i].name);
-		q->seqs[i] = c[i].seq;
+		q->r.names[i] = xstrdup(c[i].name);
+		q->r.seqs[i] = c[i].seq;
 	}
 	free(c);
 	q->pending = n;
 	for (i = 0; i < n; i++) {
 		(void)xasprintf(&path, "%s/candidates/%s", d->epath,
-		    q->names[i]);
+		    q->r.names[i]);
 		if (zk_get(d->zk, path, 0, q->first_tag + (uint64_t)i) != ZOK)
 			q->pending--;
 		free(path);
 	}
 	if (q->pending == 0)
-		command_members_answer(d, q);
+		command_query_end(d, q, NULL);
 }
 
 int
@@ -227,13 +167,13 @@ command_reply(struct daemon *d, const struct zk_event *ev)
 			command_members_listed(d, q, ev);
 			return 1;
 		}
-		if (q->n > 0 && ev->tag >= q->first_tag &&
-		    ev->tag < q->first_tag + (uint64_t)q->n) {
+		if (q->r.n > 0 && ev->tag >= q->first_tag &&
+		    ev->tag < q->first_tag + (uint64_t)q->r.n) {
 			i = (int)(ev->tag - q->first_tag);
 			if (ev->rc == ZOK && ev->data != NULL)
-				q->datas[i] = xstrdup(ev->data);
+				q->r.datas[i] = xstrdup(ev->data);
 			if (--q->pending == 0)
-				command_members_answer(d, q);
+				command_query_end(d, q, NULL);
 			return 1;
 		}
 	}
@@ -241,8 +181,8 @@ command_reply(struct daemon *d, const struct zk_event *ev)
 }
 
 void
-command_members_query(struct daemon *d, uint64_t client,
-    const char *switch_id, int preempt)
+command_read_queue(struct daemon *d, uint64_t client, queue_fn fn,
+    const char *arg)
 {
 	struct members_query *q;
 	char *path;
@@ -250,32 +190,48 @@ command_members_query(struct daemon *d, uint64_t client,
 
 	/* Asking a disconnected session would hang until it reconnects. */
 	if (!zk_is_open(d->zk) || d->zk_state != ZOO_CONNECTED_STATE) {
-		if (preempt)
-			preempt_failed(d);
-		else
-			(void)ctl_reply(d->ctl, client,
-			    "error zookeeper-unavailable");
+		fn(d, client, arg, NULL, "error zookeeper-unavailable");
 		return;
 	}
 	q = xcalloc(1, sizeof(*q));
 	q->client = client;
-	q->switch_id = switch_id != NULL ? xstrdup(switch_id) : NULL;
-	q->preempt = preempt;
+	q->fn = fn;
+	q->arg = arg != NULL ? xstrdup(arg) : NULL;
 	q->list_tag = daemon_tag(d);
 	(void)xasprintf(&path, "%s/candidates", d->epath);
 	rc = zk_children(d->zk, path, q->list_tag);
 	free(path);
-	if (rc != ZOK) {
-		if (preempt)
-			preempt_failed(d);
-		else
-			(void)ctl_reply(d->ctl, client,
-			    "error zookeeper-unavailable");
-		command_query_free(q);
-		return;
-	}
 	q->next = d->queries;
 	d->queries = q;
+	if (rc != ZOK)
+		command_query_end(d, q, "error zookeeper-unavailable");
+}
+
+/* members: one line per candidate, seq, id and data. */
+static void
+command_members_done(struct daemon *d, uint64_t client, const char *arg,
+    const struct queue_read *r, const char *why)
+{
+	struct textbuf b = { NULL, 0, 0 };
+	char id[256], data[1024];
+	int i;
+
+	(void)arg;
+	if (r == NULL) {
+		(void)ctl_reply(d->ctl, client, why);
+		return;
+	}
+	textbuf_printf(&b, "%s", "");
+	for (i = 0; i < r->n; i++) {
+		if (r->datas[i] == NULL)
+			continue;	/* gone while we asked */
+		candidate_kv(r->datas[i], "id", id, sizeof(id));
+		candidate_kv(r->datas[i], "data", data, sizeof(data));
+		textbuf_printf(&b, "%lld\t%s\t%s\n", (long long)r->seqs[i],
+		    id, data);
+	}
+	(void)ctl_reply(d->ctl, client, b.p);
+	free(b.p);
 }
 
 /* The Prometheus text exposition (metrics.c). */
@@ -339,7 +295,7 @@ command_handle(struct ctl *ctl, uint64_t client, uid_t uid, const char *line,
 		(void)ctl_reply(d->ctl, client, text);
 		free(text);
 	} else if (strcmp(line, "members") == 0)
-		command_members_query(d, client, NULL, 0);
+		command_read_queue(d, client, command_members_done, NULL);
 	else if (strcmp(line, "history") == 0) {
 		text = history_render(&d->hist);
 		(void)ctl_reply(d->ctl, client, text);
@@ -364,7 +320,8 @@ command_handle(struct ctl *ctl, uint64_t client, uid_t uid, const char *line,
 		}
 		if (switchover_start(d, client, line[10] == ' ' ? line + 11 :
 		    "") == 0)
-			command_members_query(d, client, line + 11, 0);
+			command_read_queue(d, client, switchover_found,
+			    line + 11);
 	} else if (strcmp(line, "resign") == 0 || strcmp(line, "pause") == 0 ||
 	    strcmp(line, "resume") == 0) {
 		if (!command_allowed(uid)) {

@@ -70,8 +70,14 @@ daemon_diagnose_view(struct daemon *d, const struct election_view *v)
 {
 	char *msg;
 
-	if (!v->leader_untrusted)
+	/* Said once per session that holds it, not at every step. */
+	if (!v->leader_untrusted) {
+		d->untrusted_owner = 0;
 		return;
+	}
+	if (v->leader_owner == d->untrusted_owner)
+		return;
+	d->untrusted_owner = v->leader_owner;
 	(void)xasprintf(&msg, "%s/leader is held by session 0x%016llx, "
 	    "which had no candidate node before ours: what it says is not "
 	    "shown (written by hand? delete it, or protect the root with "

@@ -56,36 +56,42 @@ preempt_tick(evutil_socket_t fd, short what, void *arg)
 	    !zk_is_open(d->zk) || d->zk_state != ZOO_CONNECTED_STATE)
 		return;
 	d->pre_querying = 1;
-	command_members_query(d, 0, NULL, 1);
+	command_read_queue(d, 0, preempt_listed, NULL);
 }
 
+/* The queue was read (command_read_queue): who outranks us, if anyone. */
 void
-preempt_listed(struct daemon *d, int n, char *const *names,
-    char *const *datas)
+preempt_listed(struct daemon *d, uint64_t client, const char *arg,
+    const struct queue_read *r, const char *why)
 {
 	struct election_view v;
-	char buf[64], id[256], best_id[256] = "";
+	char buf[64], best_id[256] = "";
 	const char *best = NULL;
 	int64_t p, top = d->cfg.priority;
 	int i;
 
+	(void)client;
+	(void)arg;
+	(void)why;
 	d->pre_querying = 0;
+	if (r == NULL)
+		return;		/* looked at again at the next tick */
 	election_view(d->el, &v);
 	if (v.role != ROLE_LEADER || d->cfg.preempt_delay_ms < 0 ||
 	    d->sw_target != NULL) {
 		preempt_forget(d);
 		return;
 	}
-	for (i = 0; i < n; i++) {
-		if (datas[i] == NULL || (v.node != NULL &&
-		    strcmp(names[i], v.node) == 0))
+	for (i = 0; i < r->n; i++) {
+		if (r->datas[i] == NULL || (v.node != NULL &&
+		    strcmp(r->names[i], v.node) == 0))
 			continue;
-		candidate_kv(datas[i], "priority", buf, sizeof(buf));
+		candidate_kv(r->datas[i], "priority", buf, sizeof(buf));
 		p = strtoll(buf, NULL, 10);
 		if (p > top) {
 			top = p;
-			best = names[i];
-			candidate_kv(datas[i], "id", best_id,
+			best = r->names[i];
+			candidate_kv(r->datas[i], "id", best_id,
 			    sizeof(best_id));
 		}
 	}
@@ -105,18 +111,12 @@ preempt_listed(struct daemon *d, int n, char *const *names,
 	}
 	if (now_ms() - d->pre_since < d->cfg.preempt_delay_ms)
 		return;
-	(void)snprintf(id, sizeof(id), "%s", best_id);
 	log_notice("preempted: handing over to %s (priority %lld > %lld)",
-	    id, (long long)top, (long long)d->cfg.priority);
+	    best_id, (long long)top, (long long)d->cfg.priority);
 	preempt_forget(d);
-	if (switchover_begin(d, 0, id, best, "preempted") == -1)
-		log_warnx("preemption by %s refused by the election", id);
-}
-
-void
-preempt_failed(struct daemon *d)
-{
-	d->pre_querying = 0;
+	if (switchover_begin(d, 0, best_id, best, "preempted") == -1)
+		log_warnx("preemption by %s refused by the election",
+		    best_id);
 }
 
 void

@@ -16,6 +16,7 @@
 
 #include <event2/event.h>
 
+#include "candidate.h"
 #include "ctl.h"
 #include "log.h"
 #include "util.h"
@@ -96,18 +97,34 @@ switchover_begin(struct daemon *d, uint64_t client, const char *id,
 	return 0;
 }
 
+/* The queue was read (command_read_queue): ID's node, if it is there. */
 void
 switchover_found(struct daemon *d, uint64_t client, const char *id,
-    const char *node)
+    const struct queue_read *r, const char *why)
 {
+	char buf[256];
+	int i;
+
 	if (client != d->sw_client || d->sw_target != NULL)
 		return;
-	if (node == NULL) {
+	if (r == NULL) {
+		switchover_end(d, why);
+		return;
+	}
+	for (i = 0; i < r->n; i++) {
+		if (r->datas[i] == NULL)
+			continue;
+		candidate_kv(r->datas[i], "id", buf, sizeof(buf));
+		if (strcmp(buf, id) == 0)
+			break;
+	}
+	if (i == r->n) {
 		switchover_end(d, "error no-such-candidate");
 		return;
 	}
-	log_notice("control: switchover to %s (%s) requested", id, node);
-	if (switchover_begin(d, client, id, node, "switchover") == -1)
+	log_notice("control: switchover to %s (%s) requested", id,
+	    r->names[i]);
+	if (switchover_begin(d, client, id, r->names[i], "switchover") == -1)
 		switchover_end(d, "error not-leader");
 }
 
@@ -131,13 +148,6 @@ switchover_check(struct daemon *d, const struct election_view *v)
 		switchover_end(d, text);
 		free(text);
 	}
-}
-
-/* The lookup failed (the session went away): nothing is under way. */
-void
-switchover_forget(struct daemon *d)
-{
-	d->sw_client = 0;
 }
 
 void

@@ -32,6 +32,19 @@ struct waiter {
 /* The hook duration histogram's buckets, +Inf aside (metrics.c). */
 #define METRICS_BUCKETS 13
 
+struct daemon;
+
+/* The queue as read for a command: candidates in queue order, their
+ * data NULL where a node went while it was read. */
+struct queue_read {
+	int n;
+	char **names;
+	int64_t *seqs;
+	char **datas;
+};
+typedef void (*queue_fn)(struct daemon *d, uint64_t client, const char *arg,
+    const struct queue_read *r, const char *why);
+
 struct metrics {
 	uint64_t leader_changes;
 	uint64_t elections_won;
@@ -110,6 +123,7 @@ struct daemon {
 
 	int stopping;
 	char *last_error;
+	int64_t untrusted_owner;	/* E/leader's session, not shown */
 	struct event *ev_publish;	/* status file and STATUS, deferred */
 	char *last_report;	/* last status text without "updated" */
 	char *last_watch;	/* last watch line */
@@ -150,19 +164,17 @@ int run_hook_before_demote(struct daemon *d, const struct el_action *act);
 
 /* preempt.c */
 void preempt_init(struct daemon *d);
-void preempt_listed(struct daemon *d, int n, char *const *names,
-    char *const *datas);
-void preempt_failed(struct daemon *d);
+void preempt_listed(struct daemon *d, uint64_t client, const char *arg,
+    const struct queue_read *r, const char *why);
 void preempt_free(struct daemon *d);
 
 /* switchover.c */
 int switchover_start(struct daemon *d, uint64_t client, const char *id);
 void switchover_found(struct daemon *d, uint64_t client, const char *id,
-    const char *node);
+    const struct queue_read *r, const char *why);
 int switchover_begin(struct daemon *d, uint64_t client, const char *id,
     const char *node, const char *reason);
 void switchover_check(struct daemon *d, const struct election_view *v);
-void switchover_forget(struct daemon *d);
 void switchover_free(struct daemon *d);
 
 /* diagnose.c */
@@ -175,8 +187,12 @@ void command_handle(struct ctl *ctl, uint64_t client, uid_t uid,
     const char *line, void *arg);
 int command_reply(struct daemon *d, const struct zk_event *ev);
 void command_fail_queries(struct daemon *d, const char *why);
-void command_members_query(struct daemon *d, uint64_t client,
-    const char *switch_id, int preempt);
+/*
+ * Reads the queue (a listing, then each node's data) for a command, then
+ * calls fn once: with the queue, or with NULL and the error to answer.
+ */
+void command_read_queue(struct daemon *d, uint64_t client, queue_fn fn,
+    const char *arg);
 void command_wake(struct daemon *d, struct waiter **list, const char *text);
 char *command_watch_state(struct daemon *d);
 char *command_watch_line(struct daemon *d);
