@@ -11,7 +11,9 @@
 #   2b. the election simulator: a fixed campaign of $SIM_SCHEDULES seeded
 #      schedules (default 24000, on two processes), $SIM_TICK_SCHEDULES
 #      more (6000) with tickTime modelled (-k 2000), $SIM_SWITCH_SCHEDULES
-#      (4000) with switchovers asked of leaders (-W), the regression seeds
+#      (4000) with switchovers asked of leaders (-W), $SIM_PRIO_SCHEDULES
+#      (4000) with priorities, their reloads and forged markers as well
+#      (-P -W), the regression seeds
 #      of tests/sim/seeds.txt, and each of their mutants found again
 #      (make sim-mutants); every schedule counts as one test
 #   3. the pytest integration suite against $BUILD, then tests/packaging
@@ -38,6 +40,7 @@ TIMEOUT=${CHECK_TIMEOUT:-900}
 SIM_SCHEDULES=${SIM_SCHEDULES:-24000}
 SIM_TICK_SCHEDULES=${SIM_TICK_SCHEDULES:-6000}
 SIM_SWITCH_SCHEDULES=${SIM_SWITCH_SCHEDULES:-4000}
+SIM_PRIO_SCHEDULES=${SIM_PRIO_SCHEDULES:-4000}
 
 passed=0
 failed=0
@@ -175,6 +178,10 @@ sim_tests() {
 	run tests/sim/campaign.sh "$BUILD/sim" 2000000 "$SIM_SWITCH_SCHEDULES" 2 \
 	    -- -W -t 150 -l 20
 	sim_count "simulator campaign, switchovers"
+	# And with priorities: heads yield, reloads, forged markers (-P).
+	run tests/sim/campaign.sh "$BUILD/sim" 3000000 "$SIM_PRIO_SCHEDULES" 2 \
+	    -- -P -W -t 150 -l 20
+	sim_count "simulator campaign, priorities"
 	run "$BUILD/sim" -f tests/sim/seeds.txt -t 150
 	sim_count "simulator regression seeds"
 	run "$MAKE" sim-mutants

@@ -337,7 +337,11 @@ daemon_send(struct daemon *d, const struct el_action *act)
 		rc = zk_create(d->zk, act->path, act->data,
 		    ZOO_EPHEMERAL_SEQUENTIAL, tag);
 		break;
+	case EL_OP_MARK:
+		rc = zk_create(d->zk, act->path, "", ZOO_EPHEMERAL, tag);
+		break;
 	case EL_OP_LIST:
+	case EL_OP_MARKS:
 		rc = zk_children(d->zk, act->path, tag);
 		break;
 	case EL_OP_BREADCRUMB:
@@ -359,6 +363,7 @@ daemon_send(struct daemon *d, const struct el_action *act)
 	case EL_OP_RELEASE:
 	case EL_OP_SET_DATA:
 	case EL_OP_SW_DELETE:
+	case EL_OP_UNMARK:
 		rc = zk_multi(d->zk, act->sub, act->nsub, tag);
 		break;
 	case EL_OP_CLAIM_WATCH:

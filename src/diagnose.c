@@ -70,6 +70,14 @@ daemon_diagnose_view(struct daemon *d, const struct election_view *v)
 {
 	char *msg;
 
+	/* A head that yielded to a higher priority: said once each time. */
+	if (v->yields != d->yields_seen) {
+		d->yields_seen = v->yields;
+		log_info("yielded the head of the queue to session 0x%016llx "
+		    "(priority %lld > %lld): rejoining at the back",
+		    (unsigned long long)v->yield_sid,
+		    (long long)v->yield_prio, (long long)d->cfg.priority);
+	}
 	/* Said once per session that holds it, not at every step. */
 	if (!v->leader_untrusted) {
 		d->untrusted_owner = 0;

@@ -105,6 +105,7 @@ election_new(const struct election_params *p)
 	(void)xasprintf(&el->leader_path, "%s/leader", p->path);
 	(void)xasprintf(&el->crumb_path, "%s/breadcrumb", p->path);
 	(void)xasprintf(&el->claim_path, "%s/claim", p->path);
+	(void)xasprintf(&el->prio_dir, "%s/priority", p->path);
 	/* Every ancestor of E/candidates, top down. */
 	for (s = el->cand_dir + 1; el->nparents < EL_MAX_DEPTH; s++) {
 		if (*s != '/' && *s != '\0')
@@ -114,9 +115,12 @@ election_new(const struct election_params *p)
 		if (*s == '\0')
 			break;
 	}
+	el->nbase = el->nparents;
+	el->parents[el->nbase] = xstrdup(el->prio_dir);
 	el->id = xstrdup(p->id);
 	el->data = xstrdup(p->data);
 	el->priority = p->priority;
+	el->nparents = el->nbase + (el->priority != 0);
 	el_make_data(el);
 	el->leader_id = xstrdup("");
 	el->leader_data = xstrdup("");
@@ -140,8 +144,14 @@ election_free(struct election *el)
 
 	if (el == NULL)
 		return;
-	for (i = 0; i < el->nparents; i++)
+	for (i = 0; i <= el->nbase; i++)
 		free(el->parents[i]);
+	free(el->prio_dir);
+	free(el->mark_have);
+	free(el->mark_path);
+	free(el->mark_sid);
+	free(el->mark_prio);
+	free(el->behind);
 	free(el->path);
 	free(el->cand_dir);
 	free(el->leader_path);
@@ -250,6 +260,9 @@ el_forget_node(struct election *el)
 	el->position = 0;
 	el->ahead_known = 0;
 	el->nahead = 0;
+	el->nbehind = 0;
+	el->marks_fresh = 0;
+	el->yield_listed = 0;
 	el->node_gen++;
 }
 
@@ -348,6 +361,7 @@ el_session_lost(struct election *el)
 	el->crumb_exists = 0;
 	el->claim_known = 1;
 	el->claim_wait = 0;
+	el_replace(&el->mark_have, NULL);
 	/*
 	 * The lease was the old session's: what the new one confirms says
 	 * nothing of when the old one expired. A promote still running for
@@ -524,6 +538,157 @@ el_build_set_data(struct election *el, struct el_action *act)
 	}
 }
 
+/*
+ * Preferred leaders. A candidate whose priority is not 0 keeps an
+ * ephemeral marker E/priority/<sid>_<priority> while it wants to be in
+ * the queue (made before its node, deleted once it leaves for good). A
+ * head reads the markers in its claim's pipeline (one request, whatever
+ * the number of candidates; none of the nodes' data) and, before any
+ * fence or promote hook, yields to a session of higher priority that
+ * holds a node behind ours in a listing made after that read: its claim
+ * and node go in one release, as a resign's would, and it rejoins at the
+ * back. A priority below 0 also yields to the candidates without a
+ * marker (priority 0), so it always lists. Nothing in this is safety:
+ * the claim, taken first, still decides who may promote, and a yield only
+ * ever moves us back. For liveness, the highest priority in the queue
+ * never yields, so honest markers end in a promote; markers that lie (a
+ * hand-made one naming a queued session with a priority it does not
+ * have) could send heads round forever, so a candidate yields at most
+ * once per session timeout, after which it promotes as the head.
+ */
+int
+el_mark_parse(const char *name, int64_t *sid, int64_t *prio)
+{
+	char *end;
+	int i;
+	long long v;
+	unsigned long long u;
+
+	for (i = 0; i < 16; i++)
+		if (!((name[i] >= '0' && name[i] <= '9') ||
+		    (name[i] >= 'a' && name[i] <= 'f')))
+			return -1;
+	if (name[16] != '_')
+		return -1;
+	u = strtoull(name, NULL, 16);
+	if (name[17] != '-' && (name[17] < '0' || name[17] > '9'))
+		return -1;
+	v = strtoll(name + 17, &end, 10);
+	if (*end != '\0' || end - (name + 17) > 8 || v < EL_PRIORITY_MIN ||
+	    v > EL_PRIORITY_MAX)
+		return -1;
+	*sid = (int64_t)u;
+	*prio = v;
+	return 0;
+}
+
+static int
+el_mark_wanted(const struct election *el)
+{
+	return el->priority != 0 && el->sid != 0 && !el->observer &&
+	    !el->paused && !el->unhealthy && !el->stopping &&
+	    el->backoff_until == 0 && !el->promote_failed &&
+	    !el->run_exited && !el->restart;
+}
+
+/* Our marker as it should be: made, replaced or deleted. */
+static int
+el_next_mark(struct election *el, struct el_action *act)
+{
+	char want[512];
+
+	want[0] = '\0';
+	if (el_mark_wanted(el))
+		(void)snprintf(want, sizeof(want), "%s/%016llx_%lld",
+		    el->prio_dir, (unsigned long long)el->sid,
+		    (long long)el->priority);
+	if (el->mark_have != NULL && strcmp(el->mark_have, want) != 0) {
+		act->nsub = 0;
+		el_sub(act, ZK_MOP_DELETE, el->mark_have, NULL);
+		el_act_zk(el, act, EL_OP_UNMARK, NULL);
+		return 1;
+	}
+	if (want[0] == '\0' || el->mark_have != NULL || !el->parents_done)
+		return 0;
+	el_replace(&el->mark_path, want);
+	el_act_zk(el, act, EL_OP_MARK, el->mark_path);
+	return 1;
+}
+
+/* The markers, read for a claim beside it; 1 if the read went out. */
+static int
+el_read_marks(struct election *el, struct el_action *act)
+{
+	if (el->marks_fresh || el_pipe_has(el, EL_OP_MARKS) ||
+	    (el->now < el->yield_until && !EL_MUTANT(23)))
+		return 0;
+	el_act_zk_pipe(el, act, EL_OP_MARKS, el->prio_dir, 1);
+	return 1;
+}
+
+static int64_t
+el_marked(const struct election *el, int64_t sid, int64_t dflt)
+{
+	int i;
+
+	for (i = 0; i < el->nmarks; i++)
+		if (el->mark_sid[i] == sid)
+			return el->mark_prio[i];
+	return dflt;
+}
+
+/*
+ * The head, claimed, before its fence or promote: 1 while it waits for
+ * what decides a yield, or yields.
+ */
+static int
+el_yield(struct election *el, struct el_action *act)
+{
+	int64_t top = el->priority, sid = 0, p;
+	int i, maybe = el->priority < 0;
+
+	if (el->now < el->yield_until && !EL_MUTANT(23))
+		return 0;
+	if (!el->marks_fresh) {
+		if (!el_read_marks(el, act) && !el_pipe_has(el, EL_OP_MARKS))
+			return 0;	/* not to be read now */
+		return 1;
+	}
+	for (i = 0; i < el->nmarks && !maybe; i++)
+		if (el->mark_sid[i] != el->sid && el->mark_prio[i] > top)
+			maybe = 1;
+	if (!maybe)
+		return 0;
+	/* Who is behind us, listed after the markers were read. */
+	if (el->yield_listed != 2) {
+		if (el->yield_listed == 0) {
+			el->yield_listed = 1;
+			el->listed = 0;
+			el_act_zk(el, act, EL_OP_LIST, el->cand_dir);
+		}
+		return 1;
+	}
+	for (i = 0; i < el->nbehind; i++) {
+		if (el->behind[i] == el->sid)
+			continue;
+		p = el_marked(el, el->behind[i], 0);
+		if (p > top) {
+			top = p;
+			sid = el->behind[i];
+		}
+	}
+	if (sid == 0)
+		return 0;
+	el->yield_until = el->now + el->timeout_ms;
+	el->yield_sid = sid;
+	el->yield_prio = top;
+	el->yields++;
+	el->release_pending = 1;
+	el->release_why = "yield";
+	election_next(el, act);
+	return 1;
+}
+
 /* The slot is wanted for kind: take it, or have a running check killed. */
 static int
 el_take_slot(struct election *el, struct el_action *act, enum hook_kind kind,
@@ -601,6 +766,13 @@ el_next_claim(struct election *el, struct el_action *act)
 		el->crumb_fresh = 0;
 	}
 	if (el_read_crumb(el, act))
+		return;
+	if (!el->marks_for_claim) {
+		el->marks_for_claim = 1;
+		el->marks_fresh = 0;
+		el->yield_listed = 0;
+	}
+	if (el_read_marks(el, act))
 		return;
 	free(el->claim_data);
 	(void)xasprintf(&el->claim_data, "id=%s\nepoch=%lld\n", el->id,
@@ -698,6 +870,8 @@ el_next_queue(struct election *el, struct el_action *act)
 	}
 	if (el_need_crumb(el, act))
 		return;
+	if (el_yield(el, act))
+		return;
 	if (el->fence_configured && !el->fenced && el->crumb_exists &&
 	    el->crumb_epoch != el->epoch) {
 		(void)el_take_slot(el, act, HOOK_FENCE, "elected");
@@ -707,6 +881,7 @@ el_next_queue(struct election *el, struct el_action *act)
 	    act->type == EL_ACT_HOOK) {
 		el->lead_epoch = el->epoch;
 		el->lost_reason = NULL;
+		el->marks_for_claim = 0;
 	}
 }
 
@@ -824,6 +999,8 @@ el_next_zk(struct election *el, struct el_action *act)
 		el_next_release(el, act);
 		return;
 	}
+	if (el_next_mark(el, act))
+		return;
 	if (el_want_join(el))
 		el_next_queue(el, act);
 }

@@ -57,6 +57,9 @@ enum el_op {
 	EL_OP_CLAIM_WATCH,	/* exists E/claim with a watch */
 	EL_OP_CLAIM_READ,	/* exists E/claim, no watch */
 	EL_OP_SW_DELETE,	/* multi: delete nodes between us and a target */
+	EL_OP_MARK,		/* create our priority marker (ephemeral) */
+	EL_OP_UNMARK,		/* multi: delete a priority marker of ours */
+	EL_OP_MARKS,		/* children of E/priority, no watch */
 	EL_OP_COUNT
 };
 
@@ -77,6 +80,9 @@ enum el_act_type {
 /* Election requests in flight at once (replies come back in order). */
 /* Path components of E/candidates at most: the root may have two fewer. */
 #define EL_MAX_DEPTH	15
+/* election.priority's range */
+#define EL_PRIORITY_MIN	(-1000000)
+#define EL_PRIORITY_MAX	1000000
 #define EL_PIPE_MAX 4
 
 struct el_action {
@@ -219,6 +225,9 @@ struct election_view {
 	int hook;		/* -1, or the enum hook_kind running */
 	const char *id;		/* ours */
 	const char *data;
+	int yields;		/* a head's yields to a higher priority so far */
+	int64_t yield_sid;	/* the last: to whose session, what priority */
+	int64_t yield_prio;
 	const char *crumb_id;	/* the breadcrumb: who led last */
 	const char *crumb_data;
 	int64_t crumb_epoch;

@@ -157,6 +157,18 @@ el_list_done(struct election *el, const struct el_result *res)
 			el->ahead[i] = c[i].sid;
 	}
 	el->ahead_known = el->node != NULL;
+	/* And who is behind it: what a head may yield to. */
+	free(el->behind);
+	el->behind = NULL;
+	el->nbehind = me >= 0 ? n - me - 1 : 0;
+	if (el->nbehind > 0) {
+		el->behind = xcalloc((size_t)el->nbehind,
+		    sizeof(*el->behind));
+		for (i = 0; i < el->nbehind; i++)
+			el->behind[i] = c[me + 1 + i].sid;
+	}
+	if (el->yield_listed == 1 && el->marks_fresh)
+		el->yield_listed = 2;
 	el->first = me == 0;
 	el->position = me + 1;
 	/* A resign is done once the new node is seen in the queue. */
@@ -174,6 +186,35 @@ el_list_done(struct election *el, const struct el_result *res)
 	free(c);
 }
 
+/* The markers of E/priority, for a yield (see el_yield()). */
+static void
+el_marks_done(struct election *el, const struct el_result *res)
+{
+	int64_t sid, prio;
+	int i;
+
+	if (res->rc != ZOK && res->rc != ZNONODE) {
+		el_op_error(el, res->rc);
+		return;
+	}
+	el->nmarks = 0;
+	free(el->mark_sid);
+	free(el->mark_prio);
+	el->mark_sid = el->mark_prio = NULL;
+	if (res->rc == ZOK && res->nchildren > 0) {
+		el->mark_sid = xcalloc((size_t)res->nchildren, sizeof(int64_t));
+		el->mark_prio = xcalloc((size_t)res->nchildren,
+		    sizeof(int64_t));
+		/* A name that is not a marker's tells nothing. */
+		for (i = 0; i < res->nchildren; i++)
+			if (el_mark_parse(res->children[i], &sid, &prio) == 0) {
+				el->mark_sid[el->nmarks] = sid;
+				el->mark_prio[el->nmarks++] = prio;
+			}
+	}
+	el->marks_fresh = 1;
+}
+
 /* Writes go through the quorum; their replies confirm the session. */
 static int
 el_writes(enum el_op op)
@@ -186,6 +227,8 @@ el_writes(enum el_op op)
 	case EL_OP_RELEASE:
 	case EL_OP_SET_DATA:
 	case EL_OP_SW_DELETE:
+	case EL_OP_MARK:
+	case EL_OP_UNMARK:
 		return 1;
 	default:
 		return 0;
@@ -311,6 +354,28 @@ election_op_done(struct election *el, enum el_op op,
 		else if (rc != ZOK && rc != ZNONODE)
 			el_op_error(el, rc);
 		break;
+	case EL_OP_MARK:
+		if (rc == ZOK || rc == ZNODEEXISTS) {
+			el->create_nonode = 0;
+			el_replace(&el->mark_have, el->mark_path);
+		} else if (rc == ZNONODE) {
+			/* E/priority is gone: made again, as a create's. */
+			el->parents_done = 0;
+			el->parent_idx = el->nbase;
+			if (el->create_nonode++ > 0 && !EL_MUTANT(21))
+				el_op_error(el, rc);
+		} else
+			el_op_error(el, rc);	/* lost: made again */
+		break;
+	case EL_OP_UNMARK:
+		if (rc == ZOK || rc == ZNONODE)
+			el_replace(&el->mark_have, NULL);
+		else
+			el_op_error(el, rc);	/* lost: deleted again */
+		break;
+	case EL_OP_MARKS:
+		el_marks_done(el, res);
+		break;
 	case EL_OP_CLAIM_READ:
 		if (rc == ZOK || rc == ZNONODE) {
 			el->claimed = rc == ZOK && res->owner == el->sid;
@@ -320,7 +385,7 @@ election_op_done(struct election *el, enum el_op op,
 		break;
 	case EL_OP_PARENT:
 		if (rc == ZOK || rc == ZNODEEXISTS) {
-			if (++el->parent_idx == el->nparents) {
+			if (++el->parent_idx >= el->nparents) {
 				el->parent_idx = 0;
 				el->parents_done = 1;
 			}
@@ -612,7 +677,17 @@ election_reconfigure(struct election *el, const struct election_params *p)
 	el->check_configured = p->check;
 	if (el->data != NULL && (strcmp(p->data, el->data) != 0 ||
 	    p->priority != el->priority)) {
+		/* E/priority is made when a priority first comes. */
+		if (el->priority == 0 && p->priority != 0) {
+			el->parents_done = 0;
+			el->parent_idx = el->nbase;
+		}
 		el->priority = p->priority;
+		el->nparents = el->nbase + (el->priority != 0);
+		if (el->parents_done == 0 && el->parent_idx >= el->nparents) {
+			el->parent_idx = 0;
+			el->parents_done = 1;
+		}
 		election_set_data(el, p->data);
 	}
 }
@@ -822,6 +897,9 @@ election_view(const struct election *el, struct election_view *v)
 	v->crumb_epoch = el->crumb_exists ? el->crumb_epoch : 0;
 	v->id = el->id;
 	v->data = el->data;
+	v->yields = el->yields;
+	v->yield_sid = el->yield_sid;
+	v->yield_prio = el->yield_prio;
 }
 
 const char *
@@ -831,7 +909,7 @@ election_op_name(enum el_op op)
 		"none", "parent", "create", "list", "watch_pred", "watch_own",
 		"leader", "leader_exists", "breadcrumb", "ack", "release",
 		"set_data", "sync", "claim", "claim_watch", "claim_read",
-		"switchover",
+		"switchover", "mark", "unmark", "marks",
 	};
 
 	return (unsigned)op < EL_OP_COUNT ? names[op] : "unknown";

@@ -44,7 +44,9 @@
  * watch is not set again after its deletion, 18 the breadcrumb is not
  * read again before a claim, 19 a release deletes a breadcrumb of any
  * version, 20 a new session's lease runs from when it is heard of, not
- * from when it was asked for. The tests must catch each.
+ * from when it was asked for, 21 a create that finds no parent retries at
+ * once, 22 E/leader of any session is shown, 23 a head yields to a
+ * higher priority however often it has yielded. The tests must catch each.
  */
 #ifdef EL_MUTANTS
 extern int el_mutant;
@@ -60,8 +62,11 @@ struct election {
 	char *crumb_path;	/* E/breadcrumb */
 	char *claim_path;	/* E/claim */
 	char *claim_data;
-	char *parents[EL_MAX_DEPTH];
+	char *prio_dir;		/* E/priority */
+	/* the ancestors of E/candidates, then E/priority (when priority) */
+	char *parents[EL_MAX_DEPTH + 1];
 	int nparents;
+	int nbase;		/* the ancestors of E/candidates alone */
 	char *id;
 	char *data;
 	char *create_data;
@@ -185,6 +190,26 @@ struct election {
 	int claim_wait;		/* another session holds it */
 	int claim_watched;	/* and a watch is set on it */
 
+	/*
+	 * Priority markers (E/priority/<sid>_<priority>, see el_next_mark()):
+	 * ours as made (NULL when none), and the listing of all of them
+	 * read for a claim, with the sessions behind our node (priority < 0).
+	 */
+	char *mark_have;
+	char *mark_path;	/* the one being made */
+	int marks_fresh;
+	int yield_listed;	/* 1 a listing is wanted for a yield, 2 made */
+	int64_t yield_until;	/* no yield again before then */
+	int marks_for_claim;
+	int64_t *mark_sid;
+	int64_t *mark_prio;
+	int nmarks;
+	int64_t *behind;	/* sessions of the nodes after ours, last listing */
+	int nbehind;
+	int64_t yield_sid;	/* to whom, for the log */
+	int64_t yield_prio;
+	int yields;		/* counts yields */
+
 	/* E/breadcrumb */
 	int crumb_fresh;
 	int crumb_for_claim;	/* read again for the claim being made */
@@ -229,6 +254,7 @@ void el_switch_listed(struct election *el, const struct candidate *c, int n,
     int me);
 int el_want_join(const struct election *el);
 int el_pipe_has(const struct election *el, enum el_op op);
+int el_mark_parse(const char *name, int64_t *sid, int64_t *prio);
 void el_pred_head(struct election *el);
 
 /* election_time.c */

@@ -124,6 +124,7 @@ struct daemon {
 	int stopping;
 	char *last_error;
 	int64_t untrusted_owner;	/* E/leader's session, not shown */
+	int yields_seen;	/* the election's yields, logged */
 	struct event *ev_publish;	/* status file and STATUS, deferred */
 	char *last_report;	/* last status text without "updated" */
 	char *last_watch;	/* last watch line */

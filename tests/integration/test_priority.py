@@ -74,3 +74,108 @@ def test_equal_priorities_keep_queue_order(election):
     assert a.role() == "leader"
     assert promotes(election, "node2") == []
     wait_for(lambda: b.role() == "follower", 2, "node2 to stay a follower")
+
+
+def hold_head(kz, path):
+    """A kazoo session's candidate node at the head of the queue: the
+    daemons that join queue behind it, and its deletion makes the first of
+    them the head, as a leader's crash would."""
+    kz.ensure_path(f"{path}/candidates")
+    return kz.create(f"{path}/candidates/candidate-{kz.client_id[0]:016x}_",
+                     b"id=holder\ndata=\n", ephemeral=True, sequence=True)
+
+
+def markers(kz, path):
+    try:
+        return sorted(kz.get_children(f"{path}/priority"))
+    except Exception:  # no E/priority: nobody has a priority
+        return []
+
+
+def test_head_yields_to_a_higher_priority_at_a_cold_start(election, kz):
+    head = hold_head(kz, election.path)
+    a = start(election, "node1", 0, "never")
+    b = start(election, "node2", 0, "never")
+    c = start(election, "node3", 10, "never")
+    for d in (a, b, c):
+        d.wait_role("follower")
+    # Only node3 advertises a priority: one marker, named by its session.
+    sid = int(c.status()["session"], 16)
+    wait_for(lambda: markers(kz, election.path) == [f"{sid:016x}_10"], 5,
+             "node3's priority marker")
+    kz.delete(head)
+    # node1, then node2, reach the head and yield; node3 leads without any
+    # preemption (preempt_delay=never), and nobody else ever promoted.
+    c.wait_role("leader", timeout=15)
+    assert election.wait_one_leader(daemons=[a, b, c]) is c
+    assert promotes(election, "node1") == []
+    assert promotes(election, "node2") == []
+    for d in (a, b):
+        assert "yielded the head of the queue to session " \
+            f"0x{sid:016x} (priority 10 > 0)" in d.log_text()
+        d.wait_role("follower")
+    # The yielders rejoined behind it.
+    queue = [line.split("\t")[1] for line in
+             c.ctl("members").splitlines()]
+    assert queue[0] == "node3" and sorted(queue[1:]) == ["node1", "node2"]
+    election.check_invariants()
+
+
+def test_successor_yields_on_failover_and_marker_goes_with_the_node(
+        election, kz):
+    a = start(election, "node1", 0, "never")
+    a.wait_role("leader")
+    b = start(election, "node2", 0, "never")
+    b.wait_role("follower")
+    c = start(election, "node3", 5, "never")
+    c.wait_role("follower")
+    # The leader stops: node2 is next, but node3 outranks it.
+    a.stop()
+    c.wait_role("leader", timeout=15)
+    assert election.wait_one_leader(daemons=[b, c]) is c
+    assert promotes(election, "node2") == []
+    assert "yielded the head of the queue" in b.log_text()
+    # Paused, node3 leaves the queue and its marker goes with it: node2
+    # leads, without yielding to a candidate that is not there.
+    sid = int(c.status()["session"], 16)
+    assert markers(kz, election.path) == [f"{sid:016x}_5"]
+    assert c.ctl("pause", timeout=30) == "ok\n"
+    b.wait_role("leader", timeout=15)
+    wait_for(lambda: markers(kz, election.path) == [], 5,
+             "node3's marker to go")
+    assert b.log_text().count("yielded the head of the queue") == 1
+    election.check_invariants()
+
+
+def test_negative_priority_yields_to_the_default(election, kz):
+    head = hold_head(kz, election.path)
+    a = start(election, "node1", -1, "never")
+    a.wait_role("follower")
+    b = start(election, "node2", 0, "never")
+    b.wait_role("follower")
+    kz.delete(head)
+    b.wait_role("leader", timeout=15)
+    assert election.wait_one_leader(daemons=[a, b]) is b
+    assert promotes(election, "node1") == []
+    sid = int(b.status()["session"], 16)
+    assert f"to session 0x{sid:016x} (priority 0 > -1)" in a.log_text()
+    election.check_invariants()
+
+
+def test_forged_marker_cannot_stall_the_election(election, kz):
+    """A marker made by hand with a priority its session does not have
+    makes each head yield at most once per session timeout: someone leads."""
+    head = hold_head(kz, election.path)
+    a = start(election, "node1", 0, "never")
+    b = start(election, "node2", 5, "never")
+    for d in (a, b):
+        d.wait_role("follower")
+    sid = int(a.status()["session"], 16)
+    # node1 claims 9 (it has 0): node2 yields to it, node1 yields back.
+    kz.create(f"{election.path}/priority/{sid:016x}_9", b"")
+    kz.delete(head)
+    leader = election.wait_one_leader(timeout=20, daemons=[a, b])
+    assert leader in (a, b)
+    time.sleep(1)
+    assert election.wait_one_leader(daemons=[a, b]) is leader
+    election.check_invariants()

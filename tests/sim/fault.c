@@ -16,14 +16,14 @@ static const int fault_weight[F_NKINDS] = {
 	[F_ISOLATE] = 6, [F_FREEZE] = 8, [F_CRASH] = 3, [F_RESIGN] = 6,
 	[F_PAUSE] = 5, [F_RESUME] = 4, [F_STOP] = 2, [F_DELETE_NODE] = 4,
 	[F_DELETE_LEADER] = 3, [F_HEALTH] = 6, [F_SET_DATA] = 2, [F_AUTH] = 1,
-	[F_SWITCHOVER] = 8,
+	[F_SWITCHOVER] = 8, [F_PRIORITY] = 4, [F_FORGE_MARK] = 3,
 };
 
 static const char *fault_names[F_NKINDS] = {
 	"server-cut", "server-crash", "server-lag", "blip", "isolate",
 	"freeze", "crash", "resign", "pause", "resume", "stop",
 	"delete-node", "delete-leader", "health", "set-data", "auth",
-	"switchover",
+	"switchover", "priority", "forge-mark",
 };
 
 const char *
@@ -78,7 +78,9 @@ fault_config(struct sim *s)
 	}
 	for (i = 0; i < F_NKINDS; i++) {
 		/* No draw without -W: the seeds found before stay the same. */
-		if (i == F_SWITCHOVER && !s->switchover) {
+		if ((i == F_SWITCHOVER && !s->switchover) ||
+		    ((i == F_PRIORITY || i == F_FORGE_MARK) &&
+		    !s->priorities)) {
 			fc->w[i] = 0;
 			continue;
 		}
@@ -184,20 +186,47 @@ fault_duration(struct sim *s, int short_pm, int mid_pm)
 	return rng_between(&s->rng, s->T, s->T * 3);
 }
 
+/* An administrator deletes one of dir's children, drawn at random. */
 static void
-fault_delete_node(struct sim *s)
+fault_delete_child(struct sim *s, const char *dir)
 {
 	char **names, path[SIM_PATH];
 	int n;
 
-	n = ztree_children(&s->qu.tree, SIM_CANDS, &names);
+	n = ztree_children(&s->qu.tree, dir, &names);
 	if (n > 0) {
-		(void)snprintf(path, sizeof(path), SIM_CANDS "/%s",
+		(void)snprintf(path, sizeof(path), "%s/%s", dir,
 		    names[rng_between(&s->rng, 0, n - 1)]);
 		quorum_admin_delete(s, path);
 	}
 	ztree_names_free(names, n);
 }
+
+/*
+ * Priority markers made or deleted by hand: a forged one names a running
+ * candidate's session with a priority it does not have, and outlives
+ * every fault (nobody heals it); heads must still end up promoting.
+ */
+static void
+fault_forge_mark(struct sim *s)
+{
+	char path[SIM_PATH];
+	struct peer *p;
+
+	if (rng_permille(&s->rng, 300)) {
+		fault_delete_child(s, SIM_MARKS);
+		return;
+	}
+	p = &s->peer[rng_between(&s->rng, 0, s->npeers - 1)];
+	if (!p->running || p->cl.sid == 0)
+		return;
+	quorum_admin_create(s, SIM_MARKS);
+	(void)snprintf(path, sizeof(path), SIM_MARKS "/%016llx_%lld",
+	    (unsigned long long)p->cl.sid,
+	    (long long)rng_between(&s->rng, -3, 20));
+	quorum_admin_create(s, path);
+}
+
 
 static void
 fault_inject(struct sim *s, int kind)
@@ -241,7 +270,7 @@ fault_inject(struct sim *s, int kind)
 		break;
 	}
 	if (kind == F_DELETE_NODE) {
-		fault_delete_node(s);
+		fault_delete_child(s, SIM_CANDS);
 		return;
 	}
 	if (kind == F_AUTH) {
@@ -249,6 +278,10 @@ fault_inject(struct sim *s, int kind)
 		s->auth_until = s->now + fault_duration(s, 0, 500);
 		trace(s, -1, "fault: servers refuse authentication until %lld",
 		    (long long)s->auth_until);
+		return;
+	}
+	if (kind == F_FORGE_MARK) {
+		fault_forge_mark(s);
 		return;
 	}
 	if (kind == F_DELETE_LEADER) {
@@ -315,6 +348,9 @@ fault_inject(struct sim *s, int kind)
 		break;
 	case F_SWITCHOVER:
 		fault_operator(s, p, OP_SWITCHOVER, 0, 0);
+		break;
+	case F_PRIORITY:
+		fault_operator(s, p, OP_PRIORITY, 0, 0);
 		break;
 	default:
 		break;

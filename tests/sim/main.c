@@ -49,6 +49,7 @@ main_usage(void)
 {
 	(void)fprintf(stderr, "usage: sim [-s SEED] [-n COUNT] [-v] [-x] "
 	    "[-t LINES] [-l MAX] [-S] [-D KIND,...] [-k TICK] [-B LIE]\n"
+	    "       [-W] [-P]\n"
 	    "       sim -f FILE [-M] [-v] [-t LINES]\n");
 	exit(2);
 }
@@ -189,6 +190,8 @@ main_stats(const struct main_run *r)
 	    (unsigned long long)r->st.gone_hooks,
 	    (unsigned long long)r->st.over_crumb,
 	    (unsigned long long)r->st.stale_crumb);
+	(void)printf("sim: yields-to-a-higher-priority=%llu\n",
+	    (unsigned long long)r->st.yields);
 }
 
 int
@@ -203,7 +206,7 @@ main(int argc, char **argv)
 	memset(&r, 0, sizeof(r));
 	r.lines = 300;
 	r.max_shown = UINT64_MAX;
-	while ((ch = getopt(argc, argv, "s:n:vxf:t:l:SD:k:MB:W")) != -1) {
+	while ((ch = getopt(argc, argv, "s:n:vxf:t:l:SD:k:MB:WP")) != -1) {
 		switch (ch) {
 		case 's':
 			seed = main_number(optarg);
@@ -244,6 +247,9 @@ main(int argc, char **argv)
 			break;
 		case 'W':
 			r.o.switchover = 1;
+			break;
+		case 'P':
+			r.o.priorities = 1;
 			break;
 		case 'B':
 			if ((r.o.sabotage = sabotage_parse(optarg)) == -1) {

@@ -23,6 +23,7 @@ struct ev;
 #define SIM_LEADER	SIM_ROOT "/leader"
 #define SIM_CRUMB	SIM_ROOT "/breadcrumb"
 #define SIM_CLAIM	SIM_ROOT "/claim"
+#define SIM_MARKS	SIM_ROOT "/priority"
 
 /* ztree.c */
 struct znode {
@@ -291,6 +292,7 @@ void quorum_txn_apply(struct ztree *t, const struct txn *x);
 void quorum_close_session(struct sim *s, int64_t sid, const char *why);
 /* An administrator's zkCli: deletes path (NONODE is fine). */
 void quorum_admin_delete(struct sim *s, const char *path);
+void quorum_admin_create(struct sim *s, const char *path);
 int64_t quorum_born_czxid(const struct sim *s, const char *name);
 
 /* server.c */

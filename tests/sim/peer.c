@@ -67,6 +67,18 @@ peer_setup(struct sim *s, int i)
 	/* Leave at least one candidate. */
 	e->observer = i > 0 && rng_permille(&s->rng, 100);
 	p->observer = e->observer;
+	/* No draw without -P: the seeds found before stay the same. */
+	if (s->priorities)
+		e->priority = peer_draw_priority(s);
+}
+
+/* Mostly 0, some above, a few below. */
+int64_t
+peer_draw_priority(struct sim *s)
+{
+	if (rng_permille(&s->rng, 400))
+		return 0;
+	return rng_between(&s->rng, -2, 9);
 }
 
 void
@@ -106,6 +118,7 @@ peer_start(struct sim *s, struct peer *p)
 	p->timer_at = SIM_NEVER;
 	p->busy = 0;
 	p->nrestarts = 0;
+	p->yields = 0;
 	p->el = election_new(&p->params);
 	trace(s, p->idx, "process starts (T requested %lld ms)",
 	    (long long)p->params.session_timeout_ms);
@@ -201,7 +214,12 @@ peer_send(struct sim *s, struct peer *p, const struct el_action *act)
 			sim_push(s, s->now + rng_between(&s->rng, 0, 12),
 			    EV_FAULT, -1, F_BLIP, p->idx, 1, NULL);
 		break;
+	case EL_OP_MARK:
+		r->kind = ZR_CREATE;
+		r->flags = 1;
+		break;
 	case EL_OP_LIST:
+	case EL_OP_MARKS:
 		r->kind = ZR_CHILDREN;
 		break;
 	case EL_OP_WATCH_PRED:
@@ -229,6 +247,7 @@ peer_send(struct sim *s, struct peer *p, const struct el_action *act)
 	case EL_OP_RELEASE:
 	case EL_OP_SET_DATA:
 	case EL_OP_SW_DELETE:
+	case EL_OP_UNMARK:
 		r->kind = ZR_MULTI;
 		r->nmop = act->nsub;
 		for (i = 0; i < act->nsub; i++) {
@@ -263,6 +282,22 @@ peer_send(struct sim *s, struct peer *p, const struct el_action *act)
 	}
 }
 
+/* A release may be a head's yield to a higher priority: counted, traced. */
+static void
+peer_yields(struct sim *s, struct peer *p)
+{
+	struct election_view v;
+
+	election_view(p->el, &v);
+	if (v.yields == p->yields)
+		return;
+	p->yields = v.yields;
+	s->st.yields++;
+	trace(s, p->idx, "yields the head to session %016llx (priority %lld "
+	    "> %lld)", (unsigned long long)v.yield_sid,
+	    (long long)v.yield_prio, (long long)p->params.priority);
+}
+
 static void
 peer_perform(struct sim *s, struct peer *p, const struct el_action *act)
 {
@@ -271,6 +306,8 @@ peer_perform(struct sim *s, struct peer *p, const struct el_action *act)
 	case EL_ACT_NONE:
 		break;
 	case EL_ACT_ZK:
+		if (act->op == EL_OP_RELEASE)
+			peer_yields(s, p);
 		peer_send(s, p, act);
 		break;
 	case EL_ACT_HOOK:
@@ -396,7 +433,7 @@ void
 peer_operator(struct sim *s, struct peer *p, int cmd)
 {
 	static const char *names[] = { "resign", "pause", "resume", "stop",
-	    "set-data", "switchover" };
+	    "set-data", "switchover", "priority" };
 	struct election_view v;
 	struct peer *q;
 	int rc;
@@ -427,6 +464,13 @@ peer_operator(struct sim *s, struct peer *p, int cmd)
 		    (int)rng_between(&s->rng, 1, 250), p->idx + 1);
 		p->params.data = p->data;
 		election_set_data(p->el, p->data);
+		break;
+	case OP_PRIORITY:
+		/* A reload with another priority. */
+		p->params.priority = peer_draw_priority(s);
+		trace(s, p->idx, "operator: priority %lld",
+		    (long long)p->params.priority);
+		election_reconfigure(p->el, &p->params);
 		break;
 	case OP_SWITCHOVER:
 		/* To another daemon's node as it knows it (maybe gone). */

@@ -309,6 +309,24 @@ quorum_op(struct sim *s, struct ztree *t, enum zk_mop_kind kind,
 	return ZOK;
 }
 
+/* An administrator's persistent node (made with its parent if need be). */
+void
+quorum_admin_create(struct sim *s, const char *path)
+{
+	struct change c;
+	struct ztree scratch;
+	int rc;
+
+	ztree_init(&scratch);
+	ztree_copy(&scratch, &s->qu.tree);
+	rc = quorum_op(s, &scratch, ZK_MOP_CREATE, path, "", -1, 0, 0, &c,
+	    NULL);
+	ztree_free(&scratch);
+	trace(s, -1, "admin: create %s: rc %d", path, rc);
+	if (rc == ZOK)
+		(void)quorum_append(s, &c, 1, 0);
+}
+
 /*
  * srv forwarded req for session sid. Once the session has reconnected
  * through another server, ZooKeeper's leader refuses what the old one

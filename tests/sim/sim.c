@@ -180,6 +180,7 @@ sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
 	s->disabled = o->disabled;
 	s->tick_ms = o->tick_ms;
 	s->switchover = o->switchover;
+	s->priorities = o->priorities;
 	s->sabotage = o->sabotage;
 	trace_init(s, o->tracing);
 	rng_seed(&s->rng, seed);
@@ -213,6 +214,7 @@ sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
 		st->gone_hooks += s->st.gone_hooks;
 		st->over_crumb += s->st.over_crumb;
 		st->stale_crumb += s->st.stale_crumb;
+		st->yields += s->st.yields;
 		for (i = 0; i < F_NKINDS; i++)
 			st->faults[i] += s->st.faults[i];
 	}

@@ -117,6 +117,7 @@ struct peer {
 	int observer;
 	int check;
 	struct election_params params;
+	int yields;		/* the core's count, last seen */
 	struct election *el;
 	int running;		/* the process exists */
 	int inc;		/* incarnation: bumped at every (re)start */
@@ -195,6 +196,8 @@ enum fault_kind {
 	F_SET_DATA,
 	F_AUTH,
 	F_SWITCHOVER,		/* only with -W (w=1): older seeds stay as they were */
+	F_PRIORITY,		/* only with -P (p=1): a reload's new priority */
+	F_FORGE_MARK,		/* only with -P: a hand-made priority marker */
 	F_NKINDS,
 };
 
@@ -220,6 +223,7 @@ struct sim_stats {
 	uint64_t gone_hooks;	/* promotes, fences for a gone node */
 	uint64_t over_crumb;	/* promotes over another epoch's crumb */
 	uint64_t stale_crumb;	/* ...that the daemon's view lacked */
+	uint64_t yields;	/* heads that yielded to a higher priority */
 };
 
 struct sim {
@@ -233,6 +237,7 @@ struct sim {
 	int64_t tick_ms;	/* servers report touches every tick/2 */
 	int sabotage;		/* enum sabotage_kind: the model lies */
 	int switchover;		/* operators ask leaders for switchovers */
+	int priorities;		/* candidates have priorities (-P) */
 	int npeers;
 	struct peer peer[SIM_MAX_PEERS];
 	struct pcheck pc[SIM_MAX_PEERS];
@@ -275,6 +280,7 @@ struct sim_opts {
 	int64_t tick_ms;	/* model follower touch batching (0: off) */
 	int sabotage;		/* enum sabotage_kind (0: none) */
 	int switchover;		/* F_SWITCHOVER may be drawn (-W, w=1) */
+	int priorities;		/* priorities, F_PRIORITY, F_FORGE_MARK (-P) */
 };
 int sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
     char *why, size_t whylen);
@@ -294,6 +300,7 @@ void sim_copy(char *dst, size_t len, const char *src);
 
 /* peer.c */
 void peer_setup(struct sim *s, int i);
+int64_t peer_draw_priority(struct sim *s);
 void peer_start(struct sim *s, struct peer *p);
 void peer_crash(struct sim *s, struct peer *p);
 void peer_free(struct peer *p);
@@ -328,6 +335,7 @@ enum op_cmd {
 	OP_STOP,
 	OP_SET_DATA,
 	OP_SWITCHOVER,
+	OP_PRIORITY,
 };
 
 /* fault.c */

@@ -108,6 +108,12 @@ trace_op(enum el_op op)
 		return "CLAIM_WATCH";
 	case EL_OP_CLAIM_READ:
 		return "CLAIM_READ";
+	case EL_OP_MARK:
+		return "MARK";
+	case EL_OP_UNMARK:
+		return "UNMARK";
+	case EL_OP_MARKS:
+		return "MARKS";
 	case EL_OP_SW_DELETE:
 		return "SW_DELETE";
 	}

@@ -27,6 +27,7 @@
 
 static int hold_syncs;		/* keepalive syncs are the test's to answer */
 static int hold_claims;		/* E/claim multis are the test's to answer */
+static int hold_marks;		/* E/priority listings are the test's */
 static int syncs_seen;
 
 /*
@@ -48,29 +49,43 @@ tick(struct election *el, int64_t ms)
 	election_clock(el, now);
 }
 
+static void
+params_init(struct election_params *p, int demote_on_start, int fence,
+    int64_t grace_ms)
+{
+	memset(p, 0, sizeof(*p));
+	p->path = E;
+	p->id = "node1";
+	p->data = "10.0.0.1:5432";
+	p->demote_on_start = demote_on_start;
+	p->fence = fence;
+	p->retry_backoff_ms = 5000;
+	p->disconnect_grace_ms = grace_ms;
+	p->session_timeout_ms = T_MS;
+	p->hook_timeout_ms = 30000;
+}
+
+static struct election *
+el_start(const struct election_params *p)
+{
+	struct election *el = election_new(p);
+
+	election_clock(el, now);
+	hold_syncs = 0;
+	hold_claims = 0;
+	hold_marks = 0;
+	nsent = 0;
+	claim_owed = 0;
+	return el;
+}
+
 static struct election *
 el_new_grace(int demote_on_start, int fence, int64_t grace_ms)
 {
 	struct election_params p;
-	struct election *el;
 
-	memset(&p, 0, sizeof(p));
-	p.path = E;
-	p.id = "node1";
-	p.data = "10.0.0.1:5432";
-	p.demote_on_start = demote_on_start;
-	p.fence = fence;
-	p.retry_backoff_ms = 5000;
-	p.disconnect_grace_ms = grace_ms;
-	p.session_timeout_ms = T_MS;
-	p.hook_timeout_ms = 30000;
-	el = election_new(&p);
-	election_clock(el, now);
-	hold_syncs = 0;
-	hold_claims = 0;
-	nsent = 0;
-	claim_owed = 0;
-	return el;
+	params_init(&p, demote_on_start, fence, grace_ms);
+	return el_start(&p);
 }
 
 static struct election *
@@ -86,6 +101,7 @@ el_new(int demote_on_start, int fence)
 
 static void answer(struct election *el, enum el_op op,
     const struct el_result *r);
+static void answer_owed(struct election *el);
 
 static void
 answer_claim(struct election *el)
@@ -107,6 +123,24 @@ answer(struct election *el, enum el_op op, const struct el_result *r)
 		memmove(&sent[0], &sent[1], (size_t)nsent * sizeof(sent[0]));
 	}
 	election_op_done(el, op, r);
+	answer_owed(el);
+}
+
+/*
+ * The replies the test does not hold, once those before them are in:
+ * no markers (nobody has a priority), and the claim.
+ */
+static void
+answer_owed(struct election *el)
+{
+	struct el_result r;
+
+	if (!hold_marks && nsent > 0 && sent[0] == EL_OP_MARKS) {
+		memset(&r, 0, sizeof(r));
+		r.rc = ZNONODE;
+		answer(el, EL_OP_MARKS, &r);
+		return;
+	}
 	if (claim_owed && nsent > 0 && sent[0] == EL_OP_CLAIM)
 		answer_claim(el);
 }
@@ -139,6 +173,11 @@ next(struct election *el)
 		}
 		if (a.op != EL_OP_SYNC)
 			sent[nsent++] = a.op;
+		if (a.op == EL_OP_MARKS && !hold_marks) {
+			if (nsent == 1)
+				answer_owed(el);
+			continue;
+		}
 		if (a.op != EL_OP_CLAIM || hold_claims)
 			return a;
 		claim_owed = 1;
@@ -202,7 +241,8 @@ reply_get(struct election *el, enum el_op op, const char *data,
 }
 
 static void
-reply_list(struct election *el, char *const *names, int n)
+reply_children(struct election *el, enum el_op op, char *const *names,
+    int n)
 {
 	struct el_result r;
 
@@ -210,7 +250,13 @@ reply_list(struct election *el, char *const *names, int n)
 	r.rc = ZOK;
 	r.children = names;
 	r.nchildren = n;
-	answer(el, EL_OP_LIST, &r);
+	answer(el, op, &r);
+}
+
+static void
+reply_list(struct election *el, char *const *names, int n)
+{
+	reply_children(el, EL_OP_LIST, names, n);
 }
 
 static void
@@ -1609,6 +1655,117 @@ test_claim_waits_for_the_previous_holder(void **state)
 }
 
 /*
+ * A head reads E/priority's markers beside its claim; a session of higher
+ * priority behind it (in a listing made after that read) makes it yield:
+ * its claim and node go in one release, it rejoins at the back, and no
+ * hook ran. Within a session timeout it does not yield again (mutant 23:
+ * forged markers could send heads round for ever).
+ */
+static void
+test_head_yields_once_to_a_higher_priority(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *kids[] = { OURS, OTHER1_LATER };
+	char *rejoined[] = { OTHER1_LATER, NEWER };
+	char *marks[] = { "00000000000000aa_5", "junk", "00000000000000bb_x" };
+	struct el_action a;
+
+	(void)state;
+	hold_marks = 1;
+	join(el, SID, CAND "/" OURS);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, kids, 2);
+	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
+	expect_op(el, EL_OP_MARKS, E "/priority");
+	expect_none(el);	/* the claim is in flight behind them */
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	reply_children(el, EL_OP_MARKS, marks, 3);
+	/* Who holds the marker must be queued behind us: listed again. */
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, kids, 2);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_ZK);
+	assert_int_equal(a.op, EL_OP_RELEASE);
+	assert_int_equal(a.nsub, 2);
+	assert_string_equal(a.sub[0].path, E "/claim");
+	assert_string_equal(a.sub[1].path, CAND "/" OURS);
+	assert_int_equal(election_role(el), ROLE_FOLLOWER);
+	reply(el, EL_OP_RELEASE, ZOK);
+	expect_op(el, EL_OP_CREATE, NULL);
+	reply_create(el, CAND "/" NEWER);
+	expect_op(el, EL_OP_WATCH_OWN, CAND "/" NEWER);
+	reply_get(el, EL_OP_WATCH_OWN, "", SID, 130);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, rejoined, 2);
+	expect_op(el, EL_OP_WATCH_PRED, CAND "/" OTHER1_LATER);
+	reply_get(el, EL_OP_WATCH_PRED, "", 0xaa, 110);
+	/*
+	 * It leaves (and would rejoin behind us with its marker): we are
+	 * first again, and promote without reading the markers.
+	 */
+	election_watch(el, 1, CAND "/" OTHER1_LATER);
+	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	election_free(el);
+}
+
+/*
+ * A priority is advertised twice: in the node's data, and by a marker
+ * made before the node (E/priority first made as a parent); the marker
+ * goes when the candidate leaves the queue for good (pause).
+ */
+static void
+test_priority_marker_made_before_the_node(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	struct el_action a;
+	int parents = 0;
+
+	(void)state;
+	params_init(&p, 0, 0, 0);
+	p.data = "d";
+	p.priority = 7;
+	el = el_start(&p);
+	up_no_leader(el);
+	a = next(el);
+	while (a.type == EL_ACT_ZK && a.op == EL_OP_PARENT) {
+		parents++;
+		if (strcmp(a.path, E "/priority") == 0)
+			parents += 100;
+		reply(el, EL_OP_PARENT, ZNODEEXISTS);
+		a = next(el);
+	}
+	assert_true(parents > 100);
+	assert_int_equal(a.type, EL_ACT_ZK);
+	assert_int_equal(a.op, EL_OP_MARK);
+	assert_string_equal(a.path, E "/priority/000000001234abcd_7");
+	reply(el, EL_OP_MARK, ZOK);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_CREATE);
+	assert_string_equal(a.data, "id=node1\ndata=d\npriority=7\n");
+	reply_create(el, CAND "/" OURS);
+	expect_op(el, EL_OP_WATCH_OWN, CAND "/" OURS);
+	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
+	election_pause(el, 1);
+	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_RELEASE);
+	reply(el, EL_OP_RELEASE, ZOK);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_PAUSED);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_UNMARK);
+	assert_int_equal(a.nsub, 1);
+	assert_string_equal(a.sub[0].path, E "/priority/000000001234abcd_7");
+	reply(el, EL_OP_UNMARK, ZOK);
+	expect_none(el);
+	election_free(el);
+}
+
+/*
  * A switchover: the nodes between ours and the target's are deleted (their
  * owners rejoin at the back), then the ordered handoff, reason switchover.
  */
@@ -1968,6 +2125,8 @@ main(void)
 		cmocka_unit_test(test_new_session_lease_from_its_request),
 		cmocka_unit_test(test_refused_sync_waits),
 		cmocka_unit_test(test_no_promote_on_a_lease_nearly_spent),
+		cmocka_unit_test(test_head_yields_once_to_a_higher_priority),
+		cmocka_unit_test(test_priority_marker_made_before_the_node),
 	};
 
 	return cmocka_run_group_tests_name("election", tests, NULL, NULL);
