@@ -54,7 +54,10 @@
  * loss), for a hook (its timeout), or for a time (election_deadline()).
  * Every operator request and every failure path ends in a rejoin at the
  * back of the queue, and a node we own is deleted whenever we must not be
- * in the queue (paused, unhealthy, stopping, a failed promote).
+ * in the queue (paused, unhealthy, stopping, a failed promote). A head
+ * that yields to a higher priority (el_yield()) does so at most once per
+ * session timeout, and only before any hook: it takes nothing from the
+ * safety argument, and the election ends even when markers lie.
  */
 #include <stdint.h>
 #include <stdio.h>

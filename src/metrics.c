@@ -187,6 +187,9 @@ metrics_render(struct daemon *d)
 	    "Times this daemon saw a new leader.", m->leader_changes);
 	metrics_single(&b, "elections_won_total", "counter",
 	    "Times this daemon became the leader.", m->elections_won);
+	metrics_single(&b, "priority_yields_total", "counter",
+	    "Times this daemon, at the head of the queue, yielded to a "
+	    "higher priority.", (uint64_t)v.yields);
 	metrics_hooks(&b, m);
 	metrics_single(&b, "session_expirations_total", "counter",
 	    "ZooKeeper sessions lost to expiry.", m->session_expirations);

@@ -43,7 +43,10 @@ def test_failover_requests_stay_flat(election, n):
     succ = cost["node2"]
     assert "list" not in succ, f"the successor listed the queue: {cost}"
     assert succ.get("claim") == 1 and succ.get("ack") == 1, cost
-    assert sum(succ.values()) <= 5, f"successor: {cost}"
+    # One listing of E/priority's markers (a small one: nobody here has a
+    # priority) goes beside the claim, whatever n.
+    assert succ.get("marks") == 1, cost
+    assert sum(succ.values()) <= 6, f"successor: {cost}"
     for d in ds[2:]:
         c = cost[d.id]
         assert "list" not in c, f"{d.id} listed the queue: {cost}"
@@ -57,6 +60,6 @@ def test_failover_requests_stay_flat(election, n):
         wait_for(lambda d=d: d.leader().get("id") == "node3", 10, f"{d.id} sees node3")
     cost = {d.id: delta(before[d.id], requests_of(d)) for d in ds[2:]}
     assert "list" not in cost["node3"], f"node3 listed the queue: {cost}"
-    assert sum(cost["node3"].values()) <= 5, cost
+    assert sum(cost["node3"].values()) <= 6, cost
     for d in ds[3:]:
         assert sum(cost[d.id].values()) <= 2, cost

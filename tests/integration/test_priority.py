@@ -1,4 +1,5 @@
 """Preferred leaders: election.priority and election.preempt_delay."""
+import re
 import time
 
 from zkharness import data_of, hook_runs, wait_for
@@ -114,6 +115,8 @@ def test_head_yields_to_a_higher_priority_at_a_cold_start(election, kz):
         assert "yielded the head of the queue to session " \
             f"0x{sid:016x} (priority 10 > 0)" in d.log_text()
         d.wait_role("follower")
+        assert re.search(r"^zkelectd_priority_yields_total\{[^}]*\} 1$",
+                         d.ctl("metrics"), re.M)
     # The yielders rejoined behind it.
     queue = [line.split("\t")[1] for line in
              c.ctl("members").splitlines()]
