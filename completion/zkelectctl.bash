@@ -2,8 +2,8 @@
 #
 # Completes the options, the commands (as "zkelectctl --help" lists them, so
 # that the list follows the installed zkelectctl), the roles after "wait",
-# --json after "status", and after -n the services that have a control
-# socket in /run/zkelectd.  Installed as
+# --json after "status" and "members", and after -n the services that have
+# a control socket in /run/zkelectd.  Installed as
 # /usr/share/bash-completion/completions/zkelectctl; works without the
 # bash-completion package too: source this file.
 
@@ -101,7 +101,7 @@ _zkelectctl()
 			_zkelectctl_reply -t --timeout
 		fi
 		;;
-	status)
+	status | members)
 		_zkelectctl_reply --json -t --timeout
 		;;
 	*)

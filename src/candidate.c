@@ -129,3 +129,19 @@ candidate_kv(const char *text, const char *key, char *buf, size_t len)
 		p = end != NULL ? end + 1 : NULL;
 	}
 }
+
+int64_t
+candidate_priority(const char *text)
+{
+	const char *why;
+	char buf[32];
+	int64_t p;
+
+	/* A value cut to fit is too long to be one, whatever is left. */
+	candidate_kv(text, "priority", buf, sizeof(buf));
+	if (strlen(buf) == sizeof(buf) - 1 ||
+	    parse_int64(buf, -CANDIDATE_PRIORITY_MAX, CANDIDATE_PRIORITY_MAX,
+	    &p, &why) == -1)
+		return 0;
+	return p;
+}

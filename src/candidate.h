@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #define CANDIDATE_NAME_PREFIX "candidate-"
+#define CANDIDATE_PRIORITY_MAX 1000000
 
 /* A parsed candidate node name: candidate-<sid>_<seq>. */
 struct candidate {
@@ -28,5 +29,8 @@ size_t candidate_clean(char *dst, size_t dstlen, const char *src, size_t n);
 /* Copies the value of "key=" from "key=value\n" lines into buf, "" when
  * missing, cleaned by candidate_clean(); a value longer than len is cut. */
 void candidate_kv(const char *text, const char *key, char *buf, size_t len);
+/* The priority a candidate's data advertises (its "priority=" line): 0
+ * when missing or not an integer within election.priority's range. */
+int64_t candidate_priority(const char *text);
 
 #endif

@@ -207,29 +207,44 @@ command_read_queue(struct daemon *d, uint64_t client, queue_fn fn,
 		command_query_end(d, q, "error zookeeper-unavailable");
 }
 
-/* members: one line per candidate, seq, id and data. */
+/*
+ * members: one line per candidate, seq, id and data; with arg ("members
+ * json") one JSON array of objects that add the advertised priority.
+ */
 static void
 command_members_done(struct daemon *d, uint64_t client, const char *arg,
     const struct queue_read *r, const char *why)
 {
 	struct textbuf b = { NULL, 0, 0 };
 	char id[256], data[1024];
-	int i;
+	int i, first = 1;
 
-	(void)arg;
 	if (r == NULL) {
 		(void)ctl_reply(d->ctl, client, why);
 		return;
 	}
-	textbuf_printf(&b, "%s", "");
+	textbuf_printf(&b, "%s", arg != NULL ? "[" : "");
 	for (i = 0; i < r->n; i++) {
 		if (r->datas[i] == NULL)
 			continue;	/* gone while we asked */
 		candidate_kv(r->datas[i], "id", id, sizeof(id));
 		candidate_kv(r->datas[i], "data", data, sizeof(data));
-		textbuf_printf(&b, "%lld\t%s\t%s\n", (long long)r->seqs[i],
-		    id, data);
+		if (arg == NULL) {
+			textbuf_printf(&b, "%lld\t%s\t%s\n",
+			    (long long)r->seqs[i], id, data);
+			continue;
+		}
+		textbuf_printf(&b, "%s{", first ? "" : ",");
+		first = 0;
+		status_json_num(&b, "seq", r->seqs[i], 0);
+		status_json_str(&b, "id", id, 1);
+		status_json_str(&b, "data", data, 1);
+		status_json_num(&b, "priority",
+		    candidate_priority(r->datas[i]), 1);
+		textbuf_printf(&b, "}");
 	}
+	if (arg != NULL)
+		textbuf_printf(&b, "]\n");
 	(void)ctl_reply(d->ctl, client, b.p);
 	free(b.p);
 }
@@ -294,8 +309,10 @@ command_handle(struct ctl *ctl, uint64_t client, uid_t uid, const char *line,
 			    (long long)v.leader_epoch);
 		(void)ctl_reply(d->ctl, client, text);
 		free(text);
-	} else if (strcmp(line, "members") == 0)
-		command_read_queue(d, client, command_members_done, NULL);
+	} else if (strcmp(line, "members") == 0 ||
+	    strcmp(line, "members json") == 0)
+		command_read_queue(d, client, command_members_done,
+		    line[7] != '\0' ? "json" : NULL);
 	else if (strcmp(line, "history") == 0) {
 		text = history_render(&d->hist);
 		(void)ctl_reply(d->ctl, client, text);

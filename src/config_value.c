@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include "candidate.h"
 #include "config_int.h"
 #include "election.h"
 #include "log.h"
@@ -519,7 +520,7 @@ const struct config_key config_value_keys[K_COUNT] = {
 	[K_DISCONNECT_GRACE] = { "election", "disconnect_grace",
 	    DURATION(disconnect_grace_ms, 0) },
 	[K_PRIORITY] = { "election", "priority", config_value_number,
-	    F(priority), -1000000, 1000000 },
+	    F(priority), -CANDIDATE_PRIORITY_MAX, CANDIDATE_PRIORITY_MAX },
 	[K_PREEMPT_DELAY] = { "election", "preempt_delay",
 	    config_value_preempt, F(preempt_delay_ms), 0, 86400000 },
 	[K_PROMOTE] = { "hooks", "promote", COMMAND(hook_promote) },

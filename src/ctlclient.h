@@ -19,7 +19,7 @@ enum zkelectctl_exit {
 
 enum zkelectctl_kind {
 	KIND_PLAIN,		/* print the answer */
-	KIND_STATUS,		/* plain, with --json */
+	KIND_JSON,		/* plain; --json asks "NAME json" */
 	KIND_IS_LEADER,
 	KIND_WAIT,
 	KIND_SWITCHOVER,	/* switchover ID */
@@ -38,7 +38,7 @@ struct zkelectctl {
 	const char *path;
 	const char *role;	/* wait */
 	const char *target;	/* switchover */
-	int json;		/* status --json */
+	int json;		/* status or members --json */
 	int quiet;
 	int64_t timeout_ms;	/* -1: none */
 	int64_t deadline;	/* now_ms() based; -1: none */

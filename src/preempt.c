@@ -65,7 +65,7 @@ preempt_listed(struct daemon *d, uint64_t client, const char *arg,
     const struct queue_read *r, const char *why)
 {
 	struct election_view v;
-	char buf[64], best_id[256] = "";
+	char best_id[256] = "";
 	const char *best = NULL;
 	int64_t p, top = d->cfg.priority;
 	int i;
@@ -86,8 +86,7 @@ preempt_listed(struct daemon *d, uint64_t client, const char *arg,
 		if (r->datas[i] == NULL || (v.node != NULL &&
 		    strcmp(r->names[i], v.node) == 0))
 			continue;
-		candidate_kv(r->datas[i], "priority", buf, sizeof(buf));
-		p = strtoll(buf, NULL, 10);
+		p = candidate_priority(r->datas[i]);
 		if (p > top) {
 			top = p;
 			best = r->names[i];

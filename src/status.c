@@ -15,14 +15,8 @@
 #include "util.h"
 #include "xmalloc.h"
 
-struct status_buf {
-	char *p;
-	size_t len;
-	size_t cap;
-};
-
 static void
-status_put(struct status_buf *b, const char *s, size_t n)
+status_put(struct textbuf *b, const char *s, size_t n)
 {
 	if (b->len + n + 1 > b->cap) {
 		b->cap = (b->len + n + 1) * 2;
@@ -34,7 +28,7 @@ status_put(struct status_buf *b, const char *s, size_t n)
 }
 
 static void
-status_puts(struct status_buf *b, const char *s)
+status_puts(struct textbuf *b, const char *s)
 {
 	status_put(b, s, strlen(s));
 }
@@ -59,7 +53,7 @@ status_char(char c)
 }
 
 static void
-status_shell(struct status_buf *b, const char *key, const char *v)
+status_shell(struct textbuf *b, const char *key, const char *v)
 {
 	char c;
 
@@ -82,8 +76,8 @@ status_shell(struct status_buf *b, const char *key, const char *v)
 	status_puts(b, "\n");
 }
 
-static void
-status_json_str(struct status_buf *b, const char *key, const char *v,
+void
+status_json_str(struct textbuf *b, const char *key, const char *v,
     int comma)
 {
 	char esc[8];
@@ -108,13 +102,15 @@ status_json_str(struct status_buf *b, const char *key, const char *v,
 	status_puts(b, "\"");
 }
 
-static void
-status_json_num(struct status_buf *b, const char *key, int64_t v)
+void
+status_json_num(struct textbuf *b, const char *key, int64_t v, int comma)
 {
 	char num[32];
 
 	(void)snprintf(num, sizeof(num), "%" PRId64, v);
-	status_puts(b, ",\"");
+	if (comma)
+		status_puts(b, ",");
+	status_puts(b, "\"");
 	status_puts(b, key);
 	status_puts(b, "\":");
 	status_puts(b, num);
@@ -123,7 +119,7 @@ status_json_num(struct status_buf *b, const char *key, int64_t v)
 char *
 status_render(const struct status *st, int json)
 {
-	struct status_buf b = { NULL, 0, 0 };
+	struct textbuf b = { NULL, 0, 0 };
 	char since[32], updated[32], epoch[32], cands[32], session[32],
 	    pid[32], myepoch[32], qpos[32], prio[32], backoff[32] = "",
 	    last[32] = "",
@@ -156,29 +152,29 @@ status_render(const struct status *st, int json)
 		status_json_str(&b, "role", st->role, 1);
 		status_json_str(&b, "leader", st->leader, 1);
 		status_json_str(&b, "leader_data", st->leader_data, 1);
-		status_json_num(&b, "epoch", st->epoch);
-		status_json_num(&b, "candidates", st->candidates);
+		status_json_num(&b, "epoch", st->epoch, 1);
+		status_json_num(&b, "candidates", st->candidates, 1);
 		status_json_str(&b, "zk_state", st->zk_state, 1);
 		status_json_str(&b, "session", session, 1);
-		status_json_num(&b, "pid", st->pid);
+		status_json_num(&b, "pid", st->pid, 1);
 		status_json_str(&b, "since", since, 1);
 		status_json_str(&b, "updated", updated, 1);
 		status_json_str(&b, "mode", st->mode, 1);
 		status_json_str(&b, "data", st->data, 1);
-		status_json_num(&b, "my_epoch", st->my_epoch);
+		status_json_num(&b, "my_epoch", st->my_epoch, 1);
 		status_json_str(&b, "last_error", st->last_error, 1);
-		status_json_num(&b, "queue_position", st->queue_position);
-		status_json_num(&b, "paused", st->paused != 0);
-		status_json_num(&b, "healthy", st->healthy != 0);
+		status_json_num(&b, "queue_position", st->queue_position, 1);
+		status_json_num(&b, "paused", st->paused != 0, 1);
+		status_json_num(&b, "healthy", st->healthy != 0, 1);
 		status_json_str(&b, "backoff_until", backoff, 1);
 		status_json_str(&b, "last_transition", last, 1);
 		/* As in the file: empty when none, never a pid of 0. */
 		if (st->run_pid > 0)
-			status_json_num(&b, "run_pid", st->run_pid);
+			status_json_num(&b, "run_pid", st->run_pid, 1);
 		else
 			status_json_str(&b, "run_pid", "", 1);
 		status_json_str(&b, "run_since", runsince, 1);
-		status_json_num(&b, "priority", st->priority);
+		status_json_num(&b, "priority", st->priority, 1);
 		status_puts(&b, "}\n");
 		return b.p;
 	}

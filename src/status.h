@@ -6,6 +6,8 @@
 #include <sys/types.h>
 #include <time.h>
 
+struct textbuf;
+
 struct status {
 	const char *service;
 	const char *id;
@@ -35,6 +37,16 @@ struct status {
 
 /* Renders the lines ("key=value\n"...) or one JSON object; caller frees. */
 char *status_render(const struct status *st, int json);
+/*
+ * One member of a JSON object as status_render() writes it, after a comma
+ * when comma is set: "key":"v" with quote, backslash and control bytes
+ * escaped (v must already be valid UTF-8, as candidate_clean() makes
+ * peers' text), or "key":v.
+ */
+void status_json_str(struct textbuf *b, const char *key, const char *v,
+    int comma);
+void status_json_num(struct textbuf *b, const char *key, int64_t v,
+    int comma);
 /*
  * Writes text to path through a temporary file created exclusively in the
  * same directory, then rename; no fsync.

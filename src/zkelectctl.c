@@ -28,11 +28,11 @@ static const struct zkelectctl_cmd zkelectctl_cmds[] = {
 	{ "ping", KIND_PLAIN, "", "check that the daemon answers: pong" },
 	{ "version", KIND_PLAIN, "", "the daemon's version" },
 	{ "role", KIND_PLAIN, "", "this node's role, one word" },
-	{ "status", KIND_STATUS, " [--json]",
+	{ "status", KIND_JSON, " [--json]",
 	    "key=value status lines, or one JSON object" },
 	{ "leader", KIND_PLAIN, "", "the leader's id=, data=, epoch= lines" },
-	{ "members", KIND_PLAIN, "",
-	    "candidates in queue order: seq, id, data" },
+	{ "members", KIND_JSON, " [--json]",
+	    "queue order: seq, id, data; JSON adds priority" },
 	{ "resign", KIND_PLAIN, "",
 	    "hand leadership over and rejoin at the back: ok" },
 	{ "pause", KIND_PLAIN, "", "leave the election (role observer): ok" },
@@ -205,7 +205,7 @@ zkelectctl_command_args(struct zkelectctl *zc, int argc, char **argv)
 			zc->timeout_ms = zkelectctl_duration(arg + 2);
 		else if (strncmp(arg, "--timeout=", 10) == 0)
 			zc->timeout_ms = zkelectctl_duration(arg + 10);
-		else if (zc->cmd->kind == KIND_STATUS && !zc->json &&
+		else if (zc->cmd->kind == KIND_JSON && !zc->json &&
 		    (strcmp(arg, "--json") == 0 || strcmp(arg, "json") == 0))
 			zc->json = 1;
 		else if (zc->cmd->kind == KIND_SWITCHOVER &&
@@ -330,9 +330,9 @@ main(int argc, char **argv)
 			(void)snprintf(line, sizeof(line), "switchover %s\n",
 			    zc.target);
 		else
-			(void)snprintf(line, sizeof(line), "%s\n",
+			(void)snprintf(line, sizeof(line), "%s%s\n",
 			    zc.cmd->kind == KIND_IS_LEADER ? "role" :
-			    zc.json ? "status json" : zc.cmd->name);
+			    zc.cmd->name, zc.json ? " json" : "");
 		rc = ctlclient_oneshot(&zc, line);
 		break;
 	}

@@ -106,7 +106,8 @@ fuzz_ctl_check(const char *line, const char *ans, int closed)
 		fuzz_expect(fuzz_json(ans), "status json", ans);
 	else if (strcmp(line, "leader") == 0)
 		fuzz_ctl_leader(ans);
-	else if (strcmp(line, "members") == 0)
+	else if (strcmp(line, "members") == 0 ||
+	    strcmp(line, "members json") == 0)
 		FUZZ_ASSERT(strcmp(ans, "error zookeeper-unavailable\n") == 0,
 		    "members without a session: %s", ans);
 	else if (strcmp(line, "history") == 0)

@@ -4,12 +4,13 @@
  * children's names, and the data of E/leader, E/breadcrumb and the
  * candidates' nodes (which go through candidate_kv() as in the daemon).
  * Then status, status json, leader, watch, role, metrics, history (and
- * members, whose replies come from the end of the input) are asked
- * through the control socket and must be valid: the JSON parses, the
- * status lines are sourceable and show what the election knows, the
- * metrics lines are well formed, nothing holds a control byte or invalid
- * UTF-8. Label escaping is fed raw bytes too. What ZooKeeper itself
- * decides is honest (our node's path and owner); what peers write is not.
+ * members and members json, whose replies come from the end of the
+ * input) are asked through the control socket and must be valid: the
+ * JSON parses, the status lines are sourceable and show what the
+ * election knows, the metrics lines are well formed, nothing holds a
+ * control byte or invalid UTF-8. Label escaping is fed raw bytes too.
+ * What ZooKeeper itself decides is honest (our node's path and owner);
+ * what peers write is not.
  */
 #include <inttypes.h>
 #include <stdint.h>
@@ -291,76 +292,126 @@ fuzz_render_check(struct daemon *d)
 }
 
 /*
- * members: the listing and each node's data come from the input, as
- * ZooKeeper's replies to the daemon's own requests (on a handle that
- * never connects). Each line is "seq<TAB>id<TAB>data", clean, in order.
+ * ZooKeeper's replies to a members query: read from the input by the
+ * first query, the same again for the next.
  */
+struct fuzz_replies {
+	char *kids[FUZZ_KIDS_MAX];
+	int nkids;
+	int rc;
+	int reverse;
+	char *datas[FUZZ_KIDS_MAX];
+	int rcs[FUZZ_KIDS_MAX];
+	int ndatas;
+};
+
 static void
-fuzz_members(struct daemon *d, struct fuzz_in *in)
+fuzz_replies_free(struct fuzz_replies *r)
+{
+	int i;
+
+	for (i = 0; i < r->nkids; i++)
+		free(r->kids[i]);
+	for (i = 0; i < r->ndatas; i++)
+		free(r->datas[i]);
+}
+
+/*
+ * Asks line (members or members json) and answers the daemon's own
+ * requests (on a handle that never connects) from r, whatever r lacks
+ * from in. Returns the answer, or NULL when the library refused the
+ * listing while it was connecting (the answer checked here).
+ */
+static char *
+fuzz_members_ask(struct daemon *d, const char *line, struct fuzz_replies *r,
+    struct fuzz_in *in)
 {
 	struct fuzz_client c;
 	struct zk_event ev;
-	char *kids[FUZZ_KIDS_MAX], *datas[FUZZ_KIDS_MAX], *ans, *p, *nl, *t,
-	    *t2;
 	uint64_t tag, last;
-	long long seq, prev = -1;
-	int i, nkids = 0, closed, reverse;
+	int i, closed;
+	char *ans;
 
-	if (zk_open(d->zk, "127.0.0.1:1", 10000, NULL) == -1)
-		FUZZ_FAIL("zk_open");
-	d->zk_state = ZOO_CONNECTED_STATE;
 	tag = d->next_tag;
-	fuzz_client_start(d, &c, "members\n", 8);
-	FUZZ_ASSERT(d->next_tag == tag + 1, "members sent no listing");
+	fuzz_client_start(d, &c, line, strlen(line));
+	FUZZ_ASSERT(d->next_tag == tag + 1, "%s sent no listing", line);
 	tag = d->next_tag;
 	if (c.closed) {
-		/* The library refused the request while it was connecting. */
 		ans = fuzz_client_finish(d, &c, &closed);
 		FUZZ_ASSERT(strcmp(ans, "error zookeeper-unavailable\n") == 0,
-		    "members: %s", ans);
+		    "%s: %s", line, ans);
 		free(ans);
-		return;
-	}
-	while (nkids < FUZZ_KIDS_MAX && (i = (int)fuzz_byte(in) % 3) != 0) {
-		if (i == 1)
-			(void)xasprintf(&kids[nkids++],
-			    "candidate-%016llx_%010u",
-			    (unsigned long long)FUZZ_PEER_SID + fuzz_byte(in),
-			    fuzz_byte(in));
-		else
-			kids[nkids++] = fuzz_str(in);
+		return NULL;
 	}
 	memset(&ev, 0, sizeof(ev));
 	ev.type = ZK_EV_REPLY;
 	ev.tag = tag;
-	ev.rc = fuzz_rc(in);
-	ev.children = kids;
-	ev.nchildren = nkids;
+	ev.rc = r->rc;
+	ev.children = r->kids;
+	ev.nchildren = r->nkids;
 	FUZZ_ASSERT(command_reply(d, &ev) == 1, "listing not taken");
 	last = d->next_tag;
-	for (i = 0; i < nkids; i++)
-		free(kids[i]);
 	/* The gets, each answered once, in order or backwards. */
-	reverse = fuzz_byte(in) % 2;
 	for (i = 0; tag + 1 + (uint64_t)i <= last; i++) {
-		datas[i] = fuzz_str(in);
+		FUZZ_ASSERT(i < FUZZ_KIDS_MAX, "more gets than children");
+		if (i == r->ndatas) {
+			r->datas[i] = fuzz_str(in);
+			r->rcs[i] = fuzz_rc(in) == ZOK ? ZOK : ZNONODE;
+			r->ndatas++;
+		}
 		memset(&ev, 0, sizeof(ev));
 		ev.type = ZK_EV_REPLY;
-		ev.tag = reverse ? last - (uint64_t)i : tag + 1 + (uint64_t)i;
-		ev.rc = fuzz_rc(in) == ZOK ? ZOK : ZNONODE;
-		ev.data = datas[i];
+		ev.tag = r->reverse ? last - (uint64_t)i :
+		    tag + 1 + (uint64_t)i;
+		ev.rc = r->rcs[i];
+		ev.data = r->datas[i];
 		FUZZ_ASSERT(command_reply(d, &ev) == 1, "get not taken");
-		free(datas[i]);
 	}
 	ans = fuzz_client_finish(d, &c, &closed);
 #ifdef FUZZ_DEBUG
-	fprintf(stderr, "members:\n%s", ans);
+	fprintf(stderr, "%s:\n%s", line, ans);
 #endif
-	FUZZ_ASSERT(closed, "members not answered: %s", ans);
+	FUZZ_ASSERT(closed, "%s not answered: %s", line, ans);
+	return ans;
+}
+
+/*
+ * members: the listing and each node's data come from the input, as
+ * ZooKeeper's replies. Each line is "seq<TAB>id<TAB>data", clean, in
+ * order; members json, given the same replies, is strict JSON with one
+ * object per line.
+ */
+static void
+fuzz_members(struct daemon *d, struct fuzz_in *in)
+{
+	struct fuzz_replies r;
+	char *ans, *json, *p, *nl, *t, *t2;
+	long long seq, prev = -1;
+	int i, lines = 0, objects = 0;
+
+	if (zk_open(d->zk, "127.0.0.1:1", 10000, NULL) == -1)
+		FUZZ_FAIL("zk_open");
+	d->zk_state = ZOO_CONNECTED_STATE;
+	memset(&r, 0, sizeof(r));
+	while (r.nkids < FUZZ_KIDS_MAX && (i = (int)fuzz_byte(in) % 3) != 0) {
+		if (i == 1)
+			(void)xasprintf(&r.kids[r.nkids++],
+			    "candidate-%016llx_%010u",
+			    (unsigned long long)FUZZ_PEER_SID + fuzz_byte(in),
+			    fuzz_byte(in));
+		else
+			r.kids[r.nkids++] = fuzz_str(in);
+	}
+	r.rc = fuzz_rc(in);
+	r.reverse = fuzz_byte(in) % 2;
+	if ((ans = fuzz_members_ask(d, "members\n", &r, in)) == NULL) {
+		fuzz_replies_free(&r);
+		return;
+	}
 	fuzz_expect(fuzz_utf8(ans, strlen(ans)), "members", ans);
 	if (strcmp(ans, "error zookeeper-unavailable\n") != 0 &&
 	    strcmp(ans, "\n") != 0) {
-		for (p = ans; *p != '\0'; p = nl + 1) {
+		for (p = ans; *p != '\0'; p = nl + 1, lines++) {
 			nl = strchr(p, '\n');
 			FUZZ_ASSERT(nl != NULL, "members: %s", ans);
 			seq = strtoll(p, &t, 10);
@@ -377,7 +428,26 @@ fuzz_members(struct daemon *d, struct fuzz_in *in)
 			    "members data", ans);
 		}
 	}
+
+	if ((json = fuzz_members_ask(d, "members json\n", &r, in)) == NULL) {
+		free(ans);
+		fuzz_replies_free(&r);
+		return;
+	}
+	if (strcmp(ans, "error zookeeper-unavailable\n") == 0)
+		FUZZ_ASSERT(strcmp(json, ans) == 0, "members json: %s", json);
+	else {
+		fuzz_expect(fuzz_json(json), "members json", json);
+		FUZZ_ASSERT(json[0] == '[', "members json: %s", json);
+		/* A string holds no '{"' unescaped: these start the objects. */
+		for (p = json; (p = strstr(p, "{\"seq\":")) != NULL; p++)
+			objects++;
+		FUZZ_ASSERT(objects == lines, "members json has %d objects, "
+		    "members %d lines: %s%s", objects, lines, ans, json);
+	}
+	free(json);
 	free(ans);
+	fuzz_replies_free(&r);
 }
 
 /* Label escaping of raw bytes makes a valid sample line. */

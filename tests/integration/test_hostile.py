@@ -12,7 +12,8 @@ import subprocess
 import threading
 import time
 
-from zkharness import binary, hook_runs, parse_kv, wait_for
+from zkharness import (binary, ctl_request_raw, hook_runs, parse_kv,
+                       wait_for)
 
 BAD = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
@@ -37,14 +38,7 @@ def plant_hostile_leader(kz, path):
 
 def ask(d, cmd, timeout=5.0):
     """The raw answer: bytes, so that invalid UTF-8 would show."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(timeout)
-        s.connect(str(d.socket))
-        s.sendall(cmd.encode() + b"\n")
-        chunks = []
-        while (b := s.recv(65536)):
-            chunks.append(b)
-    return b"".join(chunks)
+    return ctl_request_raw(d.socket, cmd, timeout)
 
 
 def clean_text(raw, seps="\n"):
@@ -73,6 +67,11 @@ def test_peer_data_is_cleaned_in_every_output(election, kz):
     lines = clean_text(ask(d, "members"), "\n\t").splitlines()
     assert [line.split("\t")[1:] for line in lines] == [
         [want_id, want_data], ["node1", "10.0.0.1:5432"]], lines
+    # members json: the same queue, strict JSON.
+    arr = json.loads(clean_text(ask(d, "members json")))
+    assert [[str(m["seq"]), m["id"], m["data"]] for m in arr] == \
+        [line.split("\t") for line in lines], arr
+    assert [m["priority"] for m in arr] == [0, 0], arr
 
     # status and status json.
     st = parse_kv(clean_text(ask(d, "status")))

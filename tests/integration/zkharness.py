@@ -477,6 +477,12 @@ def zkelectctl(args, timeout=10, prefix=()):
 def ctl_request(path, cmd, timeout=5.0, half_close=False):
     """Sends one command line to a control socket and returns the whole
     answer (the daemon closes the connection after it)."""
+    return ctl_request_raw(path, cmd, timeout, half_close).decode(
+        errors="replace")
+
+
+def ctl_request_raw(path, cmd, timeout=5.0, half_close=False):
+    """The same answer as bytes, so that invalid UTF-8 would show."""
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(timeout)
     try:
@@ -497,7 +503,7 @@ def ctl_request(path, cmd, timeout=5.0, half_close=False):
             if not b:
                 break
             chunks.append(b)
-        return b"".join(chunks).decode(errors="replace")
+        return b"".join(chunks)
     finally:
         s.close()
 

@@ -117,6 +117,39 @@ test_clean(void **state)
 	assert_string_equal(buf, "a?b");
 }
 
+/* What a peer advertises as its priority: a valid integer, else 0. */
+static void
+test_priority(void **state)
+{
+	static const struct {
+		const char *data;
+		int64_t want;
+	} cases[] = {
+		{ "id=a\ndata=b\n", 0 },
+		{ "id=a\npriority=5\n", 5 },
+		{ "priority=-3", -3 },
+		{ "priority=1000000\n", 1000000 },
+		{ "priority=-1000000\n", -1000000 },
+		{ "priority=1000001\n", 0 },
+		{ "priority=-1000001\n", 0 },
+		{ "priority=99999999999999999999999\n", 0 },
+		{ "priority=5x\n", 0 },
+		{ "priority= 5\n", 0 },
+		{ "priority=\n", 0 },
+		{ "priority=\x1b" "5\n", 0 },
+		{ "priorityx=5\npriority=7\n", 7 },
+		/* Cut to fit, the first 31 bytes would read 7. */
+		{ "priority=0000000000000000000000000000007x\n", 0 },
+		{ "priority=007\n", 7 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_int_equal(candidate_priority(cases[i].data),
+		    cases[i].want);
+}
+
 int
 main(void)
 {
@@ -125,6 +158,7 @@ main(void)
 		cmocka_unit_test(test_order_numeric_and_wrap),
 		cmocka_unit_test(test_kv),
 		cmocka_unit_test(test_clean),
+		cmocka_unit_test(test_priority),
 	};
 
 	return cmocka_run_group_tests_name("candidate", tests, NULL, NULL);
