@@ -337,8 +337,14 @@ el_release_done(struct election *el)
 		if (el->backoff_until == 0)
 			el->backoff_until = 1;
 	}
-	if (el->resigning == 1)
+	if (el->resigning == 1) {
 		el->resigning = 2;
+		/*
+		 * Handed over on purpose: our marker stays away until another
+		 * leader is seen (or T), or the next head would yield back.
+		 */
+		el->mark_hold_until = el->now + el->timeout_ms;
+	}
 	el->sw_handing = 0;
 }
 
@@ -500,6 +506,13 @@ el_build_release(struct election *el, struct el_action *act)
 		el_sub(act, ZK_MOP_DELETE, el->claim_path, NULL);
 	if (el->node_path != NULL)
 		el_sub(act, ZK_MOP_DELETE, el->node_path, NULL);
+	/*
+	 * Our priority marker goes with our node, so that no head sees it
+	 * without the node; it is made again before the next node.
+	 */
+	el->release_marked = act->nsub > 0 && el->mark_have != NULL;
+	if (el->release_marked)
+		el_sub(act, ZK_MOP_DELETE, el->mark_have, NULL);
 }
 
 /* The data of E/leader and E/breadcrumb. */
@@ -588,7 +601,8 @@ el_mark_parse(const char *name, int64_t *sid, int64_t *prio)
 static int
 el_mark_wanted(const struct election *el)
 {
-	return el->priority != 0 && el->sid != 0 && !el->observer &&
+	return el->priority != 0 && el->sid != 0 &&
+	    el->now >= el->mark_hold_until && !el->observer &&
 	    !el->paused && !el->unhealthy && !el->stopping &&
 	    el->backoff_until == 0 && !el->promote_failed &&
 	    !el->run_exited && !el->restart;

@@ -76,7 +76,7 @@ enum el_act_type {
 	EL_ACT_PAUSED,		/* pause done: answer "ok" */
 };
 
-#define EL_MAX_SUBOPS 4
+#define EL_MAX_SUBOPS 5
 /* Election requests in flight at once (replies come back in order). */
 /* Path components of E/candidates at most: the root may have two fewer. */
 #define EL_MAX_DEPTH	15

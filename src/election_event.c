@@ -243,6 +243,8 @@ el_leader_done(struct election *el, const struct el_result *res)
 	el->leader_exists = 1;
 	el->leader_fresh = 1;
 	el->leader_owner = res->owner;
+	if (res->owner != el->sid)
+		el->mark_hold_until = 0;	/* someone else leads now */
 	candidate_kv(res->data, "id", buf, sizeof(buf));
 	el_replace(&el->leader_id, buf);
 	candidate_kv(res->data, "data", buf, sizeof(buf));
@@ -524,6 +526,13 @@ election_op_done(struct election *el, enum el_op op,
 		}
 		break;
 	case EL_OP_RELEASE:
+		/*
+		 * Whatever became of it, the marker is not counted on: made
+		 * again (or found there) when it is wanted.
+		 */
+		if (el->release_marked)
+			el_replace(&el->mark_have, NULL);
+		el->release_marked = 0;
 		if (rc == ZOK) {
 			/*
 			 * Deleting E/leader fired our watch on it: its

@@ -200,6 +200,8 @@ struct election {
 	int marks_fresh;
 	int yield_listed;	/* 1 a listing is wanted for a yield, 2 made */
 	int64_t yield_until;	/* no yield again before then */
+	int64_t mark_hold_until;	/* none after a resign, until then */
+	int release_marked;	/* the release in flight deletes it */
 	int marks_for_claim;
 	int64_t *mark_sid;
 	int64_t *mark_prio;

@@ -5,8 +5,9 @@
  * the nodes between ours and the target's and hands over (election.c,
  * el_next_switchover). The client is answered "ok" once this daemon sees
  * ID lead, or "error REASON": not-leader, no-such-candidate (ID is not in
- * the queue: unknown, paused or unhealthy), already-leader,
- * switchover-in-progress, target-gone, leadership-lost, not-allowed, or
+ * the queue: unknown, paused or unhealthy), already-leader, outranked
+ * (another queued candidate, not ours, has a higher priority: the target
+ * would yield to it at the head), switchover-in-progress, target-gone, leadership-lost, not-allowed, or
  * timeout (the promote hook's timeout and two session timeouts). Whatever
  * happens, the queue order decides who leads next, as after a resign.
  */
@@ -102,8 +103,10 @@ void
 switchover_found(struct daemon *d, uint64_t client, const char *id,
     const struct queue_read *r, const char *why)
 {
+	struct election_view v;
 	char buf[256];
-	int i;
+	int64_t top;
+	int i, j;
 
 	if (client != d->sw_client || d->sw_target != NULL)
 		return;
@@ -122,6 +125,23 @@ switchover_found(struct daemon *d, uint64_t client, const char *id,
 		switchover_end(d, "error no-such-candidate");
 		return;
 	}
+	/*
+	 * A candidate queued with a higher priority would have the target
+	 * yield to it at the head: said now rather than after a timeout.
+	 * Ours does not count (our marker stays away after the handoff).
+	 */
+	election_view(d->el, &v);
+	top = candidate_priority(r->datas[i]);
+	for (j = 0; j < r->n; j++)
+		if (r->datas[j] != NULL && j != i && (v.node == NULL ||
+		    strcmp(r->names[j], v.node) != 0) &&
+		    candidate_priority(r->datas[j]) > top) {
+			candidate_kv(r->datas[j], "id", buf, sizeof(buf));
+			log_warnx("control: switchover to %s refused: %s has "
+			    "a higher priority", id, buf);
+			switchover_end(d, "error outranked");
+			return;
+		}
 	log_notice("control: switchover to %s (%s) requested", id,
 	    r->names[i]);
 	if (switchover_begin(d, client, id, r->names[i], "switchover") == -1)

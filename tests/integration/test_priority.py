@@ -11,6 +11,17 @@ def start(election, name, prio, delay="2s"):
     return d
 
 
+def three(election, prios, delay="never"):
+    """node1 leads, node2 and node3 follow, with the priorities given."""
+    a = start(election, "node1", prios[0], delay)
+    a.wait_role("leader")
+    b = start(election, "node2", prios[1], delay)
+    b.wait_role("follower")
+    c = start(election, "node3", prios[2], delay)
+    c.wait_role("follower")
+    return a, b, c
+
+
 def promotes(election, id=None):
     return [s for s, _ in hook_runs(election.events(), id=id,
                                     event="promote")]
@@ -126,12 +137,7 @@ def test_head_yields_to_a_higher_priority_at_a_cold_start(election, kz):
 
 def test_successor_yields_on_failover_and_marker_goes_with_the_node(
         election, kz):
-    a = start(election, "node1", 0, "never")
-    a.wait_role("leader")
-    b = start(election, "node2", 0, "never")
-    b.wait_role("follower")
-    c = start(election, "node3", 5, "never")
-    c.wait_role("follower")
+    a, b, c = three(election, (0, 0, 5))
     # The leader stops: node2 is next, but node3 outranks it.
     a.stop()
     c.wait_role("leader", timeout=15)
@@ -181,4 +187,33 @@ def test_forged_marker_cannot_stall_the_election(election, kz):
     assert leader in (a, b)
     time.sleep(1)
     assert election.wait_one_leader(daemons=[a, b]) is leader
+    election.check_invariants()
+
+
+def test_resign_of_the_highest_priority_hands_over(election, kz):
+    """Its marker stays away after the handoff: the next head does not
+    yield back to it (preempt_delay=never keeps it from coming back)."""
+    a, b, c = three(election, (10, 0, 0))
+    assert a.ctl("resign", timeout=30) == "ok\n"
+    b.wait_role("leader", timeout=15)
+    time.sleep(1)
+    assert election.wait_one_leader(daemons=[a, b, c]) is b
+    assert len(promotes(election, "node1")) == 1
+    assert "yielded" not in b.log_text()
+    # Back once another leader is seen: node1 advertises its priority.
+    sid = int(a.status()["session"], 16)
+    wait_for(lambda: markers(kz, election.path) == [f"{sid:016x}_10"], 10,
+             "node1's marker back")
+    election.check_invariants()
+
+
+def test_switchover_to_an_outranked_candidate_is_refused(election):
+    a, b, c = three(election, (0, 0, 5))
+    assert a.ctl("switchover node2", timeout=30) == "error outranked\n"
+    assert "node3 has a higher priority" in a.log_text()
+    assert a.role() == "leader"
+    # The one that outranks the others can be chosen.
+    assert a.ctl("switchover node3", timeout=30) == "ok\n"
+    assert election.wait_one_leader(daemons=[a, b, c]) is c
+    assert promotes(election, "node2") == []
     election.check_invariants()

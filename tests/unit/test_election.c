@@ -1654,6 +1654,18 @@ test_claim_waits_for_the_previous_holder(void **state)
 	election_free(el);
 }
 
+/* After a release: the new node NEWER, watched, then a listing. */
+static void
+rejoin_as_newer(struct election *el, char *const *kids, int n)
+{
+	expect_op(el, EL_OP_CREATE, NULL);
+	reply_create(el, CAND "/" NEWER);
+	expect_op(el, EL_OP_WATCH_OWN, CAND "/" NEWER);
+	reply_get(el, EL_OP_WATCH_OWN, "", SID, 130);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, kids, n);
+}
+
 /*
  * A head reads E/priority's markers beside its claim; a session of higher
  * priority behind it (in a listing made after that read) makes it yield:
@@ -1691,12 +1703,7 @@ test_head_yields_once_to_a_higher_priority(void **state)
 	assert_string_equal(a.sub[1].path, CAND "/" OURS);
 	assert_int_equal(election_role(el), ROLE_FOLLOWER);
 	reply(el, EL_OP_RELEASE, ZOK);
-	expect_op(el, EL_OP_CREATE, NULL);
-	reply_create(el, CAND "/" NEWER);
-	expect_op(el, EL_OP_WATCH_OWN, CAND "/" NEWER);
-	reply_get(el, EL_OP_WATCH_OWN, "", SID, 130);
-	expect_op(el, EL_OP_LIST, CAND);
-	reply_list(el, rejoined, 2);
+	rejoin_as_newer(el, rejoined, 2);
 	expect_op(el, EL_OP_WATCH_PRED, CAND "/" OTHER1_LATER);
 	reply_get(el, EL_OP_WATCH_PRED, "", 0xaa, 110);
 	/*
@@ -1713,7 +1720,7 @@ test_head_yields_once_to_a_higher_priority(void **state)
 /*
  * A priority is advertised twice: in the node's data, and by a marker
  * made before the node (E/priority first made as a parent); the marker
- * goes when the candidate leaves the queue for good (pause).
+ * goes with the node when the candidate leaves the queue (pause).
  */
 static void
 test_priority_marker_made_before_the_node(void **state)
@@ -1753,15 +1760,75 @@ test_priority_marker_made_before_the_node(void **state)
 	reply(el, EL_OP_BREADCRUMB, ZNONODE);
 	a = next(el);
 	assert_int_equal(a.op, EL_OP_RELEASE);
+	assert_int_equal(a.nsub, 2);
+	assert_string_equal(a.sub[0].path, CAND "/" OURS);
+	assert_string_equal(a.sub[1].path, E "/priority/000000001234abcd_7");
 	reply(el, EL_OP_RELEASE, ZOK);
 	a = next(el);
 	assert_int_equal(a.type, EL_ACT_PAUSED);
-	a = next(el);
-	assert_int_equal(a.op, EL_OP_UNMARK);
-	assert_int_equal(a.nsub, 1);
-	assert_string_equal(a.sub[0].path, E "/priority/000000001234abcd_7");
-	reply(el, EL_OP_UNMARK, ZOK);
 	expect_none(el);
+	/* A reload to another priority replaces the marker. */
+	election_pause(el, 0);
+	p.priority = -2;
+	election_reconfigure(el, &p);
+	expect_op(el, EL_OP_MARK, E "/priority/000000001234abcd_-2");
+	election_free(el);
+}
+
+/*
+ * A leader of priority 7 resigns: its marker goes with its node, and is
+ * not made again with its next node until another leader is seen, so
+ * that the next head does not yield back to it.
+ */
+static void
+test_resigned_marker_stays_away_until_another_leads(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	struct el_action a;
+	char *kids[] = { OURS };
+	char *after[] = { OTHER1_LATER, NEWER };
+
+	(void)state;
+	params_init(&p, 0, 0, 0);
+	p.priority = 7;
+	el = el_start(&p);
+	up_no_leader(el);
+	for (a = next(el); a.op == EL_OP_PARENT; a = next(el))
+		reply(el, EL_OP_PARENT, ZNODEEXISTS);
+	assert_int_equal(a.op, EL_OP_MARK);
+	reply(el, EL_OP_MARK, ZOK);
+	expect_op(el, EL_OP_CREATE, NULL);
+	reply_create(el, CAND "/" OURS);
+	expect_op(el, EL_OP_WATCH_OWN, CAND "/" OURS);
+	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, kids, 1);
+	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	election_hook_done(el, HOOK_PROMOTE, 1);
+	expect_op(el, EL_OP_ACK, NULL);
+	reply(el, EL_OP_ACK, ZOK);
+	assert_int_equal(election_resign(el), 0);
+	expect_hook(el, HOOK_DEMOTE, "resign");
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_RELEASE);
+	assert_string_equal(a.sub[a.nsub - 1].path,
+	    E "/priority/000000001234abcd_7");
+	reply(el, EL_OP_RELEASE, ZOK);
+	/* Back in the queue without its marker. */
+	rejoin_as_newer(el, after, 2);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_RESIGNED);
+	expect_op(el, EL_OP_WATCH_PRED, CAND "/" OTHER1_LATER);
+	reply_get(el, EL_OP_WATCH_PRED, "", 0xaa, 110);
+	/* E/leader's watch fired: the next leader is read, then the marker. */
+	election_watch(el, 0, E "/leader");
+	expect_op(el, EL_OP_LEADER, E "/leader");
+	reply_get(el, EL_OP_LEADER, "id=node2\ndata=\nepoch=110\n", 0xaa, 120);
+	expect_op(el, EL_OP_MARK, E "/priority/000000001234abcd_7");
 	election_free(el);
 }
 
@@ -2127,6 +2194,8 @@ main(void)
 		cmocka_unit_test(test_no_promote_on_a_lease_nearly_spent),
 		cmocka_unit_test(test_head_yields_once_to_a_higher_priority),
 		cmocka_unit_test(test_priority_marker_made_before_the_node),
+		cmocka_unit_test(
+		    test_resigned_marker_stays_away_until_another_leads),
 	};
 
 	return cmocka_run_group_tests_name("election", tests, NULL, NULL);
