@@ -898,7 +898,6 @@ el_next_queue(struct election *el, struct el_action *act)
 	    act->type == EL_ACT_HOOK) {
 		el->lead_epoch = el->epoch;
 		el->lost_reason = NULL;
-		el->marks_for_claim = 0;
 	}
 }
 

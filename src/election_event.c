@@ -316,6 +316,7 @@ election_op_done(struct election *el, enum el_op op,
 		break;
 	case EL_OP_CLAIM:
 		el->crumb_for_claim = 0;
+		el->marks_for_claim = 0;	/* a claim again reads them again */
 		if (rc == ZOK) {
 			el->claimed = 1;
 			el->claim_known = 1;
