@@ -2,6 +2,8 @@
 import re
 import time
 
+import pytest
+
 from zkharness import data_of, hook_runs, wait_for
 
 
@@ -216,4 +218,20 @@ def test_switchover_to_an_outranked_candidate_is_refused(election):
     assert a.ctl("switchover node3", timeout=30) == "ok\n"
     assert election.wait_one_leader(daemons=[a, b, c]) is c
     assert promotes(election, "node2") == []
+    election.check_invariants()
+
+
+@pytest.mark.parametrize("order", ["123", "312", "231"])
+def test_priorities_0_0_10_in_any_order(election, order):
+    """Started together in any order: node3 (priority 10) leads, by a
+    yield at the head or a preemption after preempt_delay, and keeps
+    leading."""
+    prio = {"1": 0, "2": 0, "3": 10}
+    ds = {n: start(election, f"node{n}", prio[n]) for n in order}
+    c = ds["3"]
+    c.wait_role("leader", timeout=20)
+    assert election.wait_one_leader(daemons=list(ds.values())) is c
+    time.sleep(3)
+    assert c.role() == "leader"
+    assert len(promotes(election, "node3")) == 1
     election.check_invariants()
