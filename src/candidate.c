@@ -13,26 +13,36 @@
 #define CANDIDATE_PREFIX "candidate-"
 
 
+/* "<16 lowercase hex digits>_", a session id as names carry it. */
+static const char *
+candidate_sid(const char *p, int64_t *sid)
+{
+	int i;
+
+	*sid = 0;
+	for (i = 0; i < 16; i++, p++) {
+		if (*p >= '0' && *p <= '9')
+			*sid = (int64_t)(((uint64_t)*sid << 4) |
+			    (uint64_t)(*p - '0'));
+		else if (*p >= 'a' && *p <= 'f')
+			*sid = (int64_t)(((uint64_t)*sid << 4) |
+			    (uint64_t)(*p - 'a' + 10));
+		else
+			return NULL;
+	}
+	return *p == '_' ? p + 1 : NULL;
+}
+
 int
 candidate_parse(const char *name, struct candidate *out)
 {
 	const char *p = name;
-	int64_t sid = 0, v = 0;
-	int i, neg = 0, digits = 0;
+	int64_t sid, v = 0;
+	int neg = 0, digits = 0;
 
 	if (strncmp(p, CANDIDATE_PREFIX, strlen(CANDIDATE_PREFIX)) != 0)
 		return -1;
-	p += strlen(CANDIDATE_PREFIX);
-	for (i = 0; i < 16; i++, p++) {
-		if (*p >= '0' && *p <= '9')
-			sid = (int64_t)(((uint64_t)sid << 4) | (uint64_t)(*p - '0'));
-		else if (*p >= 'a' && *p <= 'f')
-			sid = (int64_t)(((uint64_t)sid << 4) |
-			    (uint64_t)(*p - 'a' + 10));
-		else
-			return -1;
-	}
-	if (*p++ != '_')
+	if ((p = candidate_sid(p + strlen(CANDIDATE_PREFIX), &sid)) == NULL)
 		return -1;
 	if (*p == '-') {
 		neg = 1;
@@ -128,6 +138,18 @@ candidate_kv(const char *text, const char *key, char *buf, size_t len)
 		}
 		p = end != NULL ? end + 1 : NULL;
 	}
+}
+
+int
+candidate_mark_parse(const char *name, int64_t *sid, int64_t *prio)
+{
+	const char *p, *why;
+
+	if ((p = candidate_sid(name, sid)) == NULL || *p == '+' ||
+	    parse_int64(p, -CANDIDATE_PRIORITY_MAX, CANDIDATE_PRIORITY_MAX,
+	    prio, &why) == -1)
+		return -1;
+	return 0;
 }
 
 int64_t

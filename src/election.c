@@ -312,12 +312,20 @@ el_demote_reason(const struct election *el)
 	return NULL;
 }
 
-int
-el_want_join(const struct election *el)
+/* Nothing of this daemon's keeps it out of the queue for now. */
+static int
+el_may_queue(const struct election *el)
 {
 	return !el->observer && !el->paused && !el->unhealthy &&
 	    !el->stopping && el->backoff_until == 0 && !el->promote_failed &&
-	    !el->run_exited && !el->release_pending && !el->restart && el->resigning != 1;
+	    !el->run_exited && !el->restart;
+}
+
+int
+el_want_join(const struct election *el)
+{
+	return el_may_queue(el) && !el->release_pending &&
+	    el->resigning != 1;
 }
 
 void
@@ -557,7 +565,7 @@ el_build_set_data(struct election *el, struct el_action *act)
 /*
  * Preferred leaders. A candidate whose priority is not 0 keeps an
  * ephemeral marker E/priority/<sid>_<priority> while it wants to be in
- * the queue (made before its node, deleted once it leaves for good). A
+ * the queue (made before its node, deleted with it by its release). A
  * head reads the markers in its claim's pipeline (one request, whatever
  * the number of candidates; none of the nodes' data) and, before any
  * fence or promote hook, yields to a session of higher priority that
@@ -572,40 +580,11 @@ el_build_set_data(struct election *el, struct el_action *act)
  * have) could send heads round forever, so a candidate yields at most
  * once per session timeout, after which it promotes as the head.
  */
-int
-el_mark_parse(const char *name, int64_t *sid, int64_t *prio)
-{
-	char *end;
-	int i;
-	long long v;
-	unsigned long long u;
-
-	for (i = 0; i < 16; i++)
-		if (!((name[i] >= '0' && name[i] <= '9') ||
-		    (name[i] >= 'a' && name[i] <= 'f')))
-			return -1;
-	if (name[16] != '_')
-		return -1;
-	u = strtoull(name, NULL, 16);
-	if (name[17] != '-' && (name[17] < '0' || name[17] > '9'))
-		return -1;
-	v = strtoll(name + 17, &end, 10);
-	if (*end != '\0' || end - (name + 17) > 8 || v < EL_PRIORITY_MIN ||
-	    v > EL_PRIORITY_MAX)
-		return -1;
-	*sid = (int64_t)u;
-	*prio = v;
-	return 0;
-}
-
 static int
 el_mark_wanted(const struct election *el)
 {
 	return el->priority != 0 && el->sid != 0 &&
-	    el->now >= el->mark_hold_until && !el->observer &&
-	    !el->paused && !el->unhealthy && !el->stopping &&
-	    el->backoff_until == 0 && !el->promote_failed &&
-	    !el->run_exited && !el->restart;
+	    el->now >= el->mark_hold_until && el_may_queue(el);
 }
 
 /* Our marker as it should be: made, replaced or deleted. */

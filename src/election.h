@@ -80,9 +80,6 @@ enum el_act_type {
 /* Election requests in flight at once (replies come back in order). */
 /* Path components of E/candidates at most: the root may have two fewer. */
 #define EL_MAX_DEPTH	15
-/* election.priority's range */
-#define EL_PRIORITY_MIN	(-1000000)
-#define EL_PRIORITY_MAX	1000000
 #define EL_PIPE_MAX 4
 
 struct el_action {

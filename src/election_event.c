@@ -207,7 +207,8 @@ el_marks_done(struct election *el, const struct el_result *res)
 		    sizeof(int64_t));
 		/* A name that is not a marker's tells nothing. */
 		for (i = 0; i < res->nchildren; i++)
-			if (el_mark_parse(res->children[i], &sid, &prio) == 0) {
+			if (candidate_mark_parse(res->children[i], &sid,
+			    &prio) == 0) {
 				el->mark_sid[el->nmarks] = sid;
 				el->mark_prio[el->nmarks++] = prio;
 			}

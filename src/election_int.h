@@ -256,7 +256,6 @@ void el_switch_listed(struct election *el, const struct candidate *c, int n,
     int me);
 int el_want_join(const struct election *el);
 int el_pipe_has(const struct election *el, enum el_op op);
-int el_mark_parse(const char *name, int64_t *sid, int64_t *prio);
 void el_pred_head(struct election *el);
 
 /* election_time.c */

@@ -65,9 +65,9 @@ preempt_listed(struct daemon *d, uint64_t client, const char *arg,
     const struct queue_read *r, const char *why)
 {
 	struct election_view v;
-	char best_id[256] = "";
-	const char *best = NULL;
-	int64_t p, top = d->cfg.priority;
+	char best_id[256];
+	const char *best;
+	int64_t top;
 	int i;
 
 	(void)client;
@@ -82,22 +82,13 @@ preempt_listed(struct daemon *d, uint64_t client, const char *arg,
 		preempt_forget(d);
 		return;
 	}
-	for (i = 0; i < r->n; i++) {
-		if (r->datas[i] == NULL || (v.node != NULL &&
-		    strcmp(r->names[i], v.node) == 0))
-			continue;
-		p = candidate_priority(r->datas[i]);
-		if (p > top) {
-			top = p;
-			best = r->names[i];
-			candidate_kv(r->datas[i], "id", best_id,
-			    sizeof(best_id));
-		}
-	}
-	if (best == NULL) {
+	if ((i = queue_outranking(r, d->cfg.priority, v.node, NULL)) < 0) {
 		preempt_forget(d);
 		return;
 	}
+	best = r->names[i];
+	top = candidate_priority(r->datas[i]);
+	candidate_kv(r->datas[i], "id", best_id, sizeof(best_id));
 	if (d->pre_node == NULL || strcmp(d->pre_node, best) != 0) {
 		preempt_forget(d);
 		d->pre_node = xstrdup(best);

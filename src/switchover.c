@@ -7,8 +7,8 @@
  * ID lead, or "error REASON": not-leader, no-such-candidate (ID is not in
  * the queue: unknown, paused or unhealthy), already-leader, outranked
  * (another queued candidate, not ours, has a higher priority: the target
- * would yield to it at the head), switchover-in-progress, target-gone, leadership-lost, not-allowed, or
- * timeout (the promote hook's timeout and two session timeouts). Whatever
+ * would yield to it at the head), switchover-in-progress, target-gone,
+ * leadership-lost, not-allowed, or timeout (the promote hook's timeout and two session timeouts). Whatever
  * happens, the queue order decides who leads next, as after a resign.
  */
 #include <stdio.h>
@@ -105,7 +105,6 @@ switchover_found(struct daemon *d, uint64_t client, const char *id,
 {
 	struct election_view v;
 	char buf[256];
-	int64_t top;
 	int i, j;
 
 	if (client != d->sw_client || d->sw_target != NULL)
@@ -131,17 +130,14 @@ switchover_found(struct daemon *d, uint64_t client, const char *id,
 	 * Ours does not count (our marker stays away after the handoff).
 	 */
 	election_view(d->el, &v);
-	top = candidate_priority(r->datas[i]);
-	for (j = 0; j < r->n; j++)
-		if (r->datas[j] != NULL && j != i && (v.node == NULL ||
-		    strcmp(r->names[j], v.node) != 0) &&
-		    candidate_priority(r->datas[j]) > top) {
-			candidate_kv(r->datas[j], "id", buf, sizeof(buf));
-			log_warnx("control: switchover to %s refused: %s has "
-			    "a higher priority", id, buf);
-			switchover_end(d, "error outranked");
-			return;
-		}
+	if ((j = queue_outranking(r, candidate_priority(r->datas[i]),
+	    v.node, r->names[i])) >= 0) {
+		candidate_kv(r->datas[j], "id", buf, sizeof(buf));
+		log_warnx("control: switchover to %s refused: %s has a "
+		    "higher priority", id, buf);
+		switchover_end(d, "error outranked");
+		return;
+	}
 	log_notice("control: switchover to %s (%s) requested", id,
 	    r->names[i]);
 	if (switchover_begin(d, client, id, r->names[i], "switchover") == -1)

@@ -194,6 +194,13 @@ void command_fail_queries(struct daemon *d, const char *why);
  */
 void command_read_queue(struct daemon *d, uint64_t client, queue_fn fn,
     const char *arg);
+/*
+ * In a queue read: the first candidate, in queue order, of the highest
+ * advertised priority above floor, the nodes named skip1 and skip2 (or
+ * NULL) left out; -1 when there is none.
+ */
+int queue_outranking(const struct queue_read *r, int64_t floor,
+    const char *skip1, const char *skip2);
 void command_wake(struct daemon *d, struct waiter **list, const char *text);
 char *command_watch_state(struct daemon *d);
 char *command_watch_line(struct daemon *d);

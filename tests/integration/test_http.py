@@ -18,8 +18,8 @@ import threading
 
 import pytest
 
-from zkharness import (HarnessError, _reap, _spawn, data_of,
-                       free_ports, make_tmpdir, wait_for)
+from zkharness import (_reap, _spawn, data_of, free_ports, make_tmpdir,
+                       wait_for, wait_value)
 
 PATHS = ("/leader", "/follower", "/role", "/status", "/metrics", "/health")
 
@@ -76,16 +76,8 @@ def code(port, path):
 
 
 def wait_code(port, path, want, timeout=15):
-    seen = []
-
-    def reached():
-        c = code(port, path)
-        seen.append(c)
-        return c == want
-    try:
-        wait_for(reached, timeout, f"GET {path} on :{port} to answer {want}")
-    except HarnessError as e:
-        raise HarnessError(f"{e}; answers seen: {seen[-5:]}") from None
+    wait_value(lambda: code(port, path), want, timeout,
+               f"GET {path} on :{port} to answer {want}")
 
 
 # ---------------------------------------------------------------- endpoints

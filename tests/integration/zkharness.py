@@ -187,6 +187,22 @@ def wait_for(pred, timeout, what, interval=POLL):
         time.sleep(interval)
 
 
+def wait_value(get, want, timeout, what, more=lambda: ""):
+    """Polls get() until it returns want; at the deadline the HarnessError
+    also lists the values seen (each change once) and more()."""
+    seen = []
+
+    def reached():
+        v = get()
+        if not seen or seen[-1] != v:
+            seen.append(v)
+        return v == want
+    try:
+        wait_for(reached, timeout, what)
+    except HarnessError as e:
+        raise HarnessError(f"{e}; seen: {seen[-10:]}{more()}") from None
+
+
 def process_gone(pid):
     """True when pid does not exist or is a zombie (pid 1 of a container
     does not always reap the orphans it inherits)."""
@@ -706,18 +722,11 @@ class Daemon:
         return parse_kv(self.status_file.read_text())
 
     def wait_role(self, role, timeout=10):
-        seen = []
-
-        def reached():
+        def get():
             self._check_alive()
-            r = self.role()
-            if not seen or seen[-1] != r:
-                seen.append(r)
-            return r == role
-        try:
-            wait_for(reached, timeout, f"{self.id} role {role}")
-        except HarnessError as e:
-            raise HarnessError(f"{e}; roles seen: {seen}\n{self.log_tail()}") from None
+            return self.role()
+        wait_value(get, role, timeout, f"{self.id} role {role}",
+                   lambda: "\n" + self.log_tail())
 
     def hook_env_runs(self):
         """The environment of each hook run: [(event, {NAME: value})]."""

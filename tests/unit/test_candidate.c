@@ -150,6 +150,43 @@ test_priority(void **state)
 		    cases[i].want);
 }
 
+/* Priority markers' names: <16 hex>_<priority in range>, nothing else. */
+static void
+test_mark_names(void **state)
+{
+	static const struct {
+		const char *name;
+		int ok;
+		int64_t sid, prio;
+	} cases[] = {
+		{ "00000000000000aa_5", 1, 0xaa, 5 },
+		{ "1234567890abcdef_-1000000", 1, 0x1234567890abcdefLL,
+		    -1000000 },
+		{ "00000000000000aa_1000000", 1, 0xaa, 1000000 },
+		{ "00000000000000aa_1000001", 0, 0, 0 },
+		{ "00000000000000aa_+5", 0, 0, 0 },
+		{ "00000000000000aa_ 5", 0, 0, 0 },
+		{ "00000000000000aa_5x", 0, 0, 0 },
+		{ "00000000000000aa_", 0, 0, 0 },
+		{ "00000000000000AA_5", 0, 0, 0 },
+		{ "0000000000000aa_5", 0, 0, 0 },
+		{ "candidate-00000000000000aa_5", 0, 0, 0 },
+		{ "junk", 0, 0, 0 },
+	};
+	int64_t sid, prio;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(candidate_mark_parse(cases[i].name, &sid,
+		    &prio), cases[i].ok ? 0 : -1);
+		if (!cases[i].ok)
+			continue;
+		assert_true(sid == cases[i].sid);
+		assert_true(prio == cases[i].prio);
+	}
+}
+
 int
 main(void)
 {
@@ -159,6 +196,7 @@ main(void)
 		cmocka_unit_test(test_kv),
 		cmocka_unit_test(test_clean),
 		cmocka_unit_test(test_priority),
+		cmocka_unit_test(test_mark_names),
 	};
 
 	return cmocka_run_group_tests_name("candidate", tests, NULL, NULL);
