@@ -911,10 +911,11 @@ def test_socket_mode_0666_others_query_but_do_not_control(election):
     assert (r.returncode, r.stdout, r.stderr) == (0, "leader\n", ""), r
     r = ctl_as_nobody(s + ["status"])
     assert r.returncode == 0 and parse_kv(r.stdout)["role"] == "leader", r
-    for cmd in ("resign", "pause", "resume"):
-        r = ctl_as_nobody(s + [cmd])
+    for cmd in ("resign", "pause", "resume", "switchover node2"):
+        r = ctl_as_nobody(s + cmd.split())
         assert (r.returncode, r.stdout) == (4, ""), f"{cmd} as nobody: {r}"
-        assert r.stderr == f"zkelectctl: {cmd}: error permission-denied\n", r.stderr
+        name = cmd.split()[0]
+        assert r.stderr == f"zkelectctl: {name}: error permission-denied\n", r.stderr
 
     assert n1.role() == "leader"
     assert member_ids(n1) == ["node1"]

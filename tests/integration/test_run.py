@@ -8,6 +8,7 @@ deadline."""
 
 import datetime
 import json
+import re
 
 from proxy import ZkProxy
 from zkharness import (RECORD_HOOK, group_members, member_ids, process_gone,
@@ -112,6 +113,9 @@ def wait_run(election, d, n=1, timeout=15):
                            if str(run_pids(election, d.id)[0]) ==
                            d.status().get("run_pid") else None, timeout,
                            f"{d.id}'s status shows its run process")
+    # Its uptime: the status gives when it started, RFC 3339 UTC.
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z",
+                        d.status().get("run_since", "")), d.status()
     return pgid, child
 
 
