@@ -4,7 +4,7 @@
 set -eu
 
 PKGS="build-essential pkg-config clang libclang-rt-14-dev libzookeeper-mt-dev zookeeper libevent-dev
-libinih-dev libsystemd-dev libcmocka-dev python3 python3-pytest python3-kazoo
+libinih-dev libsystemd-dev libcmocka-dev python3 python3-pytest python3-pytest-xdist python3-kazoo
 default-jre-headless valgrind socat procps util-linux strace prometheus
 haproxy debhelper dpkg-dev mandoc shellcheck iproute2 iputils-arping systemd git"
 
