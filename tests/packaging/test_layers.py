@@ -34,7 +34,6 @@ ALLOWED = {
         "election*.c",
     frozenset({"ctl.c", "ctl_listen.c"}): "ctl.c, ctl_listen.c",
     frozenset({"ctlclient.c", "zkelectctl.c"}): "ctlclient.c, zkelectctl.c",
-    frozenset({"log.c", "util.c", "xmalloc.c"}): "log.c, util.c, xmalloc.c",
 }
 
 
