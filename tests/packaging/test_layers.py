@@ -33,7 +33,6 @@ ALLOWED = {
     frozenset({"election.c", "election_event.c", "election_time.c"}):
         "election*.c",
     frozenset({"ctl.c", "ctl_listen.c"}): "ctl.c, ctl_listen.c",
-    frozenset({"ctlclient.c", "zkelectctl.c"}): "ctlclient.c, zkelectctl.c",
 }
 
 
