@@ -3,6 +3,8 @@
  * election with, and nothing to log the failure with either (the logger
  * reads the clock): abort().
  */
+#include <sys/time.h>
+
 #include <stdlib.h>
 #include <time.h>
 
@@ -27,4 +29,11 @@ wall_ms(void)
 	if (clock_gettime(CLOCK_REALTIME, &ts) == -1)
 		abort();
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void
+clock_timeval(struct timeval *tv, int64_t ms)
+{
+	tv->tv_sec = (time_t)(ms / 1000);
+	tv->tv_usec = (suseconds_t)((ms % 1000) * 1000);
 }

@@ -7,9 +7,13 @@
 
 #include <stdint.h>
 
+struct timeval;
+
 /* Milliseconds on CLOCK_BOOTTIME (keeps counting through suspend). */
 int64_t now_ms(void);
 /* Milliseconds since the epoch on the wall clock (CLOCK_REALTIME). */
 int64_t wall_ms(void);
+/* A duration of ms milliseconds (not negative) as a struct timeval. */
+void clock_timeval(struct timeval *tv, int64_t ms);
 
 #endif

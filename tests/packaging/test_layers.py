@@ -32,7 +32,6 @@ ALLOWED = {
     # election*.c (the state machine of issue 20 item 1).
     frozenset({"election.c", "election_event.c", "election_time.c"}):
         "election*.c",
-    frozenset({"ctl.c", "ctl_listen.c"}): "ctl.c, ctl_listen.c",
 }
 
 
