@@ -9,7 +9,6 @@ unnoticed.  Run `scripts/layers.py` to see the floors, the circles and the
 uses that run upward.
 """
 import json
-import subprocess
 import sys
 import textwrap
 
@@ -67,7 +66,8 @@ def test_allowed_is_current(house):
     stale = [a for a in ALLOWED if a not in found]
     assert not stale, (
         "circle(s) broken or narrowed: remove or narrow their entry in "
-        "ALLOWED: " + "; ".join(" <-> ".join(sorted(a)) for a in stale))
+        "ALLOWED: " + "; ".join(" <-> ".join(sorted(a)) + f" ({ALLOWED[a]})"
+                                for a in stale))
 
 
 def write(d, files):
