@@ -15,7 +15,8 @@ other file, else one above the highest file it uses.
 
 Usage: scripts/layers.py [--src DIR] [--objects DIR] [--json]
   --src DIR      the sources (default src/ beside this script)
-  --objects DIR  read DIR/NAME.o for each DIR/../NAME.c instead of compiling
+  --objects DIR  read DIR/NAME.o for each SRC/NAME.c instead of compiling
+                 them (build/ after make; -O2 may drop a dead call)
   --json         print the graph as JSON instead of the report
 Exit status: 0 when no circle exists, 1 when one does, 2 on a failure to
 compile or read the objects.  tests/packaging/test_layers.py holds the
