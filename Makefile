@@ -29,7 +29,7 @@ SANFLAGS  = -fsanitize=address,undefined -fno-omit-frame-pointer \
             -fno-sanitize-recover=undefined
 endif
 
-COMMON    = log xmalloc util
+COMMON    = clock log xmalloc util
 DAEMON    = config config_value zk candidate election election_event \
             election_time hook \
             ctl ctl_listen status notify http
@@ -40,7 +40,7 @@ UNIT      = $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 # The simulator links the real pure core, nothing of the daemon around it.
 SIMSRC    = $(wildcard tests/sim/*.c)
 SIMCORE   = $(patsubst %,$(BUILD)/%.o,election election_event election_time \
-            candidate xmalloc log util)
+            candidate xmalloc log util clock)
 SEEDS    ?= 20000
 SEED     ?= random
 JOBS     ?= $(shell nproc)
