@@ -31,7 +31,7 @@ endif
 
 COMMON    = clock log xmalloc util
 DAEMON    = config config_value zk candidate election election_event \
-            election_time hook \
+            election_time election_claim hook \
             ctl ctl_listen status notify http
 DAEMON   += history
 LIBSRC    = $(COMMON) $(DAEMON)
@@ -40,6 +40,7 @@ UNIT      = $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 # The simulator links the real pure core, nothing of the daemon around it.
 SIMSRC    = $(wildcard tests/sim/*.c)
 SIMCORE   = $(patsubst %,$(BUILD)/%.o,election election_event election_time \
+            election_claim \
             candidate xmalloc log util clock)
 SEEDS    ?= 20000
 SEED     ?= random

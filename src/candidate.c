@@ -36,13 +36,20 @@ candidate_sid(const char *p, int64_t *sid)
 int
 candidate_parse(const char *name, struct candidate *out)
 {
+	return candidate_parse_as(name, CANDIDATE_PREFIX, out);
+}
+
+int
+candidate_parse_as(const char *name, const char *prefix,
+    struct candidate *out)
+{
 	const char *p = name;
 	int64_t sid, v = 0;
 	int neg = 0, digits = 0;
 
-	if (strncmp(p, CANDIDATE_PREFIX, strlen(CANDIDATE_PREFIX)) != 0)
+	if (strncmp(p, prefix, strlen(prefix)) != 0)
 		return -1;
-	if ((p = candidate_sid(p + strlen(CANDIDATE_PREFIX), &sid)) == NULL)
+	if ((p = candidate_sid(p + strlen(prefix), &sid)) == NULL)
 		return -1;
 	if (*p == '-') {
 		neg = 1;
@@ -83,10 +90,17 @@ candidate_cmp(const void *a, const void *b)
 int
 candidate_order(char *const *names, int n, struct candidate *out)
 {
+	return candidate_order_as(names, n, CANDIDATE_PREFIX, out);
+}
+
+int
+candidate_order_as(char *const *names, int n, const char *prefix,
+    struct candidate *out)
+{
 	int i, k = 0;
 
 	for (i = 0; i < n; i++)
-		if (candidate_parse(names[i], &out[k]) == 0)
+		if (candidate_parse_as(names[i], prefix, &out[k]) == 0)
 			k++;
 	qsort(out, (size_t)k, sizeof(*out), candidate_cmp);
 	return k;

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #define CANDIDATE_NAME_PREFIX "candidate-"
+#define CANDIDATE_CLAIM_PREFIX "claim-"
 #define CANDIDATE_PRIORITY_MAX 1000000
 
 /* A parsed candidate node name: candidate-<sid>_<seq>. */
@@ -19,6 +20,11 @@ int candidate_parse(const char *name, struct candidate *out);
 /* Sorts by sequence into out (room for n); junk names are dropped.
  * Returns the count kept. */
 int candidate_order(char *const *names, int n, struct candidate *out);
+/* The same for names <prefix><sid>_<seq> (E/claims' claim- nodes). */
+int candidate_parse_as(const char *name, const char *prefix,
+    struct candidate *out);
+int candidate_order_as(char *const *names, int n, const char *prefix,
+    struct candidate *out);
 /*
  * What peers wrote is untrusted. Copies n bytes of src into dst (room for
  * dstlen with its NUL) under the one rule every output shares: control

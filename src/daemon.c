@@ -313,7 +313,7 @@ static void
 daemon_send(struct daemon *d, const struct el_action *act)
 {
 	uint64_t tag = daemon_tag(d);
-	int rc, watch = 1;
+	int rc;
 
 	d->m.zk_requests[act->op]++;
 	if (act->op == EL_OP_SYNC)
@@ -342,17 +342,18 @@ daemon_send(struct daemon *d, const struct el_action *act)
 		break;
 	case EL_OP_LIST:
 	case EL_OP_MARKS:
+	case EL_OP_CLAIMS:
 		rc = zk_children(d->zk, act->path, tag);
 		break;
 	case EL_OP_BREADCRUMB:
-		watch = 0;
-		/* FALLTHROUGH */
 	case EL_OP_WATCH_PRED:
 	case EL_OP_WATCH_OWN:
 	case EL_OP_LEADER:
-		rc = zk_get(d->zk, act->path, watch, tag);
+		rc = zk_get(d->zk, act->path, 1, tag);
 		break;
 	case EL_OP_LEADER_EXISTS:
+	case EL_OP_CRUMB_EXISTS:
+	case EL_OP_CLAIM_WATCH:
 		rc = zk_exists(d->zk, act->path, 1, tag);
 		break;
 	case EL_OP_SYNC:
@@ -365,12 +366,6 @@ daemon_send(struct daemon *d, const struct el_action *act)
 	case EL_OP_SW_DELETE:
 	case EL_OP_UNMARK:
 		rc = zk_multi(d->zk, act->sub, act->nsub, tag);
-		break;
-	case EL_OP_CLAIM_WATCH:
-		rc = zk_exists(d->zk, act->path, 1, tag);
-		break;
-	case EL_OP_CLAIM_READ:
-		rc = zk_exists(d->zk, act->path, 0, tag);
 		break;
 	default:
 		rc = ZBADARGUMENTS;

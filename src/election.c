@@ -107,7 +107,6 @@ election_new(const struct election_params *p)
 	(void)xasprintf(&el->cand_dir, "%s/candidates", p->path);
 	(void)xasprintf(&el->leader_path, "%s/leader", p->path);
 	(void)xasprintf(&el->crumb_path, "%s/breadcrumb", p->path);
-	(void)xasprintf(&el->claim_path, "%s/claim", p->path);
 	(void)xasprintf(&el->prio_dir, "%s/priority", p->path);
 	/* Every ancestor of E/candidates, top down. */
 	for (s = el->cand_dir + 1; el->nparents < EL_MAX_DEPTH; s++) {
@@ -118,6 +117,8 @@ election_new(const struct election_params *p)
 		if (*s == '\0')
 			break;
 	}
+	el_claim_init(&el->cl, p->path);
+	el->parents[el->nparents++] = xstrdup(el->cl.dir);
 	el->nbase = el->nparents;
 	el->parents[el->nbase] = xstrdup(el->prio_dir);
 	el->id = xstrdup(p->id);
@@ -127,7 +128,6 @@ election_new(const struct election_params *p)
 	el_make_data(el);
 	el->leader_id = xstrdup("");
 	el->leader_data = xstrdup("");
-	el->claim_known = 1;
 	el->crumb_id = xstrdup("");
 	el->crumb_data = xstrdup("");
 	el->observer = p->observer;
@@ -159,8 +159,7 @@ election_free(struct election *el)
 	free(el->cand_dir);
 	free(el->leader_path);
 	free(el->crumb_path);
-	free(el->claim_path);
-	free(el->claim_data);
+	el_claim_free(&el->cl);
 	free(el->id);
 	free(el->data);
 	free(el->create_data);
@@ -188,9 +187,10 @@ el_invalidate(struct election *el)
 	el->leader_fresh = 0;
 	el->leader_armed = 0;
 	el->crumb_fresh = 0;
-	el->crumb_for_claim = 0;
+	el->crumb_armed = 0;
 	el->pred_watched = 0;
 	el->pred_head = 0;
+	el_claim_invalidate(&el->cl);
 }
 
 int
@@ -254,7 +254,6 @@ el_forget_node(struct election *el)
 	el->pred_head = 0;
 	el->pred_czxid = 0;
 	el->pred_owner = 0;
-	el->crumb_for_claim = 0;
 	el->create_unknown = 0;
 	el->node_ok = 0;
 	el->listed = 0;
@@ -335,7 +334,7 @@ el_release_done(struct election *el)
 	el->release_why = NULL;
 	el->release_attempts = 0;
 	el->acked = 0;
-	el->claimed = 0;
+	el_claim_forget(&el->cl);
 	el->epoch = 0;
 	el_forget_node(el);
 	if (el->promote_failed || el->run_exited) {
@@ -376,8 +375,7 @@ el_session_lost(struct election *el)
 	el->leader_exists = 0;
 	el->leader_owner = 0;
 	el->crumb_exists = 0;
-	el->claim_known = 1;
-	el->claim_wait = 0;
+	el_claim_forget(&el->cl);
 	el_replace(&el->mark_have, NULL);
 	/*
 	 * The lease was the old session's: what the new one confirms says
@@ -411,16 +409,43 @@ el_act_zk(struct election *el, struct el_action *act, enum el_op op,
 }
 
 /*
- * The breadcrumb's read, unless it is known or on its way; 1 if it went
+ * The breadcrumb is read with a watch (a get, or an exists when it is
+ * known to be absent: a get of no node sets none); 1 if the read went
  * out. It goes beside whatever is in flight.
  */
 static int
+el_arm_crumb(struct election *el, struct el_action *act)
+{
+	if (el_pipe_has(el, EL_OP_BREADCRUMB) ||
+	    el_pipe_has(el, EL_OP_CRUMB_EXISTS))
+		return 0;
+	el->crumb_armed = 1;
+	el_act_zk_pipe(el, act, el->crumb_fresh && !el->crumb_exists ?
+	    EL_OP_CRUMB_EXISTS : EL_OP_BREADCRUMB, el->crumb_path, 1);
+	return 1;
+}
+
+/* The breadcrumb's read, unless it is known or on its way. */
+static int
 el_read_crumb(struct election *el, struct el_action *act)
 {
-	if (el->crumb_fresh || el_pipe_has(el, EL_OP_BREADCRUMB))
+	if (el->crumb_fresh)
 		return 0;
-	el_act_zk_pipe(el, act, EL_OP_BREADCRUMB, el->crumb_path, 1);
-	return 1;
+	return el_arm_crumb(el, act);
+}
+
+/*
+ * The breadcrumb as a claim and a promote need it: kept current by a
+ * watch of this connection (see (7) in the header). 1 while a decision
+ * waits, or a read went out.
+ */
+static int
+el_watch_crumb(struct election *el, struct el_action *act)
+{
+	if (!el->crumb_armed && !(EL_MUTANT(18) && el->crumb_fresh) &&
+	    el_arm_crumb(el, act))
+		return 1;
+	return !el->crumb_fresh;
 }
 
 /* The breadcrumb, unless known: 1 while it is not (a decision waits). */
@@ -504,23 +529,30 @@ el_build_release(struct election *el, struct el_action *act)
 	 * ours where a successor has written its own since. The version
 	 * makes the multi fail then, and it is read again.
 	 */
-	if (el->crumb_exists && el->lead_epoch != 0 &&
-	    el->crumb_epoch == el->lead_epoch) {
+	el->release_crumb = el->crumb_exists && el->lead_epoch != 0 &&
+	    el->crumb_epoch == el->lead_epoch;
+	if (el->release_crumb) {
 		el_sub(act, ZK_MOP_DELETE, el->crumb_path, NULL);
 		if (!EL_MUTANT(19))
 			act->sub[act->nsub - 1].version = el->crumb_version;
 	}
-	if (el->claimed)
-		el_sub(act, ZK_MOP_DELETE, el->claim_path, NULL);
 	if (el->node_path != NULL)
 		el_sub(act, ZK_MOP_DELETE, el->node_path, NULL);
 	/*
 	 * Our priority marker goes with our node, so that no head sees it
 	 * without the node; it is made again before the next node.
 	 */
-	el->release_marked = act->nsub > 0 && el->mark_have != NULL;
+	el->release_marked = (act->nsub > 0 || el->cl.have) &&
+	    el->mark_have != NULL;
 	if (el->release_marked)
 		el_sub(act, ZK_MOP_DELETE, el->mark_have, NULL);
+	/*
+	 * Our claim goes last: its deletion is the heir's signal, and a
+	 * server sends the notifications of one transaction in the order of
+	 * its operations, so the heir has heard of everything else first.
+	 */
+	if (el->cl.have && el->cl.path != NULL)
+		el_sub(act, ZK_MOP_DELETE, el->cl.path, NULL);
 }
 
 /* The data of E/leader and E/breadcrumb. */
@@ -716,8 +748,9 @@ el_next_release(struct election *el, struct el_action *act)
 	}
 	if (el_need_crumb(el, act))
 		return;
-	if (!el->claim_known) {
-		el_act_zk(el, act, EL_OP_CLAIM_READ, el->claim_path);
+	/* Which claim is ours, if a reply was lost or it was not listed. */
+	if (!el->cl.known || (el->cl.have && el->cl.path == NULL)) {
+		el_act_zk(el, act, EL_OP_CLAIMS, el->cl.dir);
 		return;
 	}
 	if (el->node_path != NULL && !el->node_ok) {
@@ -734,34 +767,16 @@ el_next_release(struct election *el, struct el_action *act)
 }
 
 /*
- * E/claim, taken in a multi that checks our node still exists, before any
- * fence or promote hook: it stands for the whole leadership, from before
- * the promote to after the demote, so that a successor waits for it even
- * when our node is gone (deleted by hand) before E/leader is written, and
- * a head that listed its node from a server behind the quorum finds out.
+ * Our claim made, in a multi that checks our node still exists (see the
+ * header): the breadcrumb's watch and the markers' read go out in the
+ * same pipeline just before it, so that their replies are in when the
+ * claim's comes. heir: made while our predecessor leads.
  */
 static void
-el_next_claim(struct election *el, struct el_action *act)
+el_next_claim(struct election *el, struct el_action *act, int heir)
 {
-	if (!el->claim_known) {
-		el_act_zk(el, act, EL_OP_CLAIM_READ, el->claim_path);
-		return;
-	}
-	if (el->claim_wait) {
-		if (!el->claim_watched)
-			el_act_zk(el, act, EL_OP_CLAIM_WATCH, el->claim_path);
-		return;
-	}
-	/*
-	 * The breadcrumb is read again for every claim, in the same pipeline
-	 * just before it: its reply is in when the claim's comes, and it
-	 * shows every write made before our node was first.
-	 */
-	if (!el->crumb_for_claim && !EL_MUTANT(18)) {
-		el->crumb_for_claim = 1;
-		el->crumb_fresh = 0;
-	}
-	if (el_read_crumb(el, act))
+	if (!el->crumb_armed && !(EL_MUTANT(18) && el->crumb_fresh) &&
+	    el_arm_crumb(el, act))
 		return;
 	if (!el->marks_for_claim) {
 		el->marks_for_claim = 1;
@@ -770,13 +785,72 @@ el_next_claim(struct election *el, struct el_action *act)
 	}
 	if (el_read_marks(el, act))
 		return;
-	free(el->claim_data);
-	(void)xasprintf(&el->claim_data, "id=%s\nepoch=%lld\n", el->id,
-	    (long long)el->epoch);
-	act->nsub = 0;
-	el_sub(act, ZK_MOP_CHECK, el->node_path, NULL);
-	el_sub(act, ZK_MOP_CREATE_EPHEMERAL, el->claim_path, el->claim_data);
+	el_claim_build(el, act, heir);
 	el_act_zk(el, act, EL_OP_CLAIM, NULL);
+}
+
+/* What our claim asks for next (a listing, a watch); 1 if one went out. */
+static int
+el_next_claim_fact(struct election *el, struct el_action *act)
+{
+	enum el_op op = el_claim_want(&el->cl, act);
+
+	if (op == EL_OP_NONE)
+		return 0;
+	el_act_zk(el, act, op, act->path);
+	return 1;
+}
+
+/*
+ * The heir: our predecessor is the head and leads (E/leader names its
+ * node, as el_pred_head() reads it), so it holds the first claim, and a
+ * claim we make now comes after its own.
+ */
+static int
+el_heir(const struct election *el)
+{
+	return el->pred_head && el->pred_czxid != 0 && el->leader_fresh &&
+	    el->leader_exists && el->leader_owner == el->pred_owner &&
+	    el->leader_epoch == el->pred_czxid;
+}
+
+/*
+ * The heir prepares while its predecessor leads: its claim made and
+ * placed, the claim before it watched, the breadcrumb watched and the
+ * markers read, so that the release is the one thing it waits for.
+ */
+static void
+el_next_heir(struct election *el, struct el_action *act)
+{
+	if (EL_MUTANT(12))
+		return;
+	if (!el->cl.have) {
+		if (el_heir(el))
+			el_next_claim(el, act, 1);
+		return;
+	}
+	if (el_next_claim_fact(el, act))
+		return;
+	(void)el_watch_crumb(el, act);
+}
+
+/*
+ * The head: 1 while the first claim is not ours (made, placed, or waited
+ * for with a watch on the claim before ours).
+ */
+static int
+el_next_right(struct election *el, struct el_action *act)
+{
+	if (EL_MUTANT(24) && el->cl.have && el->cl.heir)
+		return 0;
+	if (!el->cl.have) {
+		el_next_claim(el, act, 0);
+		return 1;
+	}
+	if (el_claim_ready(&el->cl))
+		return 0;
+	(void)el_next_claim_fact(el, act);
+	return 1;
 }
 
 /* Our place in the queue, and the promotion when it comes. */
@@ -821,13 +895,17 @@ el_next_queue(struct election *el, struct el_action *act)
 		el_act_zk(el, act, EL_OP_LIST, el->cand_dir);
 		return;
 	}
-	/* After a lost reply, whose E/claim is it? */
-	if (!el->claim_known) {
-		el_act_zk(el, act, EL_OP_CLAIM_READ, el->claim_path);
+	/* After a lost reply, is there a claim of ours? */
+	if (!el->cl.known) {
+		el_act_zk(el, act, EL_OP_CLAIMS, el->cl.dir);
 		return;
 	}
-	/* A claim of ours while others are ahead is an orphan: it goes. */
-	if (!el->first && el->claimed && !el_leading(el) && !EL_MUTANT(4)) {
+	/*
+	 * A claim of ours behind the heir's place is an orphan: it goes.
+	 * (Nothing is queued before a node, so we never move back to it.)
+	 */
+	if (!el->first && el->cl.have && el->position > 2 &&
+	    !el_leading(el) && !EL_MUTANT(4)) {
 		el->release_pending = 1;
 		el->release_why = "preempted";
 		return;
@@ -835,6 +913,8 @@ el_next_queue(struct election *el, struct el_action *act)
 	if (!el->first) {
 		if (!el->pred_watched)
 			el_act_zk(el, act, EL_OP_WATCH_PRED, el->pred_path);
+		else
+			el_next_heir(el, act);
 		return;
 	}
 	if (el->promoted) {
@@ -849,7 +929,8 @@ el_next_queue(struct election *el, struct el_action *act)
 	if (el_leading(el))
 		return;
 	/* Wait for the previous leader to withdraw its acknowledgement. */
-	if (el->leader_exists && el->leader_owner != el->sid)
+	if (el->leader_exists && el->leader_owner != el->sid &&
+	    !(EL_MUTANT(24) && el->cl.have && el->cl.heir))
 		return;
 	/*
 	 * Never on facts the lease does not cover, nor with so little of it
@@ -860,11 +941,9 @@ el_next_queue(struct election *el, struct el_action *act)
 	if (el->now + el->timeout_ms / EL_PROMOTE_ROOM_DIV >=
 	    el_demote_point(el) && !EL_MUTANT(9))
 		return;
-	if (!el->claimed && !EL_MUTANT(12)) {
-		el_next_claim(el, act);
+	if (!EL_MUTANT(12) && el_next_right(el, act))
 		return;
-	}
-	if (el_need_crumb(el, act))
+	if (el_watch_crumb(el, act))
 		return;
 	if (el_yield(el, act))
 		return;
@@ -986,8 +1065,8 @@ el_next_zk(struct election *el, struct el_action *act)
 	 * it (the node was deleted after a demote) would make the next head
 	 * wait forever: it goes.
 	 */
-	if (!el->release_pending && (el_owns_leader(el) || el->claimed ||
-	    !el->claim_known) && !el_leading(el) && el->node == NULL &&
+	if (!el->release_pending && (el_owns_leader(el) || el->cl.have ||
+	    !el->cl.known) && !el_leading(el) && el->node == NULL &&
 	    !EL_MUTANT(4))
 		el->release_pending = 1;
 	if (el->release_pending) {

@@ -48,18 +48,20 @@ enum el_op {
 	EL_OP_WATCH_OWN,	/* get our own node with a watch: owner, czxid */
 	EL_OP_LEADER,		/* get E/leader with a watch */
 	EL_OP_LEADER_EXISTS,	/* exists E/leader with a watch, when absent */
-	EL_OP_BREADCRUMB,	/* get E/breadcrumb, no watch */
+	EL_OP_BREADCRUMB,	/* get E/breadcrumb with a watch */
 	EL_OP_ACK,		/* multi: check own, write E/leader and breadcrumb */
 	EL_OP_RELEASE,		/* multi: delete what we own */
 	EL_OP_SET_DATA,		/* multi: new data on our node (and E/leader) */
 	EL_OP_SYNC,		/* zoo_async on E: a quorum-confirmed round trip */
-	EL_OP_CLAIM,		/* multi: check own node, create E/claim */
-	EL_OP_CLAIM_WATCH,	/* exists E/claim with a watch */
-	EL_OP_CLAIM_READ,	/* exists E/claim, no watch */
+	EL_OP_CLAIM,		/* multi: check own node, create our claim
+				 * (ephemeral sequential, in E/claims) */
+	EL_OP_CLAIM_WATCH,	/* exists the claim before ours, with a watch */
+	EL_OP_CLAIMS,		/* children of E/claims, no watch */
 	EL_OP_SW_DELETE,	/* multi: delete nodes between us and a target */
 	EL_OP_MARK,		/* create our priority marker (ephemeral) */
 	EL_OP_UNMARK,		/* multi: delete a priority marker of ours */
 	EL_OP_MARKS,		/* children of E/priority, no watch */
+	EL_OP_CRUMB_EXISTS,	/* exists E/breadcrumb with a watch, when absent */
 	EL_OP_COUNT
 };
 

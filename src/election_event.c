@@ -113,6 +113,23 @@ el_op_error(struct election *el, int rc)
 	el->retry_until = el->now + EL_RETRY_MS;
 }
 
+/* E/claims is missing (or our node is): made again, as a create's. */
+static void
+el_claims_again(struct election *el)
+{
+	el->parents_done = 0;
+	el->parent_idx = el->nbase - 1;
+}
+
+/* E/breadcrumb is known to be absent. */
+static void
+el_no_crumb(struct election *el)
+{
+	el->crumb_exists = 0;
+	el->crumb_fresh = 1;
+	el->crumb_epoch = 0;
+}
+
 static void
 el_list_done(struct election *el, const struct el_result *res)
 {
@@ -316,34 +333,26 @@ election_op_done(struct election *el, enum el_op op,
 	case EL_OP_COUNT:
 		break;
 	case EL_OP_CLAIM:
-		el->crumb_for_claim = 0;
 		el->marks_for_claim = 0;	/* a claim again reads them again */
-		if (rc == ZOK) {
-			el->claimed = 1;
-			el->claim_known = 1;
-		} else if (rc == ZNODEEXISTS) {
-			el->claim_wait = 1;
-			el->claim_watched = 0;
-		} else if (rc == ZNONODE)
-			el->node_ok = 0;	/* our node is gone: see */
-		else if (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT) {
-			/* Applied or not: it is read before anything else. */
-			if (!EL_MUTANT(13))
-				el->claim_known = 0;
-		} else
+		if (el_claim_created(&el->cl, rc))
+			el->create_nonode = 0;
+		else if (rc == ZNONODE) {
+			/* Our node is gone, or E/claims is: both are seen to. */
+			el->node_ok = 0;
+			el_claims_again(el);
+			if (el->create_nonode++ > 0 && !EL_MUTANT(21))
+				el_op_error(el, rc);
+		} else if (rc != ZCONNECTIONLOSS && rc != ZOPERATIONTIMEOUT)
 			el_op_error(el, rc);
 		break;
 	case EL_OP_CLAIM_WATCH:
-		if (rc == ZOK && res->owner == el->sid) {
-			/* Ours, from before a blip of this session. */
-			el->claimed = 1;
-			el->claim_known = 1;
-			el->claim_wait = 0;
-		} else if (rc == ZOK)
-			el->claim_watched = 1;
-		else if (rc == ZNONODE)
-			el->claim_wait = 0;
-		else
+		if (el_claim_watched(&el->cl, res) < 0)
+			el_op_error(el, rc);
+		break;
+	case EL_OP_CLAIMS:
+		if (el_claims_listed(&el->cl, res, el->sid) < 0)
+			el_claims_again(el);
+		else if (rc != ZOK)
 			el_op_error(el, rc);
 		break;
 	case EL_OP_SW_DELETE:
@@ -379,13 +388,6 @@ election_op_done(struct election *el, enum el_op op,
 		break;
 	case EL_OP_MARKS:
 		el_marks_done(el, res);
-		break;
-	case EL_OP_CLAIM_READ:
-		if (rc == ZOK || rc == ZNONODE) {
-			el->claimed = rc == ZOK && res->owner == el->sid;
-			el->claim_known = 1;
-		} else
-			el_op_error(el, rc);
 		break;
 	case EL_OP_PARENT:
 		if (rc == ZOK || rc == ZNODEEXISTS) {
@@ -493,11 +495,24 @@ election_op_done(struct election *el, enum el_op op,
 			candidate_kv(res->data, "data", big, sizeof(big));
 			el_replace(&el->crumb_data, big);
 		} else if (rc == ZNONODE) {
-			el->crumb_exists = 0;
-			el->crumb_fresh = 1;
-			el->crumb_epoch = 0;
-		} else
+			/* A get of no node sets no watch: exists does. */
+			el_no_crumb(el);
+			el->crumb_armed = 0;
+		} else {
+			el->crumb_armed = 0;
 			el_op_error(el, rc);
+		}
+		break;
+	case EL_OP_CRUMB_EXISTS:
+		if (rc == ZNONODE)
+			el_no_crumb(el);
+		else {
+			/* It is there (again): what it says is read. */
+			el->crumb_fresh = 0;
+			el->crumb_armed = 0;
+			if (rc != ZOK)
+				el_op_error(el, rc);
+		}
 		break;
 	case EL_OP_ACK:
 		if (rc == ZOK) {
@@ -507,7 +522,12 @@ election_op_done(struct election *el, enum el_op op,
 			el->leader_epoch = el->epoch;
 			el_replace(&el->leader_id, el->id);
 			el_replace(&el->leader_data, el->data);
+			/*
+			 * What we wrote (the notification of our own write, if
+			 * a watch was set, came before this reply).
+			 */
 			el->crumb_exists = 1;
+			el->crumb_fresh = 1;
 			el->crumb_epoch = el->epoch;
 			el->crumb_version = el->crumb_version_next;
 		} else {
@@ -519,6 +539,8 @@ election_op_done(struct election *el, enum el_op op,
 	case EL_OP_SET_DATA:
 		if (rc == ZOK) {
 			el->data_dirty = 0;
+			if (el->crumb_version_next != el->crumb_version)
+				el->crumb_fresh = 1;	/* ours, as written */
 			el->crumb_version = el->crumb_version_next;
 			if (el->acked && el_owns_leader(el))
 				el_replace(&el->leader_data, el->data);
@@ -543,7 +565,9 @@ election_op_done(struct election *el, enum el_op op,
 			 */
 			if (el_owns_leader(el))
 				el_no_leader(el);
-			el->crumb_exists = 0;
+			/* Not ours, it stays: the watch keeps what we know. */
+			if (el->release_crumb)
+				el_no_crumb(el);
 			el_release_done(el);
 		} else if (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT) {
 			/*
@@ -551,8 +575,7 @@ election_op_done(struct election *el, enum el_op op,
 			 * successor's by now: what we own is read again
 			 * before the retry (E/leader and our node are).
 			 */
-			if (!EL_MUTANT(13))
-				el->claim_known = 0;
+			el->cl.known = 0;
 		} else if (++el->release_attempts >= 3) {
 			/*
 			 * Closing the session removes our ephemeral nodes
@@ -563,7 +586,7 @@ election_op_done(struct election *el, enum el_op op,
 			el->restart = 1;
 		} else {
 			el_invalidate(el);
-			el->claim_known = 0;
+			el->cl.known = 0;
 			el_op_error(el, rc);
 		}
 		break;
@@ -603,10 +626,14 @@ election_watch(struct election *el, int deleted, const char *path)
 			el_no_leader(el);
 		else
 			el->leader_fresh = 0;
-	} else if (strcmp(path, el->claim_path) == 0) {
-		el->claim_wait = 0;
-		el->claim_watched = 0;
-	}
+	} else if (strcmp(path, el->crumb_path) == 0) {
+		el->crumb_armed = 0;
+		if (deleted)
+			el_no_crumb(el);
+		else
+			el->crumb_fresh = 0;
+	} else
+		(void)el_claim_watch(&el->cl, deleted, path);
 }
 
 void
@@ -919,8 +946,8 @@ election_op_name(enum el_op op)
 	static const char *const names[EL_OP_COUNT] = {
 		"none", "parent", "create", "list", "watch_pred", "watch_own",
 		"leader", "leader_exists", "breadcrumb", "ack", "release",
-		"set_data", "sync", "claim", "claim_watch", "claim_read",
-		"switchover", "mark", "unmark", "marks",
+		"set_data", "sync", "claim", "claim_watch", "claims",
+		"switchover", "mark", "unmark", "marks", "crumb_exists",
 	};
 
 	return (unsigned)op < EL_OP_COUNT ? names[op] : "unknown";

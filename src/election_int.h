@@ -37,16 +37,19 @@
  * other hooks, 6 a fence counts across sessions, 7 a demote takes the new
  * node's epoch, 8 no demote budget before the lease ends, 9 promotes on
  * facts older than the lease, 10 auth failures restart at once, 11
- * adoption lists without a sync, 12 no E/claim, 13 E/claim's state is
- * trusted after a lost reply, 14 one confirmation alone renews the
+ * adoption lists without a sync, 12 no claim (E/claims), 13 a claim's
+ * create whose reply was lost is taken as not made, 14 one confirmation alone renews the
  * lease, 15 a predecessor's deletion makes us first wherever we stood,
  * 16 any leader makes its follower's predecessor the head, 17 E/leader's
- * watch is not set again after its deletion, 18 the breadcrumb is not
- * read again before a claim, 19 a release deletes a breadcrumb of any
+ * watch is not set again after its deletion, 18 a breadcrumb view no
+ * watch keeps current is trusted for a claim and a promote, 19 a release deletes a breadcrumb of any
  * version, 20 a new session's lease runs from when it is heard of, not
  * from when it was asked for, 21 a create that finds no parent retries at
  * once, 22 E/leader of any session is shown, 23 a head yields to a
- * higher priority however often it has yielded. The tests must catch each.
+ * higher priority however often it has yielded, 24 a prepared claim is
+ * taken for the right to lead: the heir promotes once first, without
+ * the release (the claim before its own, E/leader). The tests must catch
+ * each.
  */
 #ifdef EL_MUTANTS
 extern int el_mutant;
@@ -55,18 +58,40 @@ extern int el_mutant;
 #define EL_MUTANT(n) 0
 #endif
 
+/*
+ * Our claim in the claims queue E/claims (election_claim.c): made by the
+ * heir while its predecessor leads, or by the head; the first claim is
+ * the right to lead. See election.c's header.
+ */
+struct el_claim {
+	char *dir;		/* E/claims */
+	char *create;		/* E/claims/claim-<sid>_, as created */
+	char *data;
+	int have;		/* one of ours exists, as far as we know */
+	int known;		/* have is what ZooKeeper has (0: a reply lost) */
+	int heir;		/* made while we were the heir: prepared */
+	char *path;		/* ours, once listed (NULL until then) */
+	char *node;		/* its name */
+	int listed;		/* E/claims listed on this connection, ours in it */
+	int first;		/* ours is the first claim of E/claims */
+	char *pred;		/* the claim just before ours */
+	int pred_head;		/* and it was the first */
+	int pred_watched;
+};
+
 struct election {
 	char *path;		/* E */
 	char *cand_dir;		/* E/candidates */
 	char *leader_path;	/* E/leader */
 	char *crumb_path;	/* E/breadcrumb */
-	char *claim_path;	/* E/claim */
-	char *claim_data;
 	char *prio_dir;		/* E/priority */
-	/* the ancestors of E/candidates, then E/priority (when priority) */
-	char *parents[EL_MAX_DEPTH + 1];
+	/*
+	 * The ancestors of E/candidates, E/claims, then E/priority (when
+	 * priority).
+	 */
+	char *parents[EL_MAX_DEPTH + 2];
 	int nparents;
-	int nbase;		/* the ancestors of E/candidates alone */
+	int nbase;		/* the ancestors of E/candidates and E/claims */
 	char *id;
 	char *data;
 	char *create_data;
@@ -184,11 +209,8 @@ struct election {
 	char *leader_data;
 	int64_t leader_epoch;
 
-	/* E/claim: held from before promote until the release */
-	int claimed;		/* ours */
-	int claim_known;	/* claimed is what ZooKeeper has */
-	int claim_wait;		/* another session holds it */
-	int claim_watched;	/* and a watch is set on it */
+	/* our claim in E/claims: from before promote until the release */
+	struct el_claim cl;
 
 	/*
 	 * Priority markers (E/priority/<sid>_<priority>, see el_next_mark()):
@@ -202,6 +224,7 @@ struct election {
 	int64_t yield_until;	/* no yield again before then */
 	int64_t mark_hold_until;	/* none after a resign, until then */
 	int release_marked;	/* the release in flight deletes it */
+	int release_crumb;	/* and the breadcrumb */
 	int marks_for_claim;
 	int64_t *mark_sid;
 	int64_t *mark_prio;
@@ -214,7 +237,7 @@ struct election {
 
 	/* E/breadcrumb */
 	int crumb_fresh;
-	int crumb_for_claim;	/* read again for the claim being made */
+	int crumb_armed;	/* a watch on it is set, or being set */
 	int crumb_exists;
 	int64_t crumb_epoch;
 	int32_t crumb_version;
@@ -257,6 +280,20 @@ void el_switch_listed(struct election *el, const struct candidate *c, int n,
 int el_want_join(const struct election *el);
 int el_pipe_has(const struct election *el, enum el_op op);
 void el_pred_head(struct election *el);
+
+/* election_claim.c */
+void el_claim_init(struct el_claim *cl, const char *path);
+void el_claim_free(struct el_claim *cl);
+void el_claim_forget(struct el_claim *cl);
+void el_claim_invalidate(struct el_claim *cl);
+enum el_op el_claim_want(struct el_claim *cl, struct el_action *act);
+void el_claim_build(struct election *el, struct el_action *act, int heir);
+int el_claim_ready(const struct el_claim *cl);
+int el_claim_created(struct el_claim *cl, int rc);
+int el_claims_listed(struct el_claim *cl, const struct el_result *res,
+    int64_t sid);
+int el_claim_watched(struct el_claim *cl, const struct el_result *res);
+int el_claim_watch(struct el_claim *cl, int deleted, const char *path);
 
 /* election_time.c */
 int64_t el_lease_end(const struct election *el);

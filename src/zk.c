@@ -549,10 +549,12 @@ zk_multi(struct zk *zk, const struct zk_mop *ops, int n, uint64_t tag)
 		switch (ops[i].kind) {
 		case ZK_MOP_CREATE:
 		case ZK_MOP_CREATE_EPHEMERAL:
+		case ZK_MOP_CREATE_EPHEMERAL_SEQ:
 			zoo_create_op_init(&zops[i], ops[i].path, ops[i].data,
 			    (int)strlen(ops[i].data), &zk->acl,
-			    ops[i].kind == ZK_MOP_CREATE ? 0 : ZOO_EPHEMERAL,
-			    NULL, 0);
+			    ops[i].kind == ZK_MOP_CREATE ? 0 :
+			    ops[i].kind == ZK_MOP_CREATE_EPHEMERAL ?
+			    ZOO_EPHEMERAL : ZOO_EPHEMERAL_SEQUENTIAL, NULL, 0);
 			break;
 		case ZK_MOP_SET:
 			zoo_set_op_init(&zops[i], ops[i].path, ops[i].data,

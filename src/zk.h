@@ -45,6 +45,7 @@ struct zk_event {
 enum zk_mop_kind {
 	ZK_MOP_CREATE,
 	ZK_MOP_CREATE_EPHEMERAL,
+	ZK_MOP_CREATE_EPHEMERAL_SEQ,	/* ephemeral sequential */
 	ZK_MOP_SET,
 	ZK_MOP_DELETE,
 	ZK_MOP_CHECK,

@@ -1,15 +1,60 @@
 /*
  * The end of a run, once the bound after the faults has passed: every
  * request answered (e), and convergence (f): one leader, first in the
- * queue, owning E/leader and E/claim, known as such by every daemon; one
+ * queue, owning E/leader and the first claim, known as such by every
+ * daemon; one
  * candidate node per live healthy unpaused candidate, none for anyone
  * else; nobody stuck.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "candidate.h"
 #include "sim.h"
+#include "xmalloc.h"
+
+/*
+ * The core's claims, when it takes them, stand for the leadership: the
+ * leader's is the first of E/claims; besides it there is at most one, the
+ * heir's (prepared), whose node is second in the queue.
+ */
+static void
+check_final_claims(struct sim *s, struct peer *p)
+{
+	struct candidate *c, k;
+	char **names, **cand;
+	int64_t first = -1, owner = 0;
+	int i, n, nc, m, heirs = 0;
+
+	n = ztree_children(&s->qu.tree, SIM_CLAIMS, &names);
+	nc = ztree_children(&s->qu.tree, SIM_CANDS, &cand);
+	c = xcalloc((size_t)nc + 1, sizeof(*c));
+	m = candidate_order(cand, nc, c);
+	for (i = 0; i < n; i++)
+		if (candidate_parse_as(names[i], CANDIDATE_CLAIM_PREFIX,
+		    &k) == 0 && (first < 0 || k.seq < first)) {
+			first = k.seq;
+			owner = k.sid;
+		}
+	for (i = 0; i < n; i++) {
+		if (candidate_parse_as(names[i], CANDIDATE_CLAIM_PREFIX,
+		    &k) != 0 || k.sid == owner)
+			continue;
+		heirs++;
+		if (m < 2 || c[1].sid != k.sid)
+			check_fail(s, "(f) a claim %s of a session whose node "
+			    "is not the second in the queue", names[i]);
+	}
+	if (owner != p->cl.sid && (n > 0 || s->claims_seen))
+		check_fail(s, "(f) %s leads but the first claim is %s",
+		    p->id, n > 0 ? "someone else's" : "missing");
+	else if (heirs > 1)
+		check_fail(s, "(f) %d claims besides the leader's", heirs);
+	free(c);
+	ztree_names_free(cand, nc);
+	ztree_names_free(names, n);
+}
 
 static void
 check_final_answers(struct sim *s)
@@ -157,13 +202,7 @@ check_final(struct sim *s)
 	if (z == NULL || z->owner != p->cl.sid)
 		check_fail(s, "(f) %s leads but E/leader is %s", p->id,
 		    z == NULL ? "missing" : "someone else's");
-	/* The core's E/claim, when it has one, stands for the leadership. */
-	z = ztree_get(&s->qu.tree, SIM_CLAIM);
-	if (z != NULL && z->owner != p->cl.sid)
-		check_fail(s, "(f) %s leads but E/claim is someone else's",
-		    p->id);
-	if (z == NULL && s->claims_seen)
-		check_fail(s, "(f) %s leads but E/claim is missing", p->id);
+	check_final_claims(s, p);
 	election_view(p->el, &v);
 	if (v.node == NULL || candidate_parse(v.node, &c) != 0 ||
 	    c.seq != first)

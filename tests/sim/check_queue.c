@@ -3,13 +3,19 @@
  * grow, so a candidate node that was first once stays first for as long
  * as it exists: nothing can be queued before it. Hence, against the
  * quorum's committed tree (not any daemon's view of it):
- *  - when the quorum commits the creation of E/claim, the claimant's
- *    candidate node is the first of the queue (check_queue_commit(),
- *    called by quorum_commit() before it applies the transaction);
+ *  - when the quorum commits the creation of a claim (E/claims), the
+ *    claimant's candidate node is the first of the queue, or the second
+ *    (the heir's) behind a node whose session holds a claim already, so
+ *    that the claims queue keeps the candidates' order
+ *    (check_queue_commit(), called by quorum_commit() before it applies
+ *    the transaction);
  *  - when a promote or fence hook starts, the daemon's node is the first
  *    of the queue, or already gone: deleted by hand or with its session,
  *    the daemon has not heard yet and will demote. Gone by a release of
- *    its own session is no excuse (check_queue_hook()).
+ *    its own session is no excuse. And its session holds the first claim
+ *    of E/claims (once the core takes claims): a prepared claim is no
+ *    right to lead before the claims ahead of it are gone
+ *    (check_queue_hook()).
  * A daemon that believes itself first without being so (a listing
  * skipped on the strength of a watch, say) is caught the moment it acts
  * on it.
@@ -17,8 +23,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <stdlib.h>
+
 #include "candidate.h"
 #include "sim.h"
+#include "xmalloc.h"
 
 /*
  * The first candidate node (lowest sequence) of the quorum's queue, of
@@ -83,24 +92,94 @@ check_queue_was_released(struct sim *s, const char *name)
 }
 
 /*
+ * The first claim of E/claims (lowest sequence), of session sid's only
+ * unless sid is 0: its owner, or 0 when none (and how many there are).
+ */
+static int64_t
+check_queue_claim(struct sim *s, int64_t sid, int *count, char *name,
+    size_t len)
+{
+	struct candidate c;
+	char **names;
+	int64_t first = -1, owner = 0;
+	int i, n;
+
+	*count = 0;
+	if (name != NULL)
+		name[0] = '\0';
+	n = ztree_children(&s->qu.tree, SIM_CLAIMS, &names);
+	for (i = 0; i < n; i++)
+		if (candidate_parse_as(names[i], CANDIDATE_CLAIM_PREFIX,
+		    &c) == 0 && (sid == 0 || c.sid == sid)) {
+			(*count)++;
+			if (first < 0 || c.seq < first) {
+				first = c.seq;
+				owner = c.sid;
+				if (name != NULL)
+					(void)snprintf(name, len, "%s/%s",
+					    SIM_CLAIMS, names[i]);
+			}
+		}
+	ztree_names_free(names, n);
+	return owner;
+}
+
+/* The session of the n-th (0-based) candidate node of the queue, or 0. */
+static int64_t
+check_queue_nth(struct sim *s, int nth)
+{
+	struct candidate *c;
+	char **names;
+	int64_t sid = 0;
+	int n, k;
+
+	n = ztree_children(&s->qu.tree, SIM_CANDS, &names);
+	c = xcalloc((size_t)n + 1, sizeof(*c));
+	k = candidate_order(names, n, c);
+	if (nth < k)
+		sid = c[nth].sid;
+	free(c);
+	ztree_names_free(names, n);
+	return sid;
+}
+
+/* The heir's claim, about to be committed: counted for -S. */
+static void
+check_queue_heir(struct sim *s, int64_t sid)
+{
+	int i;
+
+	for (i = 0; i < s->npeers; i++)
+		if (s->peer[i].running && s->peer[i].cl.sid == sid) {
+			if (s->pc[i].heir_zxid != 0 && !s->pc[i].heir_used)
+				s->st.stale_claims++;
+			s->pc[i].heir_zxid = s->qu.zxid + 1;
+			s->pc[i].heir_used = 0;
+		}
+}
+
+/*
  * (j) The quorum is about to commit req, a create or multi of session sid
  * that succeeded against its tree (which it has not changed yet). If it
- * creates E/claim, the claimant's candidate node must lead the queue: the
- * node the multi checks (the core's EL_OP_CLAIM: check of its own node,
- * create of E/claim), or else the session's own lowest node. Deletes of
- * the session's own nodes are noted for check_queue_hook().
+ * creates a claim, the claimant's candidate node (the one the multi
+ * checks: the core's EL_OP_CLAIM, or else the session's own lowest node)
+ * must be first in the queue, or second behind a node whose session holds
+ * a claim. Deletes of the session's own nodes are noted for
+ * check_queue_hook().
  */
 void
 check_queue_commit(struct sim *s, const struct zreq *req, int64_t sid)
 {
 	const size_t dirlen = strlen(SIM_CANDS "/");
+	const size_t cdirlen = strlen(SIM_CLAIMS "/");
 	char head[SIM_PATH], node[SIM_PATH], buf[40];
 	const char *who;
-	int i, claim = 0;
+	int64_t second;
+	int i, claim = 0, held;
 
 	node[0] = '\0';
 	if (req->kind == ZR_CREATE)
-		claim = strcmp(req->path, SIM_CLAIM) == 0;
+		claim = strncmp(req->path, SIM_CLAIMS "/", cdirlen) == 0;
 	else if (req->kind == ZR_MULTI)
 		for (i = 0; i < req->nmop; i++) {
 			const struct zmop *m = &req->mop[i];
@@ -108,8 +187,9 @@ check_queue_commit(struct sim *s, const struct zreq *req, int64_t sid)
 			    dirlen) == 0;
 
 			if ((m->kind == ZK_MOP_CREATE ||
-			    m->kind == ZK_MOP_CREATE_EPHEMERAL) &&
-			    strcmp(m->path, SIM_CLAIM) == 0)
+			    m->kind == ZK_MOP_CREATE_EPHEMERAL ||
+			    m->kind == ZK_MOP_CREATE_EPHEMERAL_SEQ) &&
+			    strncmp(m->path, SIM_CLAIMS "/", cdirlen) == 0)
 				claim = 1;
 			else if (m->kind == ZK_MOP_CHECK && cand)
 				sim_copy(node, sizeof(node), m->path + dirlen);
@@ -123,15 +203,65 @@ check_queue_commit(struct sim *s, const struct zreq *req, int64_t sid)
 	if (node[0] == '\0')
 		check_queue_first(s, sid, node, sizeof(node));
 	check_queue_first(s, 0, head, sizeof(head));
-	trace(s, -1, "check: E/claim for %s, node %s; the queue's first is %s",
+	second = check_queue_nth(s, 1);
+	trace(s, -1, "check: a claim for %s, node %s; the queue's first is %s",
 	    who, node[0] != '\0' ? node : "(none)",
 	    head[0] != '\0' ? head : "(none)");
-	if (node[0] == '\0')
-		check_fail(s, "(j) %s: E/claim committed, but it has no "
+	if (node[0] == '\0') {
+		check_fail(s, "(j) %s: a claim committed, but it has no "
 		    "candidate node", who);
-	else if (strcmp(node, head) != 0)
-		check_fail(s, "(j) %s: E/claim committed for %s, but %s is "
-		    "first in the queue", who, node, head);
+		return;
+	}
+	if (strcmp(node, head) == 0)
+		return;
+	s->st.heir_claims++;
+	check_queue_heir(s, sid);
+	(void)check_queue_claim(s, check_queue_nth(s, 0), &held, NULL, 0);
+	if (second != sid)
+		check_fail(s, "(j) %s: a claim committed for %s, but %s is "
+		    "first in the queue and it is not second", who, node,
+		    head);
+	else if (held == 0)
+		check_fail(s, "(j) %s: a claim committed for %s, second in "
+		    "the queue behind %s, which holds no claim", who, node,
+		    head);
+}
+
+/*
+ * (j) A promote or fence starts only on the first claim of E/claims: the
+ * daemon's session holds no claim at all (gone with the session, which it
+ * has not heard of yet, or a core that takes none), or its own is first.
+ */
+static void
+check_queue_right(struct sim *s, struct peer *p, enum hook_kind kind)
+{
+	char buf[40], name[SIM_PATH];
+	struct pcheck *pc = &s->pc[p->idx];
+	struct znode *z;
+	int64_t first;
+	int n, all;
+
+	if (!s->claims_seen)
+		return;
+	(void)check_queue_claim(s, p->cl.sid, &n, name, sizeof(name));
+	z = ztree_get(&s->qu.tree, name);
+	if (n > 0 && z != NULL && z->czxid == pc->heir_zxid &&
+	    !pc->heir_used) {
+		pc->heir_used = 1;
+		s->st.prepared++;
+	}
+	first = check_queue_claim(s, 0, &all, NULL, 0);
+	if (n == 0) {
+		if (quorum_session(s, p->cl.sid) != NULL &&
+		    quorum_session(s, p->cl.sid)->live)
+			check_fail(s, "(j) %s: %s starts, but its session "
+			    "holds no claim", p->id, trace_hook(kind));
+		return;
+	}
+	if (first != p->cl.sid)
+		check_fail(s, "(j) %s: %s starts on a claim behind %s's",
+		    p->id, trace_hook(kind),
+		    check_queue_who(s, first, buf, sizeof(buf)));
 }
 
 /*
@@ -163,4 +293,5 @@ check_queue_hook(struct sim *s, struct peer *p, const char *node,
 	if (strcmp(head, node) != 0)
 		check_fail(s, "(j) %s: %s starts for %s, but %s is first in "
 		    "the queue", p->id, trace_hook(kind), node, head);
+	check_queue_right(s, p, kind);
 }

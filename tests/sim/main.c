@@ -192,6 +192,12 @@ main_stats(const struct main_run *r)
 	    (unsigned long long)r->st.stale_crumb);
 	(void)printf("sim: yields-to-a-higher-priority=%llu\n",
 	    (unsigned long long)r->st.yields);
+	(void)printf("sim: claims-made-by-the-heir=%llu "
+	    "promotes-on-a-prepared-claim=%llu "
+	    "prepared-claims-left-unused=%llu\n",
+	    (unsigned long long)r->st.heir_claims,
+	    (unsigned long long)r->st.prepared,
+	    (unsigned long long)r->st.stale_claims);
 }
 
 int

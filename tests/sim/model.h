@@ -22,7 +22,7 @@ struct ev;
 #define SIM_CANDS	SIM_ROOT "/candidates"
 #define SIM_LEADER	SIM_ROOT "/leader"
 #define SIM_CRUMB	SIM_ROOT "/breadcrumb"
-#define SIM_CLAIM	SIM_ROOT "/claim"
+#define SIM_CLAIMS	SIM_ROOT "/claims"
 #define SIM_MARKS	SIM_ROOT "/priority"
 
 /* ztree.c */

@@ -220,27 +220,21 @@ peer_send(struct sim *s, struct peer *p, const struct el_action *act)
 		break;
 	case EL_OP_LIST:
 	case EL_OP_MARKS:
+	case EL_OP_CLAIMS:
 		r->kind = ZR_CHILDREN;
 		break;
 	case EL_OP_WATCH_PRED:
 	case EL_OP_WATCH_OWN:
 	case EL_OP_LEADER:
-		r->kind = ZR_GET;
-		r->watch = 1;
-		break;
 	case EL_OP_BREADCRUMB:
 		r->kind = ZR_GET;
+		r->watch = 1;
 		break;
 	case EL_OP_LEADER_EXISTS:
-		r->kind = ZR_EXISTS;
-		r->watch = 1;
-		break;
 	case EL_OP_CLAIM_WATCH:
+	case EL_OP_CRUMB_EXISTS:
 		r->kind = ZR_EXISTS;
 		r->watch = 1;
-		break;
-	case EL_OP_CLAIM_READ:
-		r->kind = ZR_EXISTS;
 		break;
 	case EL_OP_ACK:
 	case EL_OP_CLAIM:

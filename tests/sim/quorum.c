@@ -260,6 +260,10 @@ quorum_op(struct sim *s, struct ztree *t, enum zk_mop_kind kind,
 	struct znode *z, *parent;
 	struct txn x;
 
+	if (kind == ZK_MOP_CREATE_EPHEMERAL_SEQ) {
+		kind = ZK_MOP_CREATE_EPHEMERAL;
+		sequential = 1;
+	}
 	memset(c, 0, sizeof(*c));
 	sim_copy(c->path, sizeof(c->path), path);
 	sim_copy(c->data, sizeof(c->data), data != NULL ? data : "");
@@ -272,6 +276,7 @@ quorum_op(struct sim *s, struct ztree *t, enum zk_mop_kind kind,
 		return z != NULL ? ZOK : ZNONODE;
 	case ZK_MOP_CREATE:
 	case ZK_MOP_CREATE_EPHEMERAL:
+	case ZK_MOP_CREATE_EPHEMERAL_SEQ:
 		parent = ztree_parent(t, path);
 		if (parent == NULL && strchr(path + 1, '/') != NULL)
 			return ZNONODE;

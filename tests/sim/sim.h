@@ -174,6 +174,8 @@ struct pcheck {
 	int64_t fenced_epoch;	/* and the breadcrumb's epoch it fenced */
 	int64_t admin_at;	/* an administrator last deleted a node of
 				 * its session (E/leader included) */
+	int64_t heir_zxid;	/* its last claim made as the heir, */
+	int heir_used;		/* ...and a promote on it */
 };
 
 /* fault.c: the knobs of a run and what it injected. */
@@ -219,7 +221,10 @@ struct sim_stats {
 	uint64_t faults[F_NKINDS];
 	uint64_t promotes, demotes, expiries, losses;
 	uint64_t fence_lost;	/* fences whose session ended meanwhile */
-	uint64_t claims;	/* E/claim commits checked for (j) */
+	uint64_t claims;	/* claim commits checked for (j) */
+	uint64_t heir_claims;	/* ...made by the heir (prepared) */
+	uint64_t prepared;	/* promotes on a claim made as the heir */
+	uint64_t stale_claims;	/* prepared claims released unused */
 	uint64_t gone_hooks;	/* promotes, fences for a gone node */
 	uint64_t over_crumb;	/* promotes over another epoch's crumb */
 	uint64_t stale_crumb;	/* ...that the daemon's view lacked */
@@ -255,7 +260,7 @@ struct sim {
 	char why[512];
 	struct sim_stats st;
 	int64_t admin_last;	/* the last administrator's delete */
-	int claims_seen;	/* the core takes E/claim */
+	int claims_seen;	/* the core takes claims (E/claims) */
 	int64_t last_epoch;	/* of the last promote */
 	int last_epoch_peer;
 	char last_epoch_node[SIM_PATH];

@@ -106,8 +106,10 @@ trace_op(enum el_op op)
 		return "CLAIM";
 	case EL_OP_CLAIM_WATCH:
 		return "CLAIM_WATCH";
-	case EL_OP_CLAIM_READ:
-		return "CLAIM_READ";
+	case EL_OP_CLAIMS:
+		return "CLAIMS";
+	case EL_OP_CRUMB_EXISTS:
+		return "CRUMB_EXISTS";
 	case EL_OP_MARK:
 		return "MARK";
 	case EL_OP_UNMARK:
