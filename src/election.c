@@ -6,48 +6,96 @@
  * of the lease marks them stale, and election_next() refreshes whatever is
  * stale before it takes any decision that depends on it. Promotion needs
  * every fact fresh: our node exists and belongs to our session, it is
- * first in the queue, no other session holds E/leader, the breadcrumb has
- * been read, and the lease (election_time.c) has room for a demote.
+ * first in the queue, our claim is the first of E/claims, no other session
+ * holds E/leader, the breadcrumb is known, and the lease (election_time.c)
+ * has room for a demote.
+ *
+ * The right to lead: the claims queue. Beside the candidates' queue,
+ * E/claims holds ephemeral sequential claims, claim-<sid>_<seq>, each made
+ * in a multi that checks its maker's candidate node still exists; the
+ * first claim (lowest sequence) is the right to lead. A claim is made by
+ * the head, or, ahead of time, by the heir: the candidate second in the
+ * queue while the head before it leads (E/leader names the head's node:
+ * el_heir()). The heir places its claim with a listing and watches the
+ * claim just before it, watches the breadcrumb, and reads the markers, all
+ * while the leader leads. The leader's release deletes E/leader, the
+ * breadcrumb, its node and marker and, last, its claim, in one multi; the
+ * notification of that claim's deletion is the heir's one signal, and it
+ * starts its promote hook without a request in between (the exists that
+ * set E/leader's and the breadcrumb's watches again go out beside it,
+ * waited for by nothing). A crash is the same: the session's expiry
+ * deletes node, E/leader and claim in one transaction, the breadcrumb
+ * stays, and the heir's watched view of it makes it fence.
+ *
+ * Why the claims keep the queue's order, and cannot deadlock. A claim is
+ * made by a candidate first or second in the queue (a listing holding our
+ * node holds every node made before it, so our place in any such listing
+ * is no better than our place now, and places only improve). The heir
+ * makes one only after it saw E/leader name its predecessor, and a leader
+ * holds its claim from before its promote to its release: so the head's
+ * claim is before the heir's, and the head never waits behind its heir.
+ * Claims of a candidate whose node is gone (deleted by hand, a switchover)
+ * are orphans: their owner deletes them (el_next_zk()) or its session
+ * ends; a claim before ours is watched, so the wait for it has an end. The
+ * simulator checks at every claim's commit that its maker is first, or
+ * second behind a session holding a claim (invariant (j)).
  *
  * Why no two leaders. A leader's application leads from its promote hook's
  * start to its demote hook's end. (1) A candidate promotes only while it
- * is first in the queue, and only once no other session holds E/leader;
- * E/leader is written (in a multi that checks our node still exists)
- * after promote and deleted only after demote, or by ZooKeeper when the
- * session expires. (2) A leader that leaves on purpose demotes first, then
- * deletes E/leader and its node in one multi, so its successor can see
- * neither gone before the demote ended. (3) A leader that is cut off
- * demotes once its lease is short: it has finished before the quorum can
- * expire its session, which is the only other way E/leader goes away.
- * (4) A stale read cannot make us first or hide E/leader: a server applies
- * transactions in zxid order, so a listing that holds our node holds every
- * node created before it, and one that lacks the old head's node has
- * applied its deletion, which removed E/leader in the same transaction (a
- * multi or the session's close). What a frozen leader's application does
- * while its process cannot run is beyond any election: the epoch and the
- * fence hook are for that.
+ * is first in the queue, its claim is the first of E/claims, and no other
+ * session holds E/leader. Its claim exists from before its promote hook to
+ * its release after its demote hook (or its session's end, see (3)), and a
+ * claim made later has a higher sequence: so no one else's claim is first
+ * meanwhile, even when our node is deleted by hand while we promote (the
+ * heir then waits for our claim; mutant 12 takes the claims away, mutant
+ * 24 lets a prepared claim stand for the right before the release, and the
+ * simulator finds two leaders with either). E/leader is written (in a
+ * multi that checks our node still exists) after promote and deleted only
+ * after demote, or by ZooKeeper when the session expires. (2) A leader
+ * that leaves on purpose demotes first, then deletes E/leader, its node
+ * and its claim in one multi, so its successor can see none of them gone
+ * before the demote ended. (3) A leader that is cut off demotes once its
+ * lease is short: it has finished before the quorum can expire its
+ * session, which is the only other way its claim and E/leader go away.
+ * (4) A stale read cannot make us first or hide E/leader or a claim: a
+ * server applies transactions in zxid order, so a listing that holds our
+ * node (or claim) holds every node (claim) created before it, and one that
+ * lacks the old head's has applied its deletion, which removed E/leader
+ * and its claim in the same transaction (a multi or the session's close).
+ * What a frozen leader's application does while its process cannot run is
+ * beyond any election: the epoch and the fence hook are for that. The
+ * epoch, our node's czxid, grows from leader to leader: a leader's node is
+ * first of the queue, so it was created after every earlier leader's.
  *
- * Reads that are skipped, and why each is safe. A handoff costs the
- * successor one round trip, its claim; everything else it needs is known
- * from watches or read in the same pipeline, before the claim, whose reply
- * it precedes (a server answers a session in order). (5) After our
- * predecessor's deletion we are first without a listing when it was first:
- * it was first in our listing, or E/leader named it (the session that
- * owns E/leader owns it, and E/leader's epoch is its czxid: a leader's
- * node was first when it took E/claim). Nodes missing from our listing
- * were created after ours and have higher sequence numbers, so none can be
- * before us now. Otherwise we list. (6) E/leader's deletion is known from
- * its notification: its watch is set again with an exists that goes out
+ * What is known from watches, and why each is safe. A prepared heir makes
+ * no request between the release and its promote hook; an unprepared head
+ * makes its claim and lists E/claims (a write and a read). Each watch
+ * below is of this connection: a reconnect invalidates what it told, and
+ * a server sends a connection's notifications in zxid order and before
+ * any later reply. (5) After our predecessor's deletion we are first
+ * without a listing when it was first: it was first in our listing, or
+ * E/leader named it (the session that owns E/leader owns it, and
+ * E/leader's epoch is its czxid: a leader's node was first when it
+ * promoted). Nodes missing from our listing were created after ours and
+ * have higher sequence numbers, so none can be before us now. Otherwise
+ * we list. The same holds for our claim and the claim before it
+ * (el_claim_watch()). (6) E/leader's deletion is known from its
+ * notification: its watch is set again with an exists that goes out
  * beside the next request, and whatever it finds is read. A new E/leader
- * of another session can only come with E/claim, which our claim would
- * find taken. (7) The breadcrumb is read again before every claim, in the
- * same pipeline: the server that answers it has applied our predecessor's
- * deletion, after which only a holder of E/claim with a node of its own
- * could write it (the ack and data multis check the writer's node), and
- * no such holder can be before us; so at the claim's reply it is as good
- * as a read made then. A promote or fence is decided only once every
- * reply before the claim's is in. Mutants 15-18 make each of these unsafe
- * and the unit tests and the simulator catch them.
+ * of another session can only be written by the holder of the first
+ * claim, which is us once we promote. (7) The breadcrumb is kept by a
+ * watch from before our claim: read with a watch (an exists when it is
+ * absent), read again after every change, and known absent from its
+ * deletion's notification. Once our claim is first, only we could write
+ * it: a leader writes it only with the first claim and a node (the ack and
+ * data multis check its node), and its writes are all answered before its
+ * release is sent; so the view is as good as a read made at the promote,
+ * even while the watch set again after a deletion is on its way. A
+ * promote or fence is decided only once every such read is in. Mutants
+ * 15-18 and 24 make each of these unsafe and the unit tests and the
+ * simulator catch them. The heir's notifications come in the order of the
+ * release's operations, its claim last; a session's expiry deletes its
+ * nodes in any order, which costs nothing but a wait for the last one.
  *
  * Why always a leader. Every wait has an end: for a predecessor's deletion
  * (a watch), for E/leader's (a watch), for a reply (or the connection's
@@ -901,10 +949,11 @@ el_next_queue(struct election *el, struct el_action *act)
 		return;
 	}
 	/*
-	 * A claim of ours behind the heir's place is an orphan: it goes.
-	 * (Nothing is queued before a node, so we never move back to it.)
+	 * A claim of ours while we are neither the head nor the heir is an
+	 * orphan: it goes. (Places only improve, so it cannot happen but by
+	 * a defect; a listing tells where we stand.)
 	 */
-	if (!el->first && el->cl.have && el->position > 2 &&
+	if (!el->first && el->cl.have && !el->pred_head &&
 	    !el_leading(el) && !EL_MUTANT(4)) {
 		el->release_pending = 1;
 		el->release_why = "preempted";

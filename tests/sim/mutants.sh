@@ -20,7 +20,7 @@ admin=delete-leader,delete-node
 spec() {
 	cat <<EOT
 1|$admin|\((a|c|g)\)
-2|$admin|owns 0 candidate|0 leader|owns 2|resign asked|E/claim is missing
+2|$admin|owns 0 candidate|0 leader|owns 2|resign asked|first claim is|holds no claim
 3|$admin|paused but owns|owns 2|unhealthy but owns
 4|delete-leader|0 leader|stuck
 5|$admin|\(b\) .*check starts while
@@ -31,12 +31,13 @@ spec() {
 10|$admin|sessions replaced
 11|$admin|owns 2|live candidate owns
 12|delete-leader|\(a\) two|\(d\)
-13|$admin|\(a\) two|0 leader|E/claim is missing
+13|$admin|\(a\) two|0 leader|first claim is missing|claims besides
 15|$admin|\(d\) .*below the last|not the first|\(j\)
 16|$admin|\(d\) .*below the last|not the first|\(j\)
 17|delete-node|E/leader is missing|reports leader
 18|$admin|\(a\) two|\(i\)
 19|$admin|\(a\) two|\(i\)
+24|auth|\(a\) two|on a claim behind
 EOT
 }
 

@@ -24,11 +24,19 @@
 #define NEWER "candidate-000000001234abcd_0000000009"
 #define OTHER1_LATER "candidate-00000000000000aa_0000000004"
 #define T_MS 10000
+/* Our claim as the harness lists it, and a leader's before it. */
+#define CLAIMS E "/claims"
+#define CLAIM_OURS CLAIMS "/claim-000000001234abcd_0000000000"
+#define CLAIM_AA "claim-00000000000000aa_0000000005"
+#define CLAIM_OURS6 "claim-000000001234abcd_0000000006"
 
 static int hold_syncs;		/* keepalive syncs are the test's to answer */
-static int hold_claims;		/* E/claim multis are the test's to answer */
+static int hold_claims;		/* claim multis and E/claims listings are the
+				 * test's to answer */
 static int hold_marks;		/* E/priority listings are the test's */
+static int hold_crumb;		/* exists on E/breadcrumb is the test's */
 static int syncs_seen;
+static int64_t cur_sid;		/* the session of the claims we answer */
 
 /*
  * The election's requests in flight, as the test sees them: a claim the
@@ -37,7 +45,6 @@ static int syncs_seen;
  */
 static enum el_op sent[16];
 static int nsent;
-static int claim_owed;		/* the claim in sent[] is answered by us */
 
 /* The virtual clock of every test, in milliseconds. */
 static int64_t now = 1000;
@@ -74,8 +81,8 @@ el_start(const struct election_params *p)
 	hold_syncs = 0;
 	hold_claims = 0;
 	hold_marks = 0;
+	hold_crumb = 0;
 	nsent = 0;
-	claim_owed = 0;
 	return el;
 }
 
@@ -103,15 +110,51 @@ static void answer(struct election *el, enum el_op op,
     const struct el_result *r);
 static void answer_owed(struct election *el);
 
-static void
-answer_claim(struct election *el)
+/* The requests the test does not hold: answered by the harness. */
+static int
+owed(enum el_op op)
 {
+	switch (op) {
+	case EL_OP_MARKS:
+		return !hold_marks;
+	case EL_OP_CLAIM:
+	case EL_OP_CLAIMS:
+		return !hold_claims;
+	case EL_OP_CRUMB_EXISTS:
+		return !hold_crumb;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * No markers (nobody has a priority), the claim made, E/claims holding
+ * ours alone (first), the breadcrumb absent.
+ */
+static void
+answer_auto(struct election *el, enum el_op op)
+{
+	static char name[64];
+	static char *kids[] = { name };
 	struct el_result r;
 
 	memset(&r, 0, sizeof(r));
 	r.rc = ZOK;
-	claim_owed = 0;
-	answer(el, EL_OP_CLAIM, &r);
+	switch (op) {
+	case EL_OP_MARKS:
+	case EL_OP_CRUMB_EXISTS:
+		r.rc = ZNONODE;
+		break;
+	case EL_OP_CLAIMS:
+		(void)snprintf(name, sizeof(name), "claim-%016llx_0000000000",
+		    (unsigned long long)cur_sid);
+		r.children = kids;
+		r.nchildren = 1;
+		break;
+	default:
+		break;
+	}
+	answer(el, op, &r);
 }
 
 /* Every reply goes through here, in the order of the requests. */
@@ -126,30 +169,18 @@ answer(struct election *el, enum el_op op, const struct el_result *r)
 	answer_owed(el);
 }
 
-/*
- * The replies the test does not hold, once those before them are in:
- * no markers (nobody has a priority), and the claim.
- */
+/* The replies the test does not hold, once those before them are in. */
 static void
 answer_owed(struct election *el)
 {
-	struct el_result r;
-
-	if (!hold_marks && nsent > 0 && sent[0] == EL_OP_MARKS) {
-		memset(&r, 0, sizeof(r));
-		r.rc = ZNONODE;
-		answer(el, EL_OP_MARKS, &r);
-		return;
-	}
-	if (claim_owed && nsent > 0 && sent[0] == EL_OP_CLAIM)
-		answer_claim(el);
+	if (nsent > 0 && owed(sent[0]))
+		answer_auto(el, sent[0]);
 }
 
 static void
 restarted(struct election *el)
 {
 	nsent = 0;
-	claim_owed = 0;
 	election_restarted(el);
 }
 
@@ -173,16 +204,10 @@ next(struct election *el)
 		}
 		if (a.op != EL_OP_SYNC)
 			sent[nsent++] = a.op;
-		if (a.op == EL_OP_MARKS && !hold_marks) {
-			if (nsent == 1)
-				answer_owed(el);
-			continue;
-		}
-		if (a.op != EL_OP_CLAIM || hold_claims)
+		if (!owed(a.op))
 			return a;
-		claim_owed = 1;
 		if (nsent == 1)
-			answer_claim(el);
+			answer_owed(el);
 	}
 }
 
@@ -279,6 +304,7 @@ session_up(struct election *el, int64_t sid)
 {
 	struct el_action a;
 
+	cur_sid = sid;
 	election_session(el, EL_ZK_CONNECTED, sid, T_MS);
 	election_clock(el, now);
 	election_next(el, &a);
@@ -416,11 +442,17 @@ test_follower_watches_predecessor_only(void **state)
  * its promotion costs one round trip (the claim), with the watch on
  * E/leader and the breadcrumb's read pipelined before it.
  */
+/*
+ * A successor that could not prepare (its predecessor did not lead: no
+ * E/leader) makes its claim after the release and lists E/claims: a
+ * write and a read, pipelined behind the breadcrumb's read.
+ */
 static void
-test_successor_promotes_in_one_round_trip(void **state)
+test_unprepared_successor_claims_then_promotes(void **state)
 {
 	struct election *el = el_new(0, 0);
 	char *two[] = { OURS, OTHER1 };
+	char *claims[] = { CLAIM_OURS6 };
 
 	(void)state;
 	join(el, SID, CAND "/" OURS);
@@ -440,7 +472,125 @@ test_successor_promotes_in_one_round_trip(void **state)
 	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
 	reply(el, EL_OP_BREADCRUMB, ZNONODE);
 	reply(el, EL_OP_CLAIM, ZOK);
+	expect_op(el, EL_OP_CLAIMS, CLAIMS);
+	reply_children(el, EL_OP_CLAIMS, claims, 1);
+	/* The breadcrumb's watch, set again with an exists beside the hook. */
+	hold_crumb = 1;
+	expect_op(el, EL_OP_CRUMB_EXISTS, E "/breadcrumb");
 	expect_hook(el, HOOK_PROMOTE, "elected");
+	election_free(el);
+}
+
+/*
+ * The heir: second, behind the leader (E/leader names its predecessor's
+ * node). While the leader leads it makes its claim (a multi checking its
+ * own node), places it behind the leader's and watches that one, and
+ * watches the breadcrumb. The release's notifications, in the order of
+ * its multi, end with the leader's claim: then the promote hook starts,
+ * and no request of the heir's is awaited (the exists that set E/leader's
+ * and the breadcrumb's watches again are still out).
+ */
+static void
+heir_prepared(struct election *el)
+{
+	char *two[] = { OURS, OTHER1 };
+	char *claims[] = { CLAIM_OURS6, CLAIM_AA };
+	struct el_action a;
+
+	join(el, SID, CAND "/" OURS);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, two, 2);
+	expect_op(el, EL_OP_WATCH_PRED, CAND "/" OTHER1);
+	reply_get(el, EL_OP_WATCH_PRED, "id=a\n", 0xaa, 40);
+	expect_none(el);
+	election_watch(el, 0, E "/leader");
+	expect_op(el, EL_OP_LEADER, E "/leader");
+	hold_claims = 1;
+	reply_get(el, EL_OP_LEADER, "id=a\ndata=\nepoch=40\n", 0xaa, 41);
+	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_CLAIM);
+	assert_int_equal(a.sub[0].kind, ZK_MOP_CHECK);
+	assert_string_equal(a.sub[0].path, CAND "/" OURS);
+	assert_int_equal(a.sub[1].kind, ZK_MOP_CREATE_EPHEMERAL_SEQ);
+	reply_get(el, EL_OP_BREADCRUMB, "id=a\ndata=\nepoch=40\n", 0, 45);
+	reply(el, EL_OP_CLAIM, ZOK);
+	expect_op(el, EL_OP_CLAIMS, CLAIMS);
+	reply_children(el, EL_OP_CLAIMS, claims, 2);
+	expect_op(el, EL_OP_CLAIM_WATCH, CLAIMS "/" CLAIM_AA);
+	reply(el, EL_OP_CLAIM_WATCH, ZOK);
+	expect_none(el);
+	assert_int_equal(election_role(el), ROLE_FOLLOWER);
+	hold_claims = 0;
+	hold_crumb = 1;
+}
+
+static void
+test_heir_promotes_on_the_release_alone(void **state)
+{
+	struct election *el = el_new(0, 1);
+
+	(void)state;
+	heir_prepared(el);
+	election_watch(el, 1, E "/leader");
+	expect_op(el, EL_OP_LEADER_EXISTS, E "/leader");
+	election_watch(el, 1, E "/breadcrumb");
+	expect_op(el, EL_OP_CRUMB_EXISTS, E "/breadcrumb");
+	election_watch(el, 1, CAND "/" OTHER1);
+	/* First in the queue, but the leader's claim is still there. */
+	expect_none(el);
+	election_watch(el, 1, CLAIMS "/" CLAIM_AA);
+	/* A graceful release deleted the breadcrumb: no fence. */
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	assert_int_equal(nsent, 2);
+	assert_int_equal(sent[0], EL_OP_LEADER_EXISTS);
+	assert_int_equal(sent[1], EL_OP_CRUMB_EXISTS);
+	election_free(el);
+}
+
+/*
+ * The leader crashed: its session's expiry deletes its node, E/leader and
+ * claim in one transaction, in any order, and leaves the breadcrumb; the
+ * heir's watched view of it makes it fence, still without a request.
+ */
+static void
+test_heir_fences_on_expiry_without_a_request(void **state)
+{
+	struct election *el = el_new(0, 1);
+
+	(void)state;
+	heir_prepared(el);
+	election_watch(el, 1, CLAIMS "/" CLAIM_AA);
+	expect_none(el);
+	election_watch(el, 1, CAND "/" OTHER1);
+	expect_none(el);	/* E/leader still names the old leader */
+	election_watch(el, 1, E "/leader");
+	expect_op(el, EL_OP_LEADER_EXISTS, E "/leader");
+	expect_hook(el, HOOK_FENCE, "elected");
+	assert_int_equal(nsent, 1);
+	election_free(el);
+}
+
+/*
+ * A prepared claim that went stale: the heir's node is deleted (by hand,
+ * or a switchover) while the leader leads. Its claim, an orphan now, goes
+ * by itself in a release, then the heir rejoins at the back.
+ */
+static void
+test_stale_prepared_claim_is_released(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct el_action a;
+
+	(void)state;
+	heir_prepared(el);
+	election_watch(el, 1, CAND "/" OURS);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_RELEASE);
+	assert_int_equal(a.nsub, 1);
+	assert_string_equal(a.sub[0].path, CLAIMS "/" CLAIM_OURS6);
+	reply(el, EL_OP_RELEASE, ZOK);
+	expect_op(el, EL_OP_CREATE, NULL);
 	election_free(el);
 }
 
@@ -494,15 +644,14 @@ test_second_known_from_the_leader(void **state)
 	election_watch(el, 0, E "/leader");
 	expect_op(el, EL_OP_LEADER, E "/leader");
 	reply_get(el, EL_OP_LEADER, "id=b\ndata=\nepoch=60\n", 0xbb, 61);
+	/* The heir now: it prepares its claim while OTHER2 leads. */
+	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
+	reply_get(el, EL_OP_BREADCRUMB, "id=b\ndata=\nepoch=60\n", 0, 61);
 	expect_none(el);
-	/* OTHER2 goes: we are first, without a listing. */
+	/* OTHER2 goes: we are first, without a listing or a claim. */
 	election_watch(el, 1, E "/leader");
 	election_watch(el, 1, CAND "/" OTHER2);
 	expect_op(el, EL_OP_LEADER_EXISTS, E "/leader");
-	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
-	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
-	reply_get(el, EL_OP_BREADCRUMB, "id=b\ndata=\nepoch=60\n", 0, 61);
-	/* The claim went out with them and came back: a clean handoff. */
 	expect_hook(el, HOOK_PROMOTE, "elected");
 	election_free(el);
 }
@@ -890,8 +1039,9 @@ test_promote_failure(void **state)
 	assert_int_equal(a.op, EL_OP_RELEASE);
 	assert_int_equal(a.nsub, 2);
 	assert_int_equal(a.sub[0].kind, ZK_MOP_DELETE);
-	assert_string_equal(a.sub[0].path, E "/claim");
-	assert_string_equal(a.sub[1].path, CAND "/" OURS);
+	assert_string_equal(a.sub[0].path, CAND "/" OURS);
+	/* The claim last: the heir hears of everything else first. */
+	assert_string_equal(a.sub[1].path, CLAIM_OURS);
 	reply(el, EL_OP_RELEASE, ZOK);
 	expect_none(el);
 	{
@@ -925,8 +1075,8 @@ test_stop_is_an_ordered_handoff(void **state)
 	assert_int_equal(a.nsub, 4);
 	assert_string_equal(a.sub[0].path, E "/leader");
 	assert_string_equal(a.sub[1].path, E "/breadcrumb");
-	assert_string_equal(a.sub[2].path, E "/claim");
-	assert_string_equal(a.sub[3].path, CAND "/" OURS);
+	assert_string_equal(a.sub[2].path, CAND "/" OURS);
+	assert_string_equal(a.sub[3].path, CLAIM_OURS);
 	reply(el, EL_OP_RELEASE, ZOK);
 	a = next(el);
 	assert_int_equal(a.type, EL_ACT_STOPPED);
@@ -994,6 +1144,10 @@ test_waits_for_old_ack(void **state)
 	reply_get(el, EL_OP_BREADCRUMB, "id=old\ndata=x\nepoch=7\n", 0, 7);
 	expect_none(el);
 	reply(el, EL_OP_CLAIM, ZOK);
+	/* Not prepared: where the claim stands is listed. */
+	expect_op(el, EL_OP_CLAIMS, CLAIMS);
+	hold_claims = 0;
+	answer_auto(el, EL_OP_CLAIMS);
 	expect_hook(el, HOOK_PROMOTE, "elected");
 	election_free(el);
 }
@@ -1037,7 +1191,7 @@ test_own_node_deleted_while_leader(void **state)
 	assert_int_equal(a.nsub, 3);
 	assert_string_equal(a.sub[0].path, E "/leader");
 	assert_string_equal(a.sub[1].path, E "/breadcrumb");
-	assert_string_equal(a.sub[2].path, E "/claim");
+	assert_string_equal(a.sub[2].path, CLAIM_OURS);
 	/*
 	 * Deleting E/leader fires our watch before the reply comes: it is
 	 * set again at once, without a read.
@@ -1076,7 +1230,8 @@ test_run_exited_resigns_and_backs_off(void **state)
 	a = next(el);
 	assert_int_equal(a.type, EL_ACT_ZK);
 	assert_int_equal(a.op, EL_OP_RELEASE);
-	assert_string_equal(a.sub[a.nsub - 1].path, CAND "/" OURS);
+	assert_string_equal(a.sub[a.nsub - 2].path, CAND "/" OURS);
+	assert_string_equal(a.sub[a.nsub - 1].path, CLAIM_OURS);
 	reply(el, EL_OP_RELEASE, ZOK);
 	election_watch(el, 1, E "/leader");
 	expect_op(el, EL_OP_LEADER_EXISTS, E "/leader");
@@ -1326,7 +1481,7 @@ test_orphan_leader_node_is_deleted(void **state)
 	assert_int_equal(a.nsub, 3);
 	assert_string_equal(a.sub[0].path, E "/leader");
 	assert_string_equal(a.sub[1].path, E "/breadcrumb");
-	assert_string_equal(a.sub[2].path, E "/claim");
+	assert_string_equal(a.sub[2].path, CLAIM_OURS);
 	election_watch(el, 1, E "/leader");
 	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
 	reply(el, EL_OP_RELEASE, ZOK);
@@ -1360,8 +1515,9 @@ test_check_shares_the_slot(void **state)
 	election_clock(el, now);
 	hold_syncs = 0;
 	hold_claims = 0;
+	hold_marks = 0;
+	hold_crumb = 0;
 	nsent = 0;
-	claim_owed = 0;
 	join(el, SID, CAND "/" OURS);
 	expect_op(el, EL_OP_LIST, NULL);
 	tick(el, 100);
@@ -1613,12 +1769,17 @@ test_resign_then_pause_is_answered(void **state)
 	election_free(el);
 }
 
-/* E/claim held by another session: wait on it, then claim. */
+/*
+ * A head that was not prepared makes its claim, lists E/claims, and waits
+ * for a claim before its own (an old head's, whose promote may still run)
+ * with a watch; its deletion makes ours first without a listing.
+ */
 static void
 test_claim_waits_for_the_previous_holder(void **state)
 {
 	struct election *el = el_new(0, 0);
 	char *kids[] = { OURS };
+	char *claims[] = { CLAIM_OURS6, CLAIM_AA };
 	struct el_action a;
 	struct el_result r;
 
@@ -1634,22 +1795,28 @@ test_claim_waits_for_the_previous_holder(void **state)
 	assert_int_equal(a.nsub, 2);
 	assert_int_equal(a.sub[0].kind, ZK_MOP_CHECK);
 	assert_string_equal(a.sub[0].path, CAND "/" OURS);
-	assert_int_equal(a.sub[1].kind, ZK_MOP_CREATE_EPHEMERAL);
-	assert_string_equal(a.sub[1].path, E "/claim");
-	reply(el, EL_OP_CLAIM, ZNODEEXISTS);
-	expect_op(el, EL_OP_CLAIM_WATCH, E "/claim");
+	assert_int_equal(a.sub[1].kind, ZK_MOP_CREATE_EPHEMERAL_SEQ);
+	assert_string_equal(a.sub[1].path,
+	    CLAIMS "/claim-000000001234abcd_");
+	assert_string_equal(a.sub[1].data, "id=node1\nepoch=100\n");
+	reply(el, EL_OP_CLAIM, ZOK);
+	expect_op(el, EL_OP_CLAIMS, CLAIMS);
+	reply_children(el, EL_OP_CLAIMS, claims, 2);
+	expect_op(el, EL_OP_CLAIM_WATCH, CLAIMS "/" CLAIM_AA);
 	memset(&r, 0, sizeof(r));
 	r.rc = ZOK;
 	r.owner = 0xaa;
 	answer(el, EL_OP_CLAIM_WATCH, &r);
 	/* The old head's promote may still run: no hook. */
 	expect_none(el);
-	election_watch(el, 1, E "/claim");
-	/* Every claim has the breadcrumb read just before it. */
-	expect_op(el, EL_OP_BREADCRUMB, NULL);
-	expect_op(el, EL_OP_CLAIM, NULL);
-	reply(el, EL_OP_BREADCRUMB, ZNONODE);
-	reply(el, EL_OP_CLAIM, ZOK);
+	assert_int_equal(election_role(el), ROLE_FOLLOWER);
+	/* New data on it is no release: watched again. */
+	election_watch(el, 0, CLAIMS "/" CLAIM_AA);
+	expect_op(el, EL_OP_CLAIM_WATCH, CLAIMS "/" CLAIM_AA);
+	answer(el, EL_OP_CLAIM_WATCH, &r);
+	expect_none(el);
+	/* Its deletion: ours is first, no listing, no write. */
+	election_watch(el, 1, CLAIMS "/" CLAIM_AA);
 	expect_hook(el, HOOK_PROMOTE, "elected");
 	election_free(el);
 }
@@ -1699,8 +1866,8 @@ test_head_yields_once_to_a_higher_priority(void **state)
 	assert_int_equal(a.type, EL_ACT_ZK);
 	assert_int_equal(a.op, EL_OP_RELEASE);
 	assert_int_equal(a.nsub, 2);
-	assert_string_equal(a.sub[0].path, E "/claim");
-	assert_string_equal(a.sub[1].path, CAND "/" OURS);
+	assert_string_equal(a.sub[0].path, CAND "/" OURS);
+	assert_string_equal(a.sub[1].path, CLAIM_OURS);
 	assert_int_equal(election_role(el), ROLE_FOLLOWER);
 	reply(el, EL_OP_RELEASE, ZOK);
 	rejoin_as_newer(el, rejoined, 2);
@@ -1711,8 +1878,6 @@ test_head_yields_once_to_a_higher_priority(void **state)
 	 * first again, and promote without reading the markers.
 	 */
 	election_watch(el, 1, CAND "/" OTHER1_LATER);
-	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
-	reply(el, EL_OP_BREADCRUMB, ZNONODE);
 	expect_hook(el, HOOK_PROMOTE, "elected");
 	election_free(el);
 }
@@ -1815,8 +1980,9 @@ test_resigned_marker_stays_away_until_another_leads(void **state)
 	election_hook_done(el, HOOK_DEMOTE, 1);
 	a = next(el);
 	assert_int_equal(a.op, EL_OP_RELEASE);
-	assert_string_equal(a.sub[a.nsub - 1].path,
+	assert_string_equal(a.sub[a.nsub - 2].path,
 	    E "/priority/000000001234abcd_7");
+	assert_string_equal(a.sub[a.nsub - 1].path, CLAIM_OURS);
 	reply(el, EL_OP_RELEASE, ZOK);
 	/* Back in the queue without its marker. */
 	rejoin_as_newer(el, after, 2);
@@ -1903,7 +2069,7 @@ test_lost_claim_reply_is_read_back(void **state)
 {
 	struct election *el = el_new(0, 0);
 	char *kids[] = { OURS };
-	struct el_result r;
+	char *claims[] = { CLAIM_OURS6 };
 
 	(void)state;
 	join(el, SID, CAND "/" OURS);
@@ -1920,12 +2086,12 @@ test_lost_claim_reply_is_read_back(void **state)
 	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
 	expect_op(el, EL_OP_LIST, NULL);
 	reply_list(el, kids, 1);
-	/* It was applied: the claim is ours, no second one is asked for. */
-	expect_op(el, EL_OP_CLAIM_READ, E "/claim");
-	memset(&r, 0, sizeof(r));
-	r.rc = ZOK;
-	r.owner = SID;
-	answer(el, EL_OP_CLAIM_READ, &r);
+	/*
+	 * It was applied: the listing of E/claims finds ours (by our session)
+	 * first, and no second one is asked for.
+	 */
+	expect_op(el, EL_OP_CLAIMS, CLAIMS);
+	reply_children(el, EL_OP_CLAIMS, claims, 1);
 	expect_op(el, EL_OP_BREADCRUMB, NULL);
 	reply(el, EL_OP_BREADCRUMB, ZNONODE);
 	expect_hook(el, HOOK_PROMOTE, "elected");
@@ -2144,7 +2310,10 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_elected),
 		cmocka_unit_test(test_follower_watches_predecessor_only),
-		cmocka_unit_test(test_successor_promotes_in_one_round_trip),
+		cmocka_unit_test(test_unprepared_successor_claims_then_promotes),
+		cmocka_unit_test(test_heir_promotes_on_the_release_alone),
+		cmocka_unit_test(test_heir_fences_on_expiry_without_a_request),
+		cmocka_unit_test(test_stale_prepared_claim_is_released),
 		cmocka_unit_test(test_second_known_from_the_leader),
 		cmocka_unit_test(test_leader_node_trusted_only_from_those_ahead),
 		cmocka_unit_test(
