@@ -341,9 +341,11 @@ daemon_send(struct daemon *d, const struct el_action *act)
 		rc = zk_create(d->zk, act->path, "", ZOO_EPHEMERAL, tag);
 		break;
 	case EL_OP_LIST:
-	case EL_OP_MARKS:
 	case EL_OP_CLAIMS:
 		rc = zk_children(d->zk, act->path, tag);
+		break;
+	case EL_OP_MARKS:
+		rc = zk_children_watch(d->zk, act->path, tag);
 		break;
 	case EL_OP_BREADCRUMB:
 	case EL_OP_WATCH_PRED:

@@ -172,7 +172,7 @@ election_new(const struct election_params *p)
 	el->id = xstrdup(p->id);
 	el->data = xstrdup(p->data);
 	el->priority = p->priority;
-	el->nparents = el->nbase + (el->priority != 0);
+	el->nparents = el->nbase + 1;
 	el_make_data(el);
 	el->leader_id = xstrdup("");
 	el->leader_data = xstrdup("");
@@ -645,9 +645,12 @@ el_build_set_data(struct election *el, struct el_action *act)
 /*
  * Preferred leaders. A candidate whose priority is not 0 keeps an
  * ephemeral marker E/priority/<sid>_<priority> while it wants to be in
- * the queue (made before its node, deleted with it by its release). A
- * head reads the markers in its claim's pipeline (one request, whatever
- * the number of candidates; none of the nodes' data) and, before any
+ * the queue (made before its node, deleted with it by its release;
+ * E/priority is made by every candidate, so that it can be watched). A
+ * head or an heir reads the markers in its claim's pipeline (one request,
+ * whatever the number of candidates; none of the nodes' data) with a
+ * watch on E/priority's children, and again whenever a marker comes or
+ * goes, so that a prepared heir knows them at the release; before any
  * fence or promote hook, yields to a session of higher priority that
  * holds a node behind ours in a listing made after that read: its claim
  * and node go in one release, as a resign's would, and it rejoins at the
@@ -877,7 +880,7 @@ el_next_heir(struct election *el, struct el_action *act)
 			el_next_claim(el, act, 1);
 		return;
 	}
-	if (el_next_claim_fact(el, act))
+	if (el_next_claim_fact(el, act) || el_read_marks(el, act))
 		return;
 	(void)el_watch_crumb(el, act);
 }

@@ -60,7 +60,7 @@ enum el_op {
 	EL_OP_SW_DELETE,	/* multi: delete nodes between us and a target */
 	EL_OP_MARK,		/* create our priority marker (ephemeral) */
 	EL_OP_UNMARK,		/* multi: delete a priority marker of ours */
-	EL_OP_MARKS,		/* children of E/priority, no watch */
+	EL_OP_MARKS,		/* children of E/priority, with a watch */
 	EL_OP_CRUMB_EXISTS,	/* exists E/breadcrumb with a watch, when absent */
 	EL_OP_COUNT
 };

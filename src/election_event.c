@@ -626,6 +626,13 @@ election_watch(struct election *el, int deleted, const char *path)
 			el_no_leader(el);
 		else
 			el->leader_fresh = 0;
+	} else if (strcmp(path, el->prio_dir) == 0) {
+		/*
+		 * A marker came or went: read again, and who is behind us
+		 * listed after that read.
+		 */
+		el->marks_fresh = 0;
+		el->yield_listed = 0;
 	} else if (strcmp(path, el->crumb_path) == 0) {
 		el->crumb_armed = 0;
 		if (deleted)
@@ -721,7 +728,7 @@ election_reconfigure(struct election *el, const struct election_params *p)
 			el->parent_idx = el->nbase;
 		}
 		el->priority = p->priority;
-		el->nparents = el->nbase + (el->priority != 0);
+		el->nparents = el->nbase + 1;
 		if (el->parents_done == 0 && el->parent_idx >= el->nparents) {
 			el->parent_idx = 0;
 			el->parents_done = 1;

@@ -505,16 +505,28 @@ zk_sync(struct zk *zk, const char *path, uint64_t tag)
 	return zk_submitted(r, zoo_async(zk->zh, path, zk_sync_cb, r));
 }
 
-int
-zk_children(struct zk *zk, const char *path, uint64_t tag)
+static int
+zk_children_as(struct zk *zk, const char *path, int watch, uint64_t tag)
 {
 	struct zk_req *r;
 
 	if (zk->zh == NULL)
 		return ZINVALIDSTATE;
 	r = zk_req_new(zk, tag);
-	return zk_submitted(r, zoo_aget_children(zk->zh, path, 0,
+	return zk_submitted(r, zoo_aget_children(zk->zh, path, watch,
 	    zk_children_cb, r));
+}
+
+int
+zk_children(struct zk *zk, const char *path, uint64_t tag)
+{
+	return zk_children_as(zk, path, 0, tag);
+}
+
+int
+zk_children_watch(struct zk *zk, const char *path, uint64_t tag)
+{
+	return zk_children_as(zk, path, 1, tag);
 }
 
 int

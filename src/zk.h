@@ -79,6 +79,8 @@ void zk_set_loglevel(int level);
 int zk_get(struct zk *zk, const char *path, int watch, uint64_t tag);
 int zk_exists(struct zk *zk, const char *path, int watch, uint64_t tag);
 int zk_children(struct zk *zk, const char *path, uint64_t tag);
+/* The same, leaving a watch on path's children (a ZOO_CHILD_EVENT). */
+int zk_children_watch(struct zk *zk, const char *path, uint64_t tag);
 /* zoo_async: a round trip through the quorum's leader. */
 int zk_sync(struct zk *zk, const char *path, uint64_t tag);
 int zk_create(struct zk *zk, const char *path, const char *data, int flags,

@@ -1,8 +1,10 @@
 """What a failover costs ZooKeeper, counted by each daemon's own
 zkelectd_zookeeper_requests_total (issue 8): the successor promotes without
-listing the queue, the next candidate learns it is next from E/leader, and
-every other follower makes at most two small requests, however many
-candidates there are."""
+listing the queue and, having prepared its claim while the leader led, with
+no request between the release and its promote hook (issue 21); the next
+candidate learns it is next from E/leader and prepares; every other
+follower makes at most two small requests, however many candidates there
+are."""
 import pytest
 
 from test_control import parse_metrics
@@ -27,27 +29,47 @@ def delta(before, after):
             if n - before.get(op, 0)}
 
 
+# What the heir sends while the leader leads, to prepare its claim (issue
+# 21): the breadcrumb read with a watch, the markers, the claim, E/claims
+# listed, the claim before its own watched.
+PREPARE = {"breadcrumb", "marks", "claim", "claims", "claim_watch"}
+
+
+def prepared(d):
+    """The heir's claim is placed and the leader's before it watched."""
+    return requests_of(d).get("claim_watch", 0) >= 1
+
+
 @pytest.mark.parametrize("n", [3, 12])
 def test_failover_requests_stay_flat(election, n):
     ds = start_in_order(election, n)
-    # Every follower has read E/leader and watches its predecessor.
+    # Every follower has read E/leader and watches its predecessor; the
+    # heir has prepared its claim.
     for d in ds[1:]:
         wait_for(lambda d=d: d.leader().get("id") == "node1", 10, f"{d.id} sees node1")
+    wait_for(lambda: prepared(ds[1]), 10, "node2 prepares its claim")
     before = {d.id: requests_of(d) for d in ds[1:]}
     ds[0].stop()
     ds[1].wait_role("leader", timeout=15)
     for d in ds[2:]:
         wait_for(lambda d=d: d.leader().get("id") == "node2", 10, f"{d.id} sees node2")
+    wait_for(lambda: prepared(ds[2]), 10, "node3 prepares its claim")
     cost = {d.id: delta(before[d.id], requests_of(d)) for d in ds[1:]}
 
+    # The successor: no listing, no claim, no read of the breadcrumb
+    # between the release and its promote; the exists that set E/leader's
+    # and the breadcrumb's watches again, its ack, E/leader read back.
     succ = cost["node2"]
-    assert "list" not in succ, f"the successor listed the queue: {cost}"
-    assert succ.get("claim") == 1 and succ.get("ack") == 1, cost
-    # One listing of E/priority's markers (a small one: nobody here has a
-    # priority) goes beside the claim, whatever n.
-    assert succ.get("marks") == 1, cost
-    assert sum(succ.values()) <= 6, f"successor: {cost}"
-    for d in ds[2:]:
+    assert not set(succ) & ({"list", "breadcrumb"} | PREPARE), \
+        f"the successor prepared nothing ahead: {cost}"
+    assert succ.get("ack") == 1, cost
+    assert sum(succ.values()) <= 4, f"successor: {cost}"
+    # The new heir: a follower's two, then its preparation, once each.
+    heir = cost["node3"]
+    assert "list" not in heir, f"node3 listed the queue: {cost}"
+    assert all(heir.get(op) == 1 for op in PREPARE), cost
+    assert sum(heir.values()) - len(PREPARE) <= 2, cost
+    for d in ds[3:]:
         c = cost[d.id]
         assert "list" not in c, f"{d.id} listed the queue: {cost}"
         assert sum(c.values()) <= 2, f"{d.id} made more than 2: {cost}"
@@ -59,7 +81,10 @@ def test_failover_requests_stay_flat(election, n):
     for d in ds[3:]:
         wait_for(lambda d=d: d.leader().get("id") == "node3", 10, f"{d.id} sees node3")
     cost = {d.id: delta(before[d.id], requests_of(d)) for d in ds[2:]}
-    assert "list" not in cost["node3"], f"node3 listed the queue: {cost}"
-    assert sum(cost["node3"].values()) <= 6, cost
-    for d in ds[3:]:
+    assert not set(cost["node3"]) & ({"list", "breadcrumb"} | PREPARE), cost
+    assert sum(cost["node3"].values()) <= 4, cost
+    if n > 3:
+        wait_for(lambda: prepared(ds[3]), 10, "node4 prepares its claim")
+        cost = {d.id: delta(before[d.id], requests_of(d)) for d in ds[2:]}
+    for d in ds[4:]:
         assert sum(cost[d.id].values()) <= 2, cost

@@ -226,7 +226,10 @@ client_reply(struct sim *s, struct peer *p, const struct msg *m)
 	    (size_t)(cl->npend - i - 1) * sizeof(cl->pend[0]));
 	cl->npend--;
 	if (pd.watch) {
-		if (pd.kind == ZR_EXISTS)
+		if (pd.kind == ZR_CHILDREN) {
+			if (m->rep.rc == ZOK)
+				client_watch_add(cl, W_CHILD, pd.path);
+		} else if (pd.kind == ZR_EXISTS)
 			client_watch_add(cl, m->rep.rc == ZOK ? W_DATA :
 			    W_EXIST, pd.path);
 		else if (m->rep.rc == ZOK)
@@ -239,11 +242,14 @@ static void
 client_watch_fired(struct sim *s, struct peer *p, const struct msg *m)
 {
 	struct client *cl = &p->cl;
-	enum wkind kind = m->wev == WE_CREATED ? W_EXIST : W_DATA;
+	enum wkind kind = m->wev == WE_CREATED ? W_EXIST : m->wev ==
+	    WE_CHILD ? W_CHILD : W_DATA;
 	int i, k = 0;
 
+	/* A deletion ends the data and the child watches of the node. */
 	for (i = 0; i < cl->nw; i++)
-		if (!(cl->w[i].kind == kind &&
+		if (!((cl->w[i].kind == kind || (m->wev == WE_DELETED &&
+		    cl->w[i].kind == W_CHILD)) &&
 		    strcmp(cl->w[i].path, m->path) == 0))
 			cl->w[k++] = cl->w[i];
 	cl->nw = k;

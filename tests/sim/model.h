@@ -30,6 +30,7 @@ struct znode {
 	char path[SIM_PATH];
 	char data[SIM_DATA];
 	int64_t czxid, mzxid, owner;
+	int64_t pzxid;		/* the last change of its children */
 	int32_t version, cversion;
 };
 
@@ -145,12 +146,14 @@ enum msg_type {
 enum wkind {
 	W_DATA,
 	W_EXIST,
+	W_CHILD,		/* getChildren's watch */
 };
 
 enum wev {
 	WE_CREATED,
 	WE_DELETED,
 	WE_CHANGED,
+	WE_CHILD,		/* a child created or deleted */
 };
 
 struct msg {

@@ -219,9 +219,12 @@ peer_send(struct sim *s, struct peer *p, const struct el_action *act)
 		r->flags = 1;
 		break;
 	case EL_OP_LIST:
-	case EL_OP_MARKS:
 	case EL_OP_CLAIMS:
 		r->kind = ZR_CHILDREN;
+		break;
+	case EL_OP_MARKS:
+		r->kind = ZR_CHILDREN;
+		r->watch = 1;
 		break;
 	case EL_OP_WATCH_PRED:
 	case EL_OP_WATCH_OWN:
@@ -417,7 +420,8 @@ void
 peer_watch(struct sim *s, struct peer *p, enum wev wev, const char *path)
 {
 	trace(s, p->idx, "watch %s %s", wev == WE_DELETED ? "deleted" :
-	    wev == WE_CREATED ? "created" : "changed", path);
+	    wev == WE_CREATED ? "created" : wev == WE_CHILD ? "children" :
+	    "changed", path);
 	peer_clock(s, p);
 	election_watch(p->el, wev == WE_DELETED, path);
 	peer_step(s, p);

@@ -56,9 +56,13 @@ quorum_txn_apply(struct ztree *t, const struct txn *x)
 		case CHG_CREATE:
 			(void)ztree_add(t, c->path, c->data, x->zxid,
 			    c->owner);
+			if ((z = ztree_parent(t, c->path)) != NULL)
+				z->pzxid = x->zxid;
 			break;
 		case CHG_DELETE:
 			ztree_del(t, c->path);
+			if ((z = ztree_parent(t, c->path)) != NULL)
+				z->pzxid = x->zxid;
 			break;
 		case CHG_SET:
 			if ((z = ztree_get(t, c->path)) != NULL) {

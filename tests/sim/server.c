@@ -186,6 +186,8 @@ server_read(struct sim *s, struct conn *c, struct zreq *r)
 		break;
 	case ZR_CHILDREN:
 		r->res.rc = z != NULL ? ZOK : ZNONODE;
+		if (z != NULL && r->watch)
+			swatch_add(v, c->id, W_CHILD, r->path);
 		if (z != NULL)
 			r->res.nchildren = ztree_children(&v->tree, r->path,
 			    &r->res.children);
@@ -249,6 +251,21 @@ server_pump_all(struct sim *s, int srv)
 	}
 }
 
+/* A child of its parent came or went: the parent's child watches fire. */
+static void
+server_fire_parent(struct sim *s, struct server *v, const char *path,
+    int64_t zxid)
+{
+	char parent[SIM_PATH];
+	char *slash;
+
+	sim_copy(parent, sizeof(parent), path);
+	if ((slash = strrchr(parent, '/')) == NULL || slash == parent)
+		return;
+	*slash = '\0';
+	swatch_fire(s, v, W_CHILD, parent, WE_CHILD, zxid);
+}
+
 void
 server_apply(struct sim *s, int srv, int inc)
 {
@@ -270,6 +287,8 @@ server_apply(struct sim *s, int srv, int inc)
 		else
 			swatch_fire(s, v, W_DATA, ch->path, ch->kind ==
 			    CHG_DELETE ? WE_DELETED : WE_CHANGED, x->zxid);
+		if (ch->kind != CHG_SET)
+			server_fire_parent(s, v, ch->path, x->zxid);
 	}
 	/* A closed or expired session's connection is dropped here. */
 	if (x->closed_sid != 0)

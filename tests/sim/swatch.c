@@ -78,7 +78,16 @@ swatch_reregister(struct sim *s, struct conn *c)
 		const struct cwatch *w = &c->hs_watches[i];
 
 		z = ztree_get(&v->tree, w->path);
-		if (w->kind == W_EXIST) {
+		if (w->kind == W_CHILD) {
+			if (z == NULL)
+				swatch_notify(s, c, WE_DELETED, w->path,
+				    v->applied_zxid);
+			else if (z->pzxid > c->hs_zxid)
+				swatch_notify(s, c, WE_CHILD, w->path,
+				    v->applied_zxid);
+			else
+				swatch_add(v, c->id, W_CHILD, w->path);
+		} else if (w->kind == W_EXIST) {
 			if (z != NULL)
 				swatch_notify(s, c, WE_CREATED, w->path,
 				    v->applied_zxid);
