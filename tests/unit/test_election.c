@@ -572,6 +572,45 @@ test_heir_fences_on_expiry_without_a_request(void **state)
 }
 
 /*
+ * A marker of higher priority comes while the heir is prepared (its
+ * candidate joined after the heir read the markers): the child watch on
+ * E/priority has them read again, so that at the release the heir yields
+ * to it, as a head that had just read them would.
+ */
+static void
+test_heir_rereads_markers_when_one_comes(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *marks[] = { "00000000000000bb_5" };
+	char *kids[] = { OURS, "candidate-00000000000000bb_0000000007" };
+	struct el_action a;
+
+	(void)state;
+	heir_prepared(el);
+	hold_marks = 1;
+	election_watch(el, 0, E "/priority");
+	expect_op(el, EL_OP_MARKS, E "/priority");
+	reply_children(el, EL_OP_MARKS, marks, 1);
+	expect_none(el);
+	election_watch(el, 1, E "/leader");
+	expect_op(el, EL_OP_LEADER_EXISTS, E "/leader");
+	election_watch(el, 1, E "/breadcrumb");
+	expect_op(el, EL_OP_CRUMB_EXISTS, E "/breadcrumb");
+	election_watch(el, 1, CAND "/" OTHER1);
+	election_watch(el, 1, CLAIMS "/" CLAIM_AA);
+	/* Who holds that marker must be behind us: listed, then the yield. */
+	expect_op(el, EL_OP_LIST, CAND);
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	reply(el, EL_OP_CRUMB_EXISTS, ZNONODE);
+	reply_list(el, kids, 2);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_RELEASE);
+	assert_string_equal(a.sub[0].path, CAND "/" OURS);
+	assert_string_equal(a.sub[1].path, CLAIMS "/" CLAIM_OURS6);
+	election_free(el);
+}
+
+/*
  * A prepared claim that went stale: the heir's node is deleted (by hand,
  * or a switchover) while the leader leads. Its claim, an orphan now, goes
  * by itself in a release, then the heir rejoins at the back.
@@ -2314,6 +2353,7 @@ main(void)
 		cmocka_unit_test(test_heir_promotes_on_the_release_alone),
 		cmocka_unit_test(test_heir_fences_on_expiry_without_a_request),
 		cmocka_unit_test(test_stale_prepared_claim_is_released),
+		cmocka_unit_test(test_heir_rereads_markers_when_one_comes),
 		cmocka_unit_test(test_second_known_from_the_leader),
 		cmocka_unit_test(test_leader_node_trusted_only_from_those_ahead),
 		cmocka_unit_test(
