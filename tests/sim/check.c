@@ -27,12 +27,14 @@
  *      the same candidate node; so does one over a breadcrumb the daemon
  *      believes is there
  *  (j) the queue's order is kept: when the quorum commits the creation
- *      of E/claim, the claimant's candidate node is the first (lowest
- *      sequence) of the quorum's queue; when a promote or fence hook
- *      starts, the daemon's node is the first of the quorum's queue, or
- *      already gone, deleted by hand or with its session (it will
- *      demote), not by its own release. Sequence numbers only grow, so
- *      nothing can come before a node that was first once
+ *      of a claim (E/claims), the claimant's candidate node is the first
+ *      (lowest sequence) of the quorum's queue, or the second behind a
+ *      session holding a claim; when a promote or fence hook starts, the
+ *      daemon's node is the first of the quorum's queue, or already gone,
+ *      deleted by hand or with its session (it will demote), not by its
+ *      own release, and its session holds the first claim. Sequence
+ *      numbers only grow, so nothing can come before a node that was
+ *      first once
  * The first violation stops the run.
  */
 #include <stdarg.h>
@@ -211,7 +213,7 @@ check_promote(struct sim *s, struct peer *p, const struct el_action *act)
 	/*
 	 * The quorum's breadcrumb, not the daemon's view of it: a view gone
 	 * stale must not let a promote skip the fence. Nobody else can
-	 * write it meanwhile (the daemon holds E/claim, and a leader's
+	 * write it meanwhile (the daemon holds the first claim, a leader's
 	 * writes check its own node, which is gone); an administrator only
 	 * deletes it, and then there is nothing to fence.
 	 */
