@@ -854,6 +854,9 @@ class Bench:
                                         r"hook demote\[\d+\]: exited")
         b["old_exit"] = first(olds, r"handoff complete|exiting")
         b["notified"] = first(succ, r"watch \d+ on ", dem_end)
+        # The release's last notification, the old leader's claim gone:
+        # the one a prepared heir waits for (issue 21).
+        b["signal"] = first(succ, r"watch \d+ on \S*/claims/", dem_end)
         b["decided"] = first(succ, r"running promote hook", dem_end)
         b["spawned"] = first(succ, r"hook promote\[\d+\]: started",
                              dem_end)
