@@ -166,13 +166,12 @@ election_new(const struct election_params *p)
 			break;
 	}
 	el_claim_init(&el->cl, p->path);
-	el->parents[el->nparents++] = xstrdup(el->cl.dir);
 	el->nbase = el->nparents;
 	el->parents[el->nbase] = xstrdup(el->prio_dir);
 	el->id = xstrdup(p->id);
 	el->data = xstrdup(p->data);
 	el->priority = p->priority;
-	el->nparents = el->nbase + 1;
+	el->nparents = el->nbase + (el->priority != 0);
 	el_make_data(el);
 	el->leader_id = xstrdup("");
 	el->leader_data = xstrdup("");
@@ -910,6 +909,11 @@ el_next_queue(struct election *el, struct el_action *act)
 {
 	if (!el->parents_done) {
 		el_act_zk(el, act, EL_OP_PARENT, el->parents[el->parent_idx]);
+		return;
+	}
+	/* E/claims or E/priority, found missing when first needed. */
+	if (el->lazy_parent != NULL) {
+		el_act_zk(el, act, EL_OP_PARENT, el->lazy_parent);
 		return;
 	}
 	if (el->node == NULL) {

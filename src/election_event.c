@@ -113,12 +113,11 @@ el_op_error(struct election *el, int rc)
 	el->retry_until = el->now + EL_RETRY_MS;
 }
 
-/* E/claims is missing (or our node is): made again, as a create's. */
+/* E/claims is missing (or our node is): it is made. */
 static void
 el_claims_again(struct election *el)
 {
-	el->parents_done = 0;
-	el->parent_idx = el->nbase - 1;
+	el->lazy_parent = el->cl.dir;
 }
 
 /* E/breadcrumb is known to be absent. */
@@ -230,6 +229,12 @@ el_marks_done(struct election *el, const struct el_result *res)
 				el->mark_prio[el->nmarks++] = prio;
 			}
 	}
+	/*
+	 * No E/priority, so no watch on it: it is made, then read again, so
+	 * that a marker made later is seen.
+	 */
+	if (res->rc == ZNONODE)
+		el->lazy_parent = el->prio_dir;
 	el->marks_fresh = 1;
 }
 
@@ -390,7 +395,16 @@ election_op_done(struct election *el, enum el_op op,
 		el_marks_done(el, res);
 		break;
 	case EL_OP_PARENT:
-		if (rc == ZOK || rc == ZNODEEXISTS) {
+		if (el->parents_done && el->lazy_parent != NULL) {
+			if (rc != ZOK && rc != ZNODEEXISTS) {
+				el_op_error(el, rc);
+				break;
+			}
+			/* Made: the markers are read again, with a watch. */
+			if (el->lazy_parent == el->prio_dir)
+				el->marks_fresh = 0;
+			el->lazy_parent = NULL;
+		} else if (rc == ZOK || rc == ZNODEEXISTS) {
 			if (++el->parent_idx >= el->nparents) {
 				el->parent_idx = 0;
 				el->parents_done = 1;
@@ -728,7 +742,7 @@ election_reconfigure(struct election *el, const struct election_params *p)
 			el->parent_idx = el->nbase;
 		}
 		el->priority = p->priority;
-		el->nparents = el->nbase + 1;
+		el->nparents = el->nbase + (el->priority != 0);
 		if (el->parents_done == 0 && el->parent_idx >= el->nparents) {
 			el->parent_idx = 0;
 			el->parents_done = 1;

@@ -85,13 +85,16 @@ struct election {
 	char *leader_path;	/* E/leader */
 	char *crumb_path;	/* E/breadcrumb */
 	char *prio_dir;		/* E/priority */
-	/*
-	 * The ancestors of E/candidates, E/claims, then E/priority (when
-	 * priority).
-	 */
-	char *parents[EL_MAX_DEPTH + 2];
+	/* the ancestors of E/candidates, then E/priority (when priority) */
+	char *parents[EL_MAX_DEPTH + 1];
 	int nparents;
-	int nbase;		/* the ancestors of E/candidates and E/claims */
+	int nbase;		/* the ancestors of E/candidates alone */
+	/*
+	 * E/claims, or E/priority for a candidate without a priority: made
+	 * when a request finds it missing (once in a service's life), so
+	 * that a join costs no more writes than it did.
+	 */
+	const char *lazy_parent;
 	char *id;
 	char *data;
 	char *create_data;

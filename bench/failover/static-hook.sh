@@ -12,8 +12,13 @@ BIN=${ZKELECTD_BIN_DIR:-build}
 # shellcheck source=scripts/zklib.sh
 . scripts/zklib.sh
 D=$(mktemp -d /tmp/zkstatic.XXXXXX)
+PIDS=()
+# Only what this script started, by process id.
 cleanup() {
-	pkill -TERM -f "$D/" 2>/dev/null || true
+	local pid
+	for pid in "${PIDS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null || true
+	done
 	[ -n "${ZK_PID:-}" ] && kill "$ZK_PID" 2>/dev/null
 	wait 2>/dev/null || true
 	rm -rf "$D"
@@ -38,6 +43,7 @@ socket = $D/$n.sock
 status_file = $D/$n.status
 EOC
 	"$BIN/zkelectd" -c "$D/$n.conf" 2>"$D/$n.log" &
+	PIDS+=("$!")
 	sleep 0.5
 done
 sleep 1

@@ -141,7 +141,8 @@ answer_auto(struct election *el, enum el_op op)
 	memset(&r, 0, sizeof(r));
 	r.rc = ZOK;
 	switch (op) {
-	case EL_OP_MARKS:
+	case EL_OP_MARKS:	/* E/priority there, without markers */
+		break;
 	case EL_OP_CRUMB_EXISTS:
 		r.rc = ZNONODE;
 		break;
@@ -607,6 +608,46 @@ test_heir_rereads_markers_when_one_comes(void **state)
 	assert_int_equal(a.op, EL_OP_RELEASE);
 	assert_string_equal(a.sub[0].path, CAND "/" OURS);
 	assert_string_equal(a.sub[1].path, CLAIMS "/" CLAIM_OURS6);
+	election_free(el);
+}
+
+/*
+ * E/priority and E/claims are made when first found missing, not by every
+ * join: E/priority so that the markers can be watched (then read again),
+ * E/claims when a claim's multi finds no parent.
+ */
+static void
+test_missing_priority_and_claims_made_when_needed(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *kids[] = { OURS };
+	struct el_action a;
+
+	(void)state;
+	join(el, SID, CAND "/" OURS);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, kids, 1);
+	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	hold_marks = 1;
+	hold_claims = 1;
+	expect_op(el, EL_OP_MARKS, E "/priority");
+	reply(el, EL_OP_MARKS, ZNONODE);
+	expect_op(el, EL_OP_PARENT, E "/priority");
+	reply(el, EL_OP_PARENT, ZOK);
+	expect_op(el, EL_OP_MARKS, E "/priority");
+	reply_children(el, EL_OP_MARKS, NULL, 0);
+	expect_op(el, EL_OP_CLAIM, NULL);
+	reply(el, EL_OP_CLAIM, ZNONODE);
+	expect_op(el, EL_OP_PARENT, CLAIMS);
+	reply(el, EL_OP_PARENT, ZOK);
+	/* Our node is looked at again (the multi also checked it). */
+	expect_op(el, EL_OP_WATCH_OWN, CAND "/" OURS);
+	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
+	expect_op(el, EL_OP_MARKS, E "/priority");
+	reply_children(el, EL_OP_MARKS, NULL, 0);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_CLAIM);
 	election_free(el);
 }
 
@@ -2354,6 +2395,8 @@ main(void)
 		cmocka_unit_test(test_heir_fences_on_expiry_without_a_request),
 		cmocka_unit_test(test_stale_prepared_claim_is_released),
 		cmocka_unit_test(test_heir_rereads_markers_when_one_comes),
+		cmocka_unit_test(
+		    test_missing_priority_and_claims_made_when_needed),
 		cmocka_unit_test(test_second_known_from_the_leader),
 		cmocka_unit_test(test_leader_node_trusted_only_from_those_ahead),
 		cmocka_unit_test(
