@@ -48,8 +48,9 @@
  * claim made later has a higher sequence: so no one else's claim is first
  * meanwhile, even when our node is deleted by hand while we promote (the
  * heir then waits for our claim; mutant 12 takes the claims away, mutant
- * 24 lets a prepared claim stand for the right before the release, and the
- * simulator finds two leaders with either). E/leader is written (in a
+ * 60 lets a prepared claim stand for the right before the release: the
+ * simulator finds two leaders with the first, a promote on a claim
+ * behind another's with the second). E/leader is written (in a
  * multi that checks our node still exists) after promote and deleted only
  * after demote, or by ZooKeeper when the session expires. (2) A leader
  * that leaves on purpose demotes first, then deletes E/leader, its node
@@ -92,7 +93,7 @@
  * release is sent; so the view is as good as a read made at the promote,
  * even while the watch set again after a deletion is on its way. A
  * promote or fence is decided only once every such read is in. Mutants
- * 15-18 and 24 make each of these unsafe and the unit tests and the
+ * 15-18 and 60 make each of these unsafe and the unit tests and the
  * simulator catch them. The heir's notifications come in the order of the
  * release's operations, its claim last; a session's expiry deletes its
  * nodes in any order, which costs nothing but a wait for the last one.
@@ -891,7 +892,7 @@ el_next_heir(struct election *el, struct el_action *act)
 static int
 el_next_right(struct election *el, struct el_action *act)
 {
-	if (EL_MUTANT(24) && el->cl.have && el->cl.heir)
+	if (EL_MUTANT(60) && el->cl.have && el->cl.heir)
 		return 0;
 	if (!el->cl.have) {
 		el_next_claim(el, act, 0);
@@ -986,7 +987,7 @@ el_next_queue(struct election *el, struct el_action *act)
 		return;
 	/* Wait for the previous leader to withdraw its acknowledgement. */
 	if (el->leader_exists && el->leader_owner != el->sid &&
-	    !(EL_MUTANT(24) && el->cl.have && el->cl.heir))
+	    !(EL_MUTANT(60) && el->cl.have && el->cl.heir))
 		return;
 	/*
 	 * Never on facts the lease does not cover, nor with so little of it

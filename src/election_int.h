@@ -46,10 +46,10 @@
  * version, 20 a new session's lease runs from when it is heard of, not
  * from when it was asked for, 21 a create that finds no parent retries at
  * once, 22 E/leader of any session is shown, 23 a head yields to a
- * higher priority however often it has yielded, 24 a prepared claim is
- * taken for the right to lead: the heir promotes once first, without
- * the release (the claim before its own, E/leader). The tests must catch
- * each.
+ * higher priority however often it has yielded, 60 (issue 21) a
+ * prepared claim is taken for the right to lead: the heir promotes once
+ * first, without the release (the claim before its own, E/leader). The
+ * tests must catch each.
  */
 #ifdef EL_MUTANTS
 extern int el_mutant;

@@ -37,7 +37,7 @@ spec() {
 17|delete-node|E/leader is missing|reports leader
 18|$admin|\(a\) two|\(i\)
 19|$admin|\(a\) two|\(i\)
-24|auth|\(a\) two|on a claim behind
+60|auth|\(a\) two|on a claim behind
 EOT
 }
 
