@@ -195,6 +195,7 @@ check_promote(struct sim *s, struct peer *p, const struct el_action *act)
 	check_view(p, &v);
 	s->st.promotes++;
 	check_queue_hook(s, p, v.node, HOOK_PROMOTE);
+	check_lease_promote(s, p, HOOK_PROMOTE);
 	if (v.lease_end <= s->now)
 		check_fail(s, "(g) %s: promote starts outside its lease "
 		    "(lease_end %lld)", p->id, (long long)v.lease_end);
@@ -298,6 +299,7 @@ check_demote(struct sim *s, struct peer *p, const struct el_action *act)
 		check_fail(s, "(h) %s: demote with epoch %lld ends the "
 		    "leadership of epoch %lld", p->id, (long long)act->epoch,
 		    (long long)pc->epoch);
+	check_lease_demote(s, p, act);
 	qs = quorum_session(s, pc->sid);
 	/* The core reports an auth failure as an expiry, by design. */
 	if (act->reason != NULL && strcmp(act->reason, "session-expired") ==
@@ -322,6 +324,7 @@ check_hook_start(struct sim *s, struct peer *p, const struct el_action *act)
 	case HOOK_FENCE:
 		check_view(p, &v);
 		check_queue_hook(s, p, v.node, HOOK_FENCE);
+		check_lease_promote(s, p, HOOK_FENCE);
 		if (v.lease_end <= s->now)
 			check_fail(s, "(g) %s: fence starts outside its lease",
 			    p->id);
@@ -501,6 +504,7 @@ check_step(struct sim *s, struct peer *p)
 		    election_role_name(v.role), (long long)v.lease_end);
 	p->last_role = v.role;
 	p->last_lease = v.lease_end;
+	check_lease_step(s, p);
 	if (v.role == ROLE_LEADER && s->now >= v.lease_end)
 		check_fail(s, "(c) %s: role leader at or past lease_end %lld",
 		    p->id, (long long)v.lease_end);

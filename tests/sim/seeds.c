@@ -44,6 +44,15 @@ seeds_word(struct seed_entry *e, const char *w, const char *path, int line)
 	} else if (strcmp(w, "p=1") == 0) {
 		e->opts.priorities = 1;
 		return 0;
+	} else if (strcmp(w, "l=1") == 0) {
+		e->opts.lease_model = 1;
+		return 0;
+	} else if (strcmp(w, "K=1") == 0) {
+		e->opts.big_tick = 1;
+		return 0;
+	} else if (strcmp(w, "A=1") == 0) {
+		e->opts.avail = 1;
+		return 0;
 	} else if (strncmp(w, "B=", 2) == 0) {
 		if ((e->opts.sabotage = sabotage_parse(w + 2)) > 0)
 			return 0;

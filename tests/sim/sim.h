@@ -66,6 +66,8 @@ enum ev_type {
 	EV_SRV_NOTICE,		/* a cut-off server notices, drops clients */
 	EV_SRV_REJOIN,		/* a server is back in the quorum */
 	EV_SRV_PING,		/* a server reports its touches (-k) */
+	EV_ENS_PING,		/* the ZooKeeper leader pings followers (-L) */
+	EV_ELECT,		/* the next phase of an election (-L) */
 	EV_CL_PING,		/* the client library's ping timer */
 	EV_CL_RECV,		/* its "nothing heard for 2T/3" timer */
 	EV_CL_CONNECT,		/* its next connection attempt */
@@ -149,6 +151,7 @@ struct peer {
 	int64_t last_lease;
 	int64_t auth_failed_at;	/* its last AUTH_FAILED */
 	int64_t restarts[16];	/* when the last sessions were replaced */
+	int grace_set;		/* disconnect_grace set in its configuration */
 	int nrestarts;
 	/* the operator's waiting clients */
 	int resign_wait, pause_wait;
@@ -174,6 +177,17 @@ struct pcheck {
 	int64_t fenced_epoch;	/* and the breadcrumb's epoch it fenced */
 	int64_t admin_at;	/* an administrator last deleted a node of
 				 * its session (E/leader included) */
+	/* check_lease.c: what a lease done right could know (AV) */
+	int64_t av_sid;		/* the session it is about */
+	int64_t av_base;	/* the latest send time the quorum is known
+				 * to have touched the session after */
+	int64_t av_req;		/* when its session was last asked for */
+	int64_t av_reply;	/* when a reply last came, this session */
+	int av_conn;		/* the connection of av_conf */
+	struct {
+		int64_t sent, replied;
+	} av_conf[16];		/* confirmations on av_conn */
+	int av_nconf;
 };
 
 /* fault.c: the knobs of a run and what it injected. */
@@ -198,6 +212,8 @@ enum fault_kind {
 	F_SWITCHOVER,		/* only with -W (w=1): older seeds stay as they were */
 	F_PRIORITY,		/* only with -P (p=1): a reload's new priority */
 	F_FORGE_MARK,		/* only with -P: a hand-made priority marker */
+	F_SRV_RESTART,		/* only with -L (l=1): a server restarts */
+	F_ELECTION,		/* only with -L: an election in the ensemble */
 	F_NKINDS,
 };
 
@@ -224,6 +240,9 @@ struct sim_stats {
 	uint64_t over_crumb;	/* promotes over another epoch's crumb */
 	uint64_t stale_crumb;	/* ...that the daemon's view lacked */
 	uint64_t yields;	/* heads that yielded to a higher priority */
+	uint64_t elections;	/* elections inside the ensemble (-L) */
+	uint64_t rides;		/* leaderships that rode through a session
+				 * event or an election without a demote */
 };
 
 struct sim {
@@ -238,6 +257,9 @@ struct sim {
 	int sabotage;		/* enum sabotage_kind: the model lies */
 	int switchover;		/* operators ask leaders for switchovers */
 	int priorities;		/* candidates have priorities (-P) */
+	int lease_model;	/* the ZooKeeper lease model, new faults (-L) */
+	int big_tick;		/* ticks up to T, not T/2 (-K) */
+	int avail;		/* the availability invariant (-A) */
 	int npeers;
 	struct peer peer[SIM_MAX_PEERS];
 	struct pcheck pc[SIM_MAX_PEERS];
@@ -281,6 +303,9 @@ struct sim_opts {
 	int sabotage;		/* enum sabotage_kind (0: none) */
 	int switchover;		/* F_SWITCHOVER may be drawn (-W, w=1) */
 	int priorities;		/* priorities, F_PRIORITY, F_FORGE_MARK (-P) */
+	int lease_model;	/* -L (l=1): see sim.c */
+	int big_tick;		/* -K (K=1): ticks up to T, implies -L */
+	int avail;		/* -A (A=1): no needless demote */
 };
 int sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
     char *why, size_t whylen);
@@ -367,6 +392,17 @@ int64_t check_epoch_of(const char *data);
 void check_queue_commit(struct sim *s, const struct zreq *req, int64_t sid);
 void check_queue_hook(struct sim *s, struct peer *p, const char *node,
     enum hook_kind kind);
+
+/* check_lease.c */
+void check_lease_step(struct sim *s, struct peer *p);
+void check_lease_expired(struct sim *s, int64_t sid);
+void check_lease_promote(struct sim *s, struct peer *p, enum hook_kind kind);
+void check_lease_demote(struct sim *s, struct peer *p,
+    const struct el_action *act);
+void check_lease_requested(struct sim *s, struct peer *p);
+void check_lease_connected(struct sim *s, struct peer *p, int64_t sid);
+void check_lease_reply(struct sim *s, struct peer *p,
+    const struct cpending *pd, int rc);
 
 /* check_final.c */
 void check_final(struct sim *s);
