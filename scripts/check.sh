@@ -13,7 +13,9 @@
 #      more (6000) with tickTime modelled (-k 2000), $SIM_SWITCH_SCHEDULES
 #      (4000) with switchovers asked of leaders (-W), $SIM_PRIO_SCHEDULES
 #      (4000) with priorities, their reloads and forged markers as well
-#      (-P -W), the regression seeds
+#      (-P -W), $SIM_LEASE_SCHEDULES (4000) with the lease model (-L:
+#      the ensemble's leader, its tick, elections, server restarts), the
+#      regression seeds
 #      of tests/sim/seeds.txt, and each of their mutants found again
 #      (make sim-mutants); every schedule counts as one test
 #   3. the pytest integration suite against $BUILD, then tests/packaging
@@ -41,6 +43,7 @@ SIM_SCHEDULES=${SIM_SCHEDULES:-24000}
 SIM_TICK_SCHEDULES=${SIM_TICK_SCHEDULES:-6000}
 SIM_SWITCH_SCHEDULES=${SIM_SWITCH_SCHEDULES:-4000}
 SIM_PRIO_SCHEDULES=${SIM_PRIO_SCHEDULES:-4000}
+SIM_LEASE_SCHEDULES=${SIM_LEASE_SCHEDULES:-4000}
 
 passed=0
 failed=0
@@ -182,6 +185,13 @@ sim_tests() {
 	run tests/sim/campaign.sh "$BUILD/sim" 3000000 "$SIM_PRIO_SCHEDULES" 2 \
 	    -- -P -W -t 150 -l 20
 	sim_count "simulator campaign, priorities"
+	# And with the lease model: elections in the ensemble, server
+	# restarts, a tick per run, settings left unset (-L). Not yet -A
+	# (no needless demote) nor -K (ticks up to T): today's core fails
+	# both (tests/sim/README.md, "Regression seeds to come").
+	run tests/sim/campaign.sh "$BUILD/sim" 4000000 "$SIM_LEASE_SCHEDULES" 2 \
+	    -- -L -P -W -t 150 -l 20
+	sim_count "simulator campaign, lease model"
 	run "$BUILD/sim" -f tests/sim/seeds.txt -t 150
 	sim_count "simulator regression seeds"
 	run "$MAKE" sim-mutants

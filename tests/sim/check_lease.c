@@ -235,9 +235,10 @@ check_lease_demote(struct sim *s, struct peer *p, const struct el_action *act)
 	at = pc->av_base + v.session_timeout_ms - v.demote_timeout_ms -
 	    CHECK_LEASE_MARGIN_MS;
 	if (s->now < at - CHECK_AV_SLACK_MS)
-		check_fail(s, "(AV) %s: needless demote (reason %s): the "
+		check_fail(s, "(AV) %s: needless demote (reason %s, %s): the "
 		    "quorum touched session %016llx after %lld, a lease done "
-		    "right demotes from %lld", p->id, why,
+		    "right demotes from %lld", p->id, why, v.zk ==
+		    EL_ZK_CONNECTED ? "connected" : "not connected",
 		    (unsigned long long)pc->sid, (long long)pc->av_base,
 		    (long long)at);
 }

@@ -255,7 +255,6 @@ sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
 		st->stale_crumb += s->st.stale_crumb;
 		st->yields += s->st.yields;
 		st->elections += s->st.elections;
-		st->rides += s->st.rides;
 		for (i = 0; i < F_NKINDS; i++)
 			st->faults[i] += s->st.faults[i];
 	}

@@ -241,8 +241,6 @@ struct sim_stats {
 	uint64_t stale_crumb;	/* ...that the daemon's view lacked */
 	uint64_t yields;	/* heads that yielded to a higher priority */
 	uint64_t elections;	/* elections inside the ensemble (-L) */
-	uint64_t rides;		/* leaderships that rode through a session
-				 * event or an election without a demote */
 };
 
 struct sim {
