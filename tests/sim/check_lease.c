@@ -226,7 +226,7 @@ check_lease_demote(struct sim *s, struct peer *p, const struct el_action *act)
 		    "%016llx at %lld", p->id, why, (long long)s->now,
 		    (long long)act->ms, (unsigned long long)pc->sid,
 		    (long long)e);
-	if (!s->avail || pc->av_sid != pc->sid || pc->av_base == 0)
+	if (pc->av_sid != pc->sid || pc->av_base == 0)
 		return;
 	if (strcmp(why, "lease-lost") != 0 && (strcmp(why, "disconnected") !=
 	    0 || p->grace_set))
@@ -234,7 +234,11 @@ check_lease_demote(struct sim *s, struct peer *p, const struct el_action *act)
 	election_view(p->el, &v);
 	at = pc->av_base + v.session_timeout_ms - v.demote_timeout_ms -
 	    CHECK_LEASE_MARGIN_MS;
-	if (s->now < at - CHECK_AV_SLACK_MS)
+	if (s->now >= at - CHECK_AV_SLACK_MS)
+		return;
+	/* Counted (-S) whether or not AV is checked. */
+	s->st.needless++;
+	if (s->avail)
 		check_fail(s, "(AV) %s: needless demote (reason %s, %s): the "
 		    "quorum touched session %016llx after %lld, a lease done "
 		    "right demotes from %lld", p->id, why, v.zk ==

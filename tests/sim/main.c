@@ -196,9 +196,10 @@ main_stats(const struct main_run *r)
 	    (unsigned long long)r->st.over_crumb,
 	    (unsigned long long)r->st.stale_crumb);
 	(void)printf("sim: yields-to-a-higher-priority=%llu "
-	    "elections-in-the-ensemble=%llu\n",
+	    "elections-in-the-ensemble=%llu needless-demotes=%llu\n",
 	    (unsigned long long)r->st.yields,
-	    (unsigned long long)r->st.elections);
+	    (unsigned long long)r->st.elections,
+	    (unsigned long long)r->st.needless);
 }
 
 int

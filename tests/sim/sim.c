@@ -255,6 +255,7 @@ sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
 		st->stale_crumb += s->st.stale_crumb;
 		st->yields += s->st.yields;
 		st->elections += s->st.elections;
+		st->needless += s->st.needless;
 		for (i = 0; i < F_NKINDS; i++)
 			st->faults[i] += s->st.faults[i];
 	}

@@ -241,6 +241,7 @@ struct sim_stats {
 	uint64_t stale_crumb;	/* ...that the daemon's view lacked */
 	uint64_t yields;	/* heads that yielded to a higher priority */
 	uint64_t elections;	/* elections inside the ensemble (-L) */
+	uint64_t needless;	/* demotes AV calls needless (-A or not) */
 };
 
 struct sim {
