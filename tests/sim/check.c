@@ -1,6 +1,7 @@
 /*
  * The invariants, checked as the run goes (this file, but (j) in
- * check_queue.c, and (e) and (f), at the end of a run, in check_final.c):
+ * check_queue.c, (e) and (f), at the end of a run, in check_final.c, and
+ * the lease's L1, L2 and AV in check_lease.c):
  *  (a) no two daemons between promote start and demote end at the same
  *      instant, unless the older one is excused: frozen at or past the
  *      point its demote had to start (it could not act), or crashed while

@@ -13,6 +13,8 @@
  *              their owner server and their expiry
  *   server.c   the three servers: replicas that apply the log, requests
  *              served in order, cut-offs from the quorum, crashes
+ *   ensemble.c with -L: which server leads the ensemble, its PING rounds
+ *              (followers' touch reports), elections
  *   swatch.c   a server's one-shot watches and setWatches
  *   conn.c     TCP connections: FIFO per direction, latency, partitions
  *   client.c   the ZooKeeper client library inside each daemon: connect,
@@ -25,6 +27,8 @@
  *   check.c    the invariants, checked on every step
  *   check_queue.c  invariant (j): the queue's order, at the quorum's commit
  *   check_final.c  the end of a run: answers (e) and convergence (f)
+ *   check_lease.c  the lease against the model's truth (L1, L2) and
+ *              availability (AV)
  *   sabotage.c lies of the model (-B), to show that an invariant fires
  *   trace.c    the readable trace of a run
  *   sim.c      one run: setup, the event loop, the end
