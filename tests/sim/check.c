@@ -150,6 +150,7 @@ check_freeze(struct sim *s, struct peer *p)
 
 	check_view(p, &v);
 	s->pc[p->idx].demote_at_freeze = v.lease_end - v.demote_timeout_ms;
+	check_lease_freeze(s, p);
 }
 
 void
@@ -158,6 +159,7 @@ check_wake(struct sim *s, struct peer *p)
 	struct pcheck *pc = &s->pc[p->idx];
 	struct election_view v;
 
+	check_lease_wake(s, p);
 	if (!pc->open)
 		return;
 	if (s->now > pc->demote_at_freeze && !pc->excused) {
@@ -195,6 +197,7 @@ check_promote(struct sim *s, struct peer *p, const struct el_action *act)
 
 	check_view(p, &v);
 	s->st.promotes++;
+	pc->av_cut_at = 0;
 	check_queue_hook(s, p, v.node, HOOK_PROMOTE);
 	check_lease_promote(s, p, HOOK_PROMOTE);
 	if (v.lease_end <= s->now)
@@ -466,6 +469,7 @@ check_action(struct sim *s, struct peer *p, const struct el_action *act)
 		break;
 	case EL_ACT_CANCEL:
 		trace(s, p->idx, "-> cancel hook");
+		check_lease_cancel(s, p);
 		break;
 	case EL_ACT_RESTART:
 		trace(s, p->idx, "-> restart session");

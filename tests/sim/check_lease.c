@@ -125,10 +125,12 @@ check_lease_lag(struct sim *s)
 }
 
 static void
-check_lease_base(struct pcheck *pc, int64_t base)
+check_lease_base(struct pcheck *pc, int64_t base, const char *from)
 {
-	if (base > pc->av_base)
+	if (base > pc->av_base) {
 		pc->av_base = base;
+		pc->av_from = from;
+	}
 }
 
 /* A new session is asked for now. */
@@ -141,7 +143,10 @@ check_lease_requested(struct sim *s, struct peer *p)
 /*
  * A connection established for session sid: a new session runs from when
  * it was asked for; a known one was revalidated by the quorum's leader,
- * which touched it after the last reply the old connection brought.
+ * which touched it after the reconnection was asked for, so after every
+ * request answered on an older connection was sent. (The send time, not
+ * the reply's: a daemon reads its clock when it gets to a reply, maybe
+ * after the library asked for the new connection.)
  */
 void
 check_lease_connected(struct sim *s, struct peer *p, int64_t sid)
@@ -151,9 +156,10 @@ check_lease_connected(struct sim *s, struct peer *p, int64_t sid)
 	if (sid != pc->av_sid) {
 		pc->av_sid = sid;
 		pc->av_base = pc->av_req;
-		pc->av_reply = 0;
+		pc->av_from = "request";
+		pc->av_answered = pc->av_req;
 	} else
-		check_lease_base(pc, pc->av_reply);
+		check_lease_base(pc, pc->av_answered, "reconnect");
 	pc->av_conn = p->cl.conn;
 	pc->av_nconf = 0;
 }
@@ -172,10 +178,11 @@ check_lease_reply(struct sim *s, struct peer *p, const struct cpending *pd,
 	int64_t lag = check_lease_lag(s);
 	int i;
 
-	if (p->cl.sid != pc->av_sid)
+	if (p->cl.sid != pc->av_sid || pd->sent == 0)
 		return;
-	pc->av_reply = s->now;
-	if (pd->sent == 0 || !check_lease_answered(rc) || (pd->kind !=
+	if (pd->sent > pc->av_answered)
+		pc->av_answered = pd->sent;
+	if ( !check_lease_answered(rc) || (pd->kind !=
 	    ZR_SYNC && pd->kind != ZR_CREATE && pd->kind != ZR_MULTI))
 		return;
 	if (p->cl.conn != pc->av_conn) {
@@ -184,7 +191,7 @@ check_lease_reply(struct sim *s, struct peer *p, const struct cpending *pd,
 	}
 	for (i = pc->av_nconf - 1; i >= 0; i--)
 		if (pc->av_conf[i].replied + lag <= pd->sent) {
-			check_lease_base(pc, pc->av_conf[i].sent);
+			check_lease_base(pc, pc->av_conf[i].sent, "pair");
 			break;
 		}
 	if (pc->av_nconf == 16) {
@@ -197,12 +204,50 @@ check_lease_reply(struct sim *s, struct peer *p, const struct cpending *pd,
 	pc->av_nconf++;
 }
 
+/* A freeze: the core's demote point then, for AV's excuse at the wake. */
+void
+check_lease_freeze(struct sim *s, struct peer *p)
+{
+	struct election_view v;
+
+	election_view(p->el, &v);
+	s->pc[p->idx].av_freeze_at = v.demote_at;
+}
+
+void
+check_lease_wake(struct sim *s, struct peer *p)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+
+	if (pc->av_freeze_at != 0 && s->now >= pc->av_freeze_at)
+		pc->av_woke_late = 1;
+}
+
+/*
+ * A promote or fence killed (at the demote point): the demote that
+ * follows was decided now, on what the daemon knew now, even if a reply
+ * read in the same instant renews the lease before the demote starts.
+ */
+void
+check_lease_cancel(struct sim *s, struct peer *p)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+
+	if (!p->hook_on || (p->hook_kind != HOOK_PROMOTE &&
+	    p->hook_kind != HOOK_FENCE) || pc->av_cut_at != 0)
+		return;
+	pc->av_cut_at = s->now;
+	pc->av_cut_base = pc->av_base;
+	pc->av_cut_from = pc->av_from;
+}
+
 /*
  * (L2) and (AV) at the start of a demote that ends a leadership of the
  * session pc->sid. AV: with a lease done right the daemon demotes at
  * av_base + T - demote_timeout - margin, where av_base is the latest of:
- * the session's request (a new session), the last reply before a
- * reconnection (the leader touched it when revalidating it), and each
+ * the session's request (a new session), the send time of the latest
+ * request a server answered before a reconnection (the leader touched the
+ * session when revalidating it), and each
  * confirmation's send time once a confirmation sent a report lag after
  * its reply came back. Before that point, minus a slack, a demote for
  * `disconnected` or `lease-lost` is needless, unless the daemon's
@@ -214,9 +259,18 @@ check_lease_demote(struct sim *s, struct peer *p, const struct el_action *act)
 {
 	struct pcheck *pc = &s->pc[p->idx];
 	struct election_view v;
-	int64_t e, at;
+	int64_t e, at, t = s->now, base = pc->av_base;
 	const char *why = act->reason != NULL ? act->reason : "";
+	const char *from = pc->av_from;
+	int late = pc->av_woke_late;
 
+	if (pc->av_cut_at != 0) {
+		t = pc->av_cut_at;
+		base = pc->av_cut_base;
+		from = pc->av_cut_from;
+	}
+	pc->av_cut_at = 0;
+	pc->av_woke_late = 0;
 	if (strcmp(why, "startup") == 0)
 		return;
 	e = check_lease_expiry(s, pc->sid);
@@ -226,23 +280,23 @@ check_lease_demote(struct sim *s, struct peer *p, const struct el_action *act)
 		    "%016llx at %lld", p->id, why, (long long)s->now,
 		    (long long)act->ms, (unsigned long long)pc->sid,
 		    (long long)e);
-	if (pc->av_sid != pc->sid || pc->av_base == 0)
+	if (pc->av_sid != pc->sid || base == 0 || late)
 		return;
 	if (strcmp(why, "lease-lost") != 0 && (strcmp(why, "disconnected") !=
 	    0 || p->grace_set))
 		return;
 	election_view(p->el, &v);
-	at = pc->av_base + v.session_timeout_ms - v.demote_timeout_ms -
+	at = base + v.session_timeout_ms - v.demote_timeout_ms -
 	    CHECK_LEASE_MARGIN_MS;
-	if (s->now >= at - CHECK_AV_SLACK_MS)
+	if (t >= at - CHECK_AV_SLACK_MS)
 		return;
 	/* Counted (-S) whether or not AV is checked. */
 	s->st.needless++;
 	if (s->avail)
 		check_fail(s, "(AV) %s: needless demote (reason %s, %s): the "
-		    "quorum touched session %016llx after %lld, a lease done "
-		    "right demotes from %lld", p->id, why, v.zk ==
+		    "quorum touched session %016llx after %lld (%s), a lease "
+		    "done right demotes from %lld", p->id, why, v.zk ==
 		    EL_ZK_CONNECTED ? "connected" : "not connected",
-		    (unsigned long long)pc->sid, (long long)pc->av_base,
+		    (unsigned long long)pc->sid, (long long)base, from,
 		    (long long)at);
 }

@@ -17,9 +17,13 @@
 
 /*
  * What election_params holds for a disconnect_grace left out of the
- * configuration: today the daemon's default, 0.
+ * configuration: the whole lease where the core has that default, else 0.
  */
+#ifdef EL_GRACE_LEASE
+#define PEER_GRACE_UNSET EL_GRACE_LEASE
+#else
 #define PEER_GRACE_UNSET 0
+#endif
 
 static void
 peer_clock(struct sim *s, struct peer *p)

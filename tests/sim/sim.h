@@ -185,9 +185,16 @@ struct pcheck {
 	int64_t av_sid;		/* the session it is about */
 	int64_t av_base;	/* the latest send time the quorum is known
 				 * to have touched the session after */
+	const char *av_from;	/* what gave it: request, reconnect, pair */
 	int64_t av_req;		/* when its session was last asked for */
-	int64_t av_reply;	/* when a reply last came, this session */
+	int64_t av_answered;	/* the send time of the latest request a
+				 * server answered, this session */
 	int av_conn;		/* the connection of av_conf */
+	int64_t av_freeze_at;	/* its demote point when it froze */
+	int av_woke_late;	/* woke past it: AV excuses the demote */
+	int64_t av_cut_at;	/* a promote or fence was killed then, */
+	int64_t av_cut_base;	/* ...with this base: the demote's cause */
+	const char *av_cut_from;
 	struct {
 		int64_t sent, replied;
 	} av_conf[16];		/* confirmations on av_conn */
@@ -406,6 +413,9 @@ void check_lease_requested(struct sim *s, struct peer *p);
 void check_lease_connected(struct sim *s, struct peer *p, int64_t sid);
 void check_lease_reply(struct sim *s, struct peer *p,
     const struct cpending *pd, int rc);
+void check_lease_freeze(struct sim *s, struct peer *p);
+void check_lease_wake(struct sim *s, struct peer *p);
+void check_lease_cancel(struct sim *s, struct peer *p);
 
 /* check_final.c */
 void check_final(struct sim *s);
