@@ -51,6 +51,9 @@ check_lease_step(struct sim *s, struct peer *p)
 	int64_t e;
 
 	election_view(p->el, &v);
+	/* Woke past its demote point, but a buffered reply renewed it. */
+	if (s->pc[p->idx].av_woke_late && v.demote_at > s->now)
+		s->pc[p->idx].av_woke_late = 0;
 	if (v.lease_end == 0 || v.sid == 0)
 		return;
 	e = check_lease_expiry(s, v.sid);

@@ -191,7 +191,8 @@ struct pcheck {
 				 * server answered, this session */
 	int av_conn;		/* the connection of av_conf */
 	int64_t av_freeze_at;	/* its demote point when it froze */
-	int av_woke_late;	/* woke past it: AV excuses the demote */
+	int av_woke_late;	/* woke past it, not renewed since: AV
+				 * excuses its demote */
 	int64_t av_cut_at;	/* a promote or fence was killed then, */
 	int64_t av_cut_base;	/* ...with this base: the demote's cause */
 	const char *av_cut_from;
