@@ -46,7 +46,12 @@
  * version, 20 a new session's lease runs from when it is heard of, not
  * from when it was asked for, 21 a create that finds no parent retries at
  * once, 22 E/leader of any session is shown, 23 a head yields to a
- * higher priority however often it has yielded. The tests must catch each.
+ * higher priority however often it has yielded, 26 the lease rests on a
+ * confirmation's reply time, not its send time, 27 the report lag is
+ * subtracted where it must be added (confirmations closer than it pair),
+ * 28 a promote's room is measured to the lease's end, not to the demote
+ * point (26-28: the simulator's, tests/sim/seeds.txt). The tests must
+ * catch each.
  */
 #ifdef EL_MUTANTS
 extern int el_mutant;
