@@ -64,6 +64,8 @@ peer_setup(struct sim *s, int i)
 	e->retry_backoff_ms = rng_between(&s->rng, 100, 5000);
 	e->disconnect_grace_ms = rng_permille(&s->rng, 700) ? 0 :
 	    rng_between(&s->rng, 100, req);
+	/* The lag the model's followers report with (0: at once). */
+	e->tick_ms = s->tick_ms;
 	/* Leave at least one candidate. */
 	e->observer = i > 0 && rng_permille(&s->rng, 100);
 	p->observer = e->observer;
