@@ -1045,6 +1045,12 @@ election_next(struct election *el, struct el_action *act)
 		}
 		if (el_take_slot(el, act, HOOK_DEMOTE, reason))
 			return;
+		/*
+		 * Past the demote point, nothing goes to ZooKeeper in the
+		 * leader's name while its demote waits for the slot.
+		 */
+		if (el_lease_short(el))
+			return;
 	}
 	/* A promote or fence may not outlive the lease: it is killed. */
 	if ((el->hook == HOOK_PROMOTE || el->hook == HOOK_FENCE) &&

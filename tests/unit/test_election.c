@@ -1075,6 +1075,44 @@ test_reload_without_lease_room_hands_over(void **state)
 	election_free(el);
 }
 
+/*
+ * Issue 19, defect 6 (found by the simulator): a leader woken past its
+ * demote point while its health check runs has the check killed, and
+ * sends nothing to ZooKeeper (here: its new data) before its demote.
+ */
+static void
+test_woken_past_demote_point_sends_nothing_first(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	struct election_view v;
+	struct el_action a;
+
+	(void)state;
+	params_init(&p, 0, 0, EL_GRACE_LEASE);
+	p.check = 1;
+	p.check_interval_ms = 100000;
+	p.check_fall = 1;
+	p.check_rise = 1;
+	el = el_start(&p);
+	become_leader(el);
+	now = election_deadline(el);
+	while (next(el).type != EL_ACT_HOOK)
+		now = election_deadline(el);
+	election_view(el, &v);
+	assert_int_equal(v.hook, HOOK_CHECK);
+	/* Frozen past the demote point; new data came meanwhile. */
+	election_set_data(el, "10.0.0.9:5432");
+	now = v.demote_at + 1000;
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_CANCEL);
+	assert_int_equal(a.hook, HOOK_CHECK);
+	expect_none(el);
+	election_hook_done(el, HOOK_CHECK, 0);
+	expect_hook(el, HOOK_DEMOTE, "lease-lost");
+	election_free(el);
+}
+
 static void
 test_promote_failure(void **state)
 {
@@ -2378,6 +2416,7 @@ main(void)
 		cmocka_unit_test(test_ride_through_window),
 		cmocka_unit_test(test_timeout_below_two_ticks_stays_out),
 		cmocka_unit_test(test_reload_without_lease_room_hands_over),
+		cmocka_unit_test(test_woken_past_demote_point_sends_nothing_first),
 		cmocka_unit_test(test_promote_failure),
 		cmocka_unit_test(test_run_exited_resigns_and_backs_off),
 		cmocka_unit_test(test_stop_is_an_ordered_handoff),
