@@ -62,14 +62,15 @@ def setup(request, zk_factory):
 
 
 def watch_role(d, role, seconds, still=lambda: True):
-    """Polls d's role for `seconds` (while still()); returns the roles
-    other than `role` it saw, with their times."""
-    other = []
-    end = time.monotonic() + seconds
-    while time.monotonic() < end and still():
+    """Polls d's role for `seconds` (while still()); returns the changes
+    to roles other than `role` it saw, with their times from the start."""
+    other, last = [], role
+    start = time.monotonic()
+    while time.monotonic() < start + seconds and still():
         r = d.role()
-        if r != role:
-            other.append((round(time.monotonic() - end + seconds, 3), r))
+        if r != last:
+            other.append((round(time.monotonic() - start, 3), r))
+            last = r
         time.sleep(0.02)
     return other
 
