@@ -29,7 +29,7 @@
  * A keepalive sync goes a report lag after the last confirmation, when it
  * can renew the lease, but no more than this many per session timeout.
  */
-#define EL_SYNCS_PER_T 20
+#define EL_SYNCS_PER_T 10
 
 /*
  * A build with EL_MUTANTS puts one old defect back, the one numbered by

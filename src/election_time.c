@@ -57,9 +57,8 @@
  * (reason lease-lost). The keepalive sync goes when it can renew the
  * lease: a report lag after the last confirmation came. So a leader that
  * stops hearing the quorum right after a confirmation leads on for
- * W = T - lag - demote_timeout - margin - two round trips
- * (W = T - tick/2 - demote_timeout - 100 ms when the lag is above T/20;
- * 6.4 s for T = 10 s, tickTime 2 s, demote_timeout T/4), and a reconnect
+ * W = T - max(tick/2, T/10) - demote_timeout - 100 ms - two round trips
+ * (6.4 s for T = 10 s, tickTime 2 s, demote_timeout T/4), and a reconnect
  * inside W renews the lease from the last reply before it. The lease
  * belongs to a session: a new session starts without one.
  */
