@@ -19,6 +19,7 @@ is longer than the time between resets). Waits have deadlines; a sleep
 only holds a fault.
 """
 
+import json
 import re
 import time
 from datetime import datetime
@@ -180,6 +181,8 @@ def test_timeout_below_two_ticks_does_not_lead(setup):
     wait_for(lambda: short.status().get("lease_error") ==
              "timeout-below-2-ticks", 10,
              "lease_error=timeout-below-2-ticks in the status")
+    assert json.loads(short.ctl("status json"))["lease_error"] == \
+        "timeout-below-2-ticks"
     assert "not leading" in short.log_text()
     assert "below 2 x zookeeper.tick_time" in short.log_text()
     # Once its startup demote is over, it follows and never leads: it
