@@ -63,7 +63,9 @@ daemon_election_params(const struct daemon *d, struct election_params *ep)
 	ep->demote_on_start = d->cfg.demote_on_start &&
 	    d->cfg.mode == CONFIG_MODE_CANDIDATE;
 	ep->retry_backoff_ms = d->cfg.retry_backoff_ms;
-	ep->disconnect_grace_ms = d->cfg.disconnect_grace_ms;
+	ep->disconnect_grace_ms = d->cfg.disconnect_grace_ms < 0 ?
+	    EL_GRACE_LEASE : d->cfg.disconnect_grace_ms;
+	ep->tick_ms = d->cfg.tick_ms;
 	ep->check = d->cfg.hook_check != NULL;
 	ep->session_timeout_ms = d->cfg.session_timeout_ms;
 	ep->hook_timeout_ms = d->cfg.hook_timeout_ms;
