@@ -485,6 +485,12 @@ zk_hosts_same(const char *a, const char *b, int ports)
  * zoo_set_servers resolves the new list at once (in this thread); the
  * client then keeps its session and moves to the new servers, dropping its
  * connection when its server is not in the list (or to even out the load).
+ * That drop (update_addrs in the 3.8 client) closes the socket without the
+ * usual cleanup: no ZOO_CONNECTING_STATE event comes, only the
+ * ZOO_CONNECTED_STATE of the new connection, and a request that was in
+ * flight is not failed; its reply never comes, so the first reply on the
+ * new connection does not match it and the client drops that connection
+ * too, as a plain connection loss this time (which fails the request).
  * When the list does not resolve it keeps its addresses but has already
  * taken the new text, which it would resolve again later: the old text is
  * put back. Without a live handle there is nothing to move: the next
