@@ -8,10 +8,12 @@ example's hooks and settings.
    as a standby of nothing, the first leader's promote makes it the
    primary and records its epoch; the second is a pg_basebackup copy that
    streams from it.
-2. The leader's zkelectd and its PostgreSQL are SIGKILLed together (a
-   crash): the standby's zkelectd fences the old primary (FENCE_COMMAND
-   checks that it is down), promotes its server, which takes writes and
-   records the new, higher epoch; what was written before is there.
+2. pg-fence.sh with a fencing command that does nothing fails while the
+   primary runs. The leader's zkelectd and its PostgreSQL are SIGKILLed
+   together (a crash): the standby's zkelectd fences the old primary
+   (FENCE_COMMAND checks that it is down), promotes its server, which
+   takes writes and records the new, higher epoch; what was written before
+   is there.
 3. Every ZooKeeper server is restarted in turn: the primary keeps running
    and takes a write every 0.1 s the whole time, and no hook runs (a
    leader rides through ZooKeeper maintenance while its lease holds).
@@ -244,6 +246,15 @@ def test_postgresql_failover_and_zookeeper_maintenance(pg_env, request):
     a.value("INSERT INTO ticks VALUES (now())")
     zkharness.wait_for(lambda: b.sql("SELECT count(*) FROM ticks") ==
                        (True, "1"), 30, "the row to reach the standby")
+
+    # A fence command that did nothing is caught: the old primary still
+    # takes connections (its role cannot be read without a password).
+    r = run([str(EXAMPLE / "pg-fence.sh")], env={
+        "PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "FENCE_COMMAND": "true",
+        "ZKELECT_FENCE_ID": "pg1", "ZKELECT_FENCE_EPOCH": epoch_a,
+        "ZKELECT_FENCE_DATA": f"127.0.0.1:{a.port}"})
+    assert r.returncode == 1, r.stderr
+    assert "still accepts connections after the fence" in r.stderr
 
     # 2. The leader's host crashes: zkelectd and PostgreSQL, SIGKILL both.
     da.kill()
