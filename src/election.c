@@ -185,6 +185,7 @@ election_new(const struct election_params *p)
 	election_reconfigure(el, p);
 	el->zk = EL_ZK_CONNECTING;
 	el->hook = -1;
+	el->answered_sent = INT64_MIN;
 	return el;
 }
 
@@ -267,8 +268,8 @@ el_pipe_busy(const struct election *el)
 /*
  * Whether the predecessor is known to be first: it was in the listing, or
  * E/leader names its node (the session that owns it and the node's czxid
- * as epoch). A leader's node was first when it took E/claim, and nothing
- * can come before it later: sequence numbers only grow.
+ * as epoch). A leader's node was first when it promoted, and nothing can
+ * come before it later: sequence numbers only grow.
  */
 void
 el_pred_head(struct election *el)
@@ -335,7 +336,7 @@ el_demote_reason(const struct election *el)
 	if (el->zk == EL_ZK_EXPIRED || el->zk == EL_ZK_AUTH_FAILED)
 		return "session-expired";
 	if (el->conn_lost)
-		return "disconnected";
+		return el->conn_lost_why;
 	if (el->stopping)
 		return "shutdown";
 	if (el->resigning)
@@ -344,6 +345,8 @@ el_demote_reason(const struct election *el)
 		return "pause";
 	if (el->unhealthy)
 		return "health";
+	if (el->lease_error != NULL)
+		return "lease-lost";
 	if (el->promote_failed)
 		return "promote-failed";
 	if (el->run_exited)
@@ -365,7 +368,7 @@ el_may_queue(const struct election *el)
 {
 	return !el->observer && !el->paused && !el->unhealthy &&
 	    !el->stopping && el->backoff_until == 0 && !el->promote_failed &&
-	    !el->run_exited && !el->restart;
+	    !el->run_exited && !el->restart && el->lease_error == NULL;
 }
 
 int
@@ -433,6 +436,8 @@ el_session_lost(struct election *el)
 	el->lease_known = 0;
 	el->lease_lapsed = 0;
 	el->nconf = 0;
+	el->confirmed_at = 0;
+	el->answered_sent = INT64_MIN;
 }
 
 static void
@@ -995,8 +1000,8 @@ el_next_queue(struct election *el, struct el_action *act)
 	 * that keeps breaking lets no confirmation pair up): the keepalive
 	 * renews a lease every T/6.
 	 */
-	if (el->now + el->timeout_ms / EL_PROMOTE_ROOM_DIV >=
-	    el_demote_point(el) && !EL_MUTANT(9))
+	if (el->now + el->timeout_ms / EL_PROMOTE_ROOM_DIV >= (EL_MUTANT(28) ?
+	    el_lease_end(el) : el_demote_point(el)) && !EL_MUTANT(9))
 		return;
 	if (!EL_MUTANT(12) && el_next_right(el, act))
 		return;
@@ -1175,6 +1180,12 @@ election_next(struct election *el, struct el_action *act)
 			return;
 		}
 		if (el_take_slot(el, act, HOOK_DEMOTE, reason))
+			return;
+		/*
+		 * Past the demote point, nothing goes to ZooKeeper in the
+		 * leader's name while its demote waits for the slot.
+		 */
+		if (el_lease_short(el))
 			return;
 	}
 	/* A promote or fence may not outlive the lease: it is killed. */
