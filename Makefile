@@ -31,6 +31,7 @@ endif
 
 COMMON    = log xmalloc util
 DAEMON    = config config_value zk candidate election election_event \
+            election_resume \
             election_time hook \
             ctl ctl_listen status notify http
 DAEMON   += history
@@ -40,6 +41,7 @@ UNIT      = $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 # The simulator links the real pure core, nothing of the daemon around it.
 SIMSRC    = $(wildcard tests/sim/*.c)
 SIMCORE   = $(patsubst %,$(BUILD)/%.o,election election_event election_time \
+            election_resume \
             candidate xmalloc log util)
 SEEDS    ?= 20000
 SEED     ?= 1
@@ -60,6 +62,7 @@ $(BUILD)/libzkelect.a: $(LIBOBJ)
 # The daemon around the core and libzkelect.a (the fuzz harnesses link it
 # too, without zkelectd.c's main).
 DAEMON_MAIN = daemon command diagnose metrics notify_hook run_hook \
+              reexec resume session_file \
               switchover preempt
 
 $(BUILD)/zkelectd: $(BUILD)/zkelectd.o $(DAEMON_MAIN:%=$(BUILD)/%.o) \

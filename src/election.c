@@ -1021,6 +1021,7 @@ election_next(struct election *el, struct el_action *act)
 	act->type = EL_ACT_NONE;
 	if (el->stopped)
 		return;
+	el_resume_next(el);
 
 	/* A demote comes first: it never waits for ZooKeeper. */
 	if (el->startup_demote && el->hook == -1) {

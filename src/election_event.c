@@ -68,6 +68,7 @@ election_session(struct election *el, enum el_zk state, int64_t sid,
 		el->conn_gen++;
 		el->synced = 0;
 		el_session_lost(el);
+		el_resume_lost(el);
 		el_invalidate(el);
 		el->restart = 1;
 		el->restart_sent = 0;
@@ -902,6 +903,7 @@ election_view(const struct election *el, struct election_view *v)
 	v->demote_clamped = el->demote_clamped;
 	v->lease_end = el->lease_known ? el_lease_end(el) : 0;
 	v->demote_at = el->lease_known ? el_demote_point(el) : 0;
+	v->resuming = el->resume_check;
 	v->backoff_until = el->backoff_until;
 	v->crumb_id = el->crumb_exists ? el->crumb_id : "";
 	v->crumb_data = el->crumb_exists ? el->crumb_data : "";

@@ -46,7 +46,9 @@
  * version, 20 a new session's lease runs from when it is heard of, not
  * from when it was asked for, 21 a create that finds no parent retries at
  * once, 22 E/leader of any session is shown, 23 a head yields to a
- * higher priority however often it has yielded. The tests must catch each.
+ * higher priority however often it has yielded, 24 a resumed leader does
+ * not check that E/claim is still its own, 25 a resumed daemon that was
+ * not leading takes no lease into account. The tests must catch each.
  */
 #ifdef EL_MUTANTS
 extern int el_mutant;
@@ -239,6 +241,11 @@ struct election {
 	const char *release_why;	/* the request that asked for it */
 	int release_attempts;
 	int data_dirty;		/* election.data changed: rewrite our nodes */
+
+	/* a resumed session (election_resume.c) */
+	int resume_check;	/* what it holds is not all read back yet */
+	int resume_exact;	/* handed over by a live image: no guess in it */
+	int resume_demote;	/* demote_on_start, for a resume that fails */
 };
 
 /* election.c */
@@ -257,6 +264,10 @@ void el_switch_listed(struct election *el, const struct candidate *c, int n,
 int el_want_join(const struct election *el);
 int el_pipe_has(const struct election *el, enum el_op op);
 void el_pred_head(struct election *el);
+
+/* election_resume.c */
+void el_resume_next(struct election *el);
+void el_resume_lost(struct election *el);
 
 /* election_time.c */
 int64_t el_lease_end(const struct election *el);

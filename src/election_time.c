@@ -156,7 +156,8 @@ el_sync_at(const struct election *el)
 		return el->sync_retry > el->now ? el->sync_retry : el->now;
 	t = el->sync_sent + el->timeout_ms / EL_SYNCS_PER_T;
 	/* Without a lease: as soon as one can pair with the latest. */
-	if ((!el->lease_known || el->lease_lapsed) && el->nconf > 0 &&
+	if ((!el->lease_known || el->lease_lapsed || el->resume_check) &&
+	    el->nconf > 0 &&
 	    el->conf_conn == el->conn_gen)
 		t = el->conf[el->nconf - 1].replied + el->timeout_ms /
 		    EL_REPORT_LAG_DIV;
@@ -240,7 +241,8 @@ election_deadline(const struct election *el)
 		return d;
 	if (el->zk == EL_ZK_CONNECTED && !el->sync_inflight && !el->restart)
 		el_min(&d, el_sync_at(el));
-	if (el->lease_known && el_leading(el) && (!el->conn_lost ||
+	if (el->lease_known && (el_leading(el) ||
+	    (el->resume_check && !el->resume_exact)) && (!el->conn_lost ||
 	    ((el->hook == HOOK_PROMOTE || el->hook == HOOK_FENCE) &&
 	    !el->hook_cancelled)))
 		el_min(&d, el_demote_point(el));
