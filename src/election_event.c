@@ -23,6 +23,7 @@ election_session(struct election *el, enum el_zk state, int64_t sid,
 	case EL_ZK_CONNECTED:
 		if (el->sid != 0 && sid != el->sid)
 			el_session_lost(el);	/* nothing of it survives */
+		el_resume_connected(el, sid);
 		/*
 		 * A new session: the quorum made it after we asked, with
 		 * its timeout from then, whatever happened meanwhile.

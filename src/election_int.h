@@ -48,7 +48,8 @@
  * once, 22 E/leader of any session is shown, 23 a head yields to a
  * higher priority however often it has yielded, 24 a resumed leader does
  * not check that E/claim is still its own, 25 a resumed daemon that was
- * not leading takes no lease into account. The tests must catch each.
+ * not leading takes no lease into account, 26 a re-opened session's lease
+ * is not renewed by its re-opening. The tests must catch each.
  */
 #ifdef EL_MUTANTS
 extern int el_mutant;
@@ -267,6 +268,7 @@ void el_pred_head(struct election *el);
 
 /* election_resume.c */
 void el_resume_next(struct election *el);
+void el_resume_connected(struct election *el, int64_t sid);
 void el_resume_lost(struct election *el);
 
 /* election_time.c */

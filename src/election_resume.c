@@ -13,9 +13,10 @@
  * read. Until they are in:
  *
  * - A resumed leader is a leader that has just reconnected: its lease is
- *   the one handed over, renewed only by confirmations of the new
- *   connection (el_confirmed()), and it demotes at the lease's demote
- *   point as any leader does. Its node gone, E/leader of another session
+ *   the one handed over until the session is re-opened, which renews it
+ *   (el_resume_connected()), then confirmations of the new connection do
+ *   (el_confirmed()); it demotes at the lease's demote point as any
+ *   leader does. Its node gone, E/leader of another session
  *   or E/claim not its own make it demote (node-deleted, preempted).
  * - A daemon that was not leading may still have an application that
  *   leads: a crash can come between a promote's start and the file that
@@ -92,6 +93,12 @@ el_resume_next(struct election *el)
 {
 	if (!el->resume_check)
 		return;
+	if (el->promoted && el_lease_short(el)) {
+		/* Not confirmed in time: demoted as at a start. */
+		el->resume_check = 0;
+		el->lost_reason = "startup";
+		return;
+	}
 	if (!el->promoted && !el->resume_exact && el_lease_short(el) &&
 	    !EL_MUTANT(25)) {
 		/* Not confirmed in time: as a start would. */
@@ -108,6 +115,29 @@ el_resume_next(struct election *el)
 	    (el->node != NULL && !el->node_ok))
 		return;
 	el_resume_decide(el);
+}
+
+/*
+ * The re-attached session's first connection. A server re-opens a live
+ * session only once the quorum's leader has touched it (a revalidation,
+ * answered by the leader itself, so no report lag stands between), and
+ * it was asked for after zookeeper_init: the session cannot expire before
+ * that time + T. So its lease runs from then, as a new session's does
+ * (election_session_requested()). Anything else the connection confirms
+ * renews it as usual.
+ */
+void
+el_resume_connected(struct election *el, int64_t sid)
+{
+	if (!el->resume_check || sid != el->sid || el->session_req == 0)
+		return;
+	if (!EL_MUTANT(26) && (!el->lease_known ||
+	    el->session_req > el->lease_sent)) {
+		el->lease_sent = el->session_req;
+		el->lease_known = 1;
+		el->lease_lapsed = 0;
+	}
+	el->session_req = 0;
 }
 
 /* The session expired before its facts were confirmed. */
