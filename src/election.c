@@ -984,11 +984,12 @@ el_next_zk(struct election *el, struct el_action *act)
 	/*
 	 * An acknowledgement or claim of ours with no node of ours behind
 	 * it (the node was deleted after a demote) would make the next head
-	 * wait forever: it goes.
+	 * wait forever: it goes. A node not known yet (a lost create, a
+	 * resumed session) is looked for first.
 	 */
 	if (!el->release_pending && (el_owns_leader(el) || el->claimed ||
 	    !el->claim_known) && !el_leading(el) && el->node == NULL &&
-	    !EL_MUTANT(4))
+	    !el->create_unknown && !EL_MUTANT(4))
 		el->release_pending = 1;
 	if (el->release_pending) {
 		el_next_release(el, act);
