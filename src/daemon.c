@@ -633,6 +633,7 @@ daemon_step(struct daemon *d)
 	daemon_arm_deadline(d);
 	daemon_report(d);
 	resume_save(d);
+	crashed_save(d);
 }
 
 /* Reporting. */

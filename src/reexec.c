@@ -144,7 +144,9 @@ reexec_exec(struct daemon *d)
 	if (!session && d->session_path != NULL)
 		session_file_remove(d->session_path);
 	env = reexec_env(d, session);
-	if (setenv(REEXEC_ENV, env, 1) == -1) {
+	/* The next image keeps the crash script where the unit wants it. */
+	if (setenv(REEXEC_ENV, env, 1) == -1 || (d->crashed_path != NULL &&
+	    setenv("ZKELECTD_CRASHED", d->crashed_path, 1) == -1)) {
 		log_warn("re-exec: setenv");
 		free(env);
 		reexec_abort(d);
@@ -158,6 +160,7 @@ reexec_exec(struct daemon *d)
 	log_warn("re-exec: execv %s: the running daemon goes on", path);
 	reexec_mark(d, 1);
 	(void)unsetenv(REEXEC_ENV);
+	(void)unsetenv("ZKELECTD_CRASHED");
 	reexec_abort(d);
 }
 

@@ -322,6 +322,7 @@ main(int argc, char *argv[])
 	log_init("zkelectd", d.cfg.log_level);
 	zk_set_loglevel(d.cfg.log_level);
 	reexec_inherit(&d);
+	crashed_init(&d);
 	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
 		fatal("signal");
 	/* Children a hook leaves behind are ours to reap, not init's. */
@@ -412,6 +413,7 @@ main(int argc, char *argv[])
 	/* Closing the session removes whatever ephemeral node is left. */
 	zk_close(d.zk);
 	resume_remove(&d);
+	crashed_remove(&d);
 	command_fail_queries(&d, "error stopping");
 	/* No publishing still due may overwrite "stopped". */
 	(void)event_del(d.ev_publish);

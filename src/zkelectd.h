@@ -158,6 +158,10 @@ struct daemon {
 	char *session_text;	/* as last written */
 	int resume_open;	/* the first open re-attaches resume_zs */
 	int resume_told;	/* its outcome is still to be logged */
+
+	/* crashed.c: the demote script for the unit's OnFailure= */
+	char *crashed_path;
+	char *crashed_text;	/* as last written ("" when there is none) */
 	struct zk_session resume_zs;
 };
 
@@ -185,6 +189,11 @@ void reexec_request(struct daemon *d);
 void reexec_inherit(struct daemon *d);
 void reexec_adopt(struct daemon *d);
 void reexec_free(struct daemon *d);
+
+/* crashed.c */
+void crashed_init(struct daemon *d);
+void crashed_save(struct daemon *d);
+void crashed_remove(struct daemon *d);
 
 /* resume.c */
 /* Reads the session file: 1 when a session is to be re-attached. */

@@ -250,3 +250,40 @@ def test_sigusr1_and_sigpipe_do_not_kill_the_daemon(election):
     wait_log(a, "SIGUSR1: ignored", 10, mark)
     assert a.ctl("ping").strip() == "pong"
     assert a.alive() and a.role() == "leader"
+
+
+def test_a_crash_not_restarted_demotes_before_the_successor_promotes(
+        election):
+    script = election.dir / "a.crashed"
+    a = election.daemon("a", env={"ZKELECTD_CRASHED": str(script)})
+    a.wait_role("leader", 20)
+    b = election.daemon("b")
+    b.wait_role("follower", 20)
+    wait_for(script.exists, 10, "the crash script")
+    assert stat.S_IMODE(os.lstat(script).st_mode) == 0o700
+    epoch = a.status()["epoch"]
+    a.kill()
+    # Its configuration made unstartable: the starts systemd tries fail.
+    a.options["zookeeper.session_timeout"] = "banana"
+    for _ in range(3):
+        a.start(wait=False)
+        assert a.wait_exit(10) == 1
+    # Then the unit's OnFailure= runs the script, with nothing else.
+    env = {"PATH": os.environ["PATH"], "ZKT_HISTORY": str(election.history),
+           "ZKT_ENVLOG": str(a.envlog)}
+    r = subprocess.run(["/bin/sh", str(script)], env=env, timeout=30)
+    assert r.returncode == 0
+    b.wait_role("leader", 20)
+    evs = election.events()
+    end = [e.n for e in evs if (e.id, e.event, e.phase, e.reason) ==
+           ("a", "demote", "end", "crashed")]
+    promote = [e.n for e in evs if (e.id, e.event, e.phase) ==
+               ("b", "promote", "start")]
+    assert len(end) == 1 and len(promote) == 1
+    assert end[0] < promote[0]
+    event, hookenv = a.hook_env_runs()[-1]
+    assert event == "demote"
+    assert hookenv["ZKELECT_REASON"] == "crashed"
+    assert hookenv["ZKELECT_EPOCH"] == epoch
+    assert hookenv["ZKELECT_ID"] == "a"
+    assert hookenv["ZKELECT_SERVICE"] == election.service
