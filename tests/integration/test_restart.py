@@ -161,6 +161,7 @@ def test_sigusr2_runs_the_binary_installed_now(election, next_binary):
 
 
 def test_crash_and_restart_within_the_lease_resumes(election):
+    election.session_timeout_ms = 4000     # the shared server's most
     a = election.daemon("a")
     a.wait_role("leader", 20)
     b = election.daemon("b")
@@ -287,3 +288,45 @@ def test_a_crash_not_restarted_demotes_before_the_successor_promotes(
     assert hookenv["ZKELECT_EPOCH"] == epoch
     assert hookenv["ZKELECT_ID"] == "a"
     assert hookenv["ZKELECT_SERVICE"] == election.service
+
+
+def test_a_crash_in_the_middle_of_a_promote_demotes_first(election):
+    a = election.daemon("a", start=False)
+    a.hook_conf(promote_hang=1)
+    a.start()
+    hang = wait_for(a.hang_pids, 20, "the promote hook to hang")
+    epoch = [ev.epoch for ev in election.events()
+             if ev.event == "promote"][-1]
+    a.kill()
+    # What systemd's control group kill does to the hook.
+    os.killpg(hang[0], signal.SIGKILL)
+    wait_for(lambda: zkharness.group_members(hang[0]) == [], 10,
+             "the hook gone")
+    a.hook_conf()
+    since = time.time()
+    a.start()
+    a.wait_role("leader", 20)
+    runs = [(ev.event, ev.reason, ev.epoch)
+            for ev in hook_lines(election, since)]
+    # The resumed session's node: its place, its epoch.
+    assert runs == [("demote", "startup", "0"), ("promote", "elected", epoch)]
+
+
+def test_a_resumed_crash_starts_hooks_run_again(election):
+    election.session_timeout_ms = 4000     # the shared server's most
+    run = election.dir / "run.sh"
+    run.write_text("#!/bin/sh\nexec sleep 1000\n")
+    run.chmod(0o755)
+    a = election.daemon("a", options={"hooks.run": str(run)})
+    a.wait_role("leader", 20)
+    old = int(wait_for(lambda: a.status().get("run_pid"), 10, "run_pid"))
+    since = time.time()
+    a.kill()
+    os.killpg(old, signal.SIGKILL)      # as the unit's control group is
+    time.sleep(0.5)     # the restart comes 0.5 s after the crash
+    mark = len(a.log_text())
+    a.start()
+    wait_log(a, "resumed: leader", 20, mark)
+    new = int(wait_for(lambda: a.status().get("run_pid"), 10, "run_pid"))
+    assert new != old and not zkharness.process_gone(new)
+    assert hook_lines(election, since) == []
