@@ -174,7 +174,7 @@ struct el_resume {
 	int64_t sid;
 	int64_t timeout_ms;	/* its negotiated timeout */
 	int64_t lease_sent;	/* its lease, on this clock; 0 when none */
-	int leader;		/* the application was told to lead, E/leader written */
+	int leader;		/* the application was told to lead (promoted) */
 	int64_t epoch;		/* the epoch it was told */
 	int exact;		/* handed over by the image that ran (re-exec) */
 };
@@ -250,6 +250,8 @@ struct election_view {
 	int64_t demote_at;	/* a leader demotes from then on; 0 as lease_end */
 	int64_t backoff_until;	/* 0 when not backing off */
 	int resuming;		/* a resumed session's facts are being checked */
+	int promoted;		/* the application was told to lead, and its
+				 * demote has not started */
 };
 void election_view(const struct election *el, struct election_view *v);
 

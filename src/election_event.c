@@ -905,6 +905,7 @@ election_view(const struct election *el, struct election_view *v)
 	v->lease_end = el->lease_known ? el_lease_end(el) : 0;
 	v->demote_at = el->lease_known ? el_demote_point(el) : 0;
 	v->resuming = el->resume_check;
+	v->promoted = el->promoted;
 	v->backoff_until = el->backoff_until;
 	v->crumb_id = el->crumb_exists ? el->crumb_id : "";
 	v->crumb_data = el->crumb_exists ? el->crumb_data : "";

@@ -93,6 +93,17 @@ el_resume_next(struct election *el)
 {
 	if (!el->resume_check)
 		return;
+	/* A hook decided on it meanwhile (a demote, whatever asked). */
+	if (el->hook != -1 && el->hook != HOOK_CHECK) {
+		el->resume_check = 0;
+		return;
+	}
+	/* Stopped before it knew: as a start would have. */
+	if (el->stopping && !el->promoted && !el->resume_exact) {
+		el->resume_check = 0;
+		el->startup_demote = el->resume_demote;
+		return;
+	}
 	if (el->promoted && el_lease_short(el)) {
 		/* Not confirmed in time: demoted as at a start. */
 		el->resume_check = 0;
@@ -109,7 +120,7 @@ el_resume_next(struct election *el)
 	if (el->zk != EL_ZK_CONNECTED || el->create_unknown)
 		return;
 	/* The listing found no node of ours: the leadership is gone. */
-	if (el->promoted && el->node == NULL)
+	if (el->promoted && el->node == NULL && !EL_MUTANT(24))
 		el_node_lost(el);
 	if (!el->leader_fresh || !el->claim_known ||
 	    (el->node != NULL && !el->node_ok))

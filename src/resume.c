@@ -79,7 +79,7 @@ resume_save(struct daemon *d)
 	f.timeout_ms = v.session_timeout_ms;
 	f.lease_sent = v.lease_end != 0 ? v.lease_end - v.session_timeout_ms :
 	    0;
-	f.leader = v.role == ROLE_LEADER;
+	f.leader = v.promoted;
 	f.epoch = v.epoch;
 	text = session_file_render(&f);
 	explicit_bzero(&f, sizeof(f));

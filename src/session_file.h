@@ -17,7 +17,7 @@ struct session_facts {
 	struct zk_session zs;
 	int64_t timeout_ms;	/* negotiated */
 	int64_t lease_sent;	/* on now_ms()'s clock, this boot; 0 none */
-	int leader;		/* role leader: E/leader written */
+	int leader;		/* the application was told to lead */
 	int64_t epoch;		/* its epoch */
 };
 

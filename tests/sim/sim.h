@@ -153,6 +153,10 @@ struct peer {
 	/* the operator's waiting clients */
 	int resign_wait, pause_wait;
 	int64_t resign_since, pause_since;
+	/* -R: the session file, as resume.c keeps it after every step */
+	struct el_resume sf;
+	int sf_valid;
+	int resuming;		/* a resumed session not confirmed yet */
 };
 
 /* check.c: what the checker remembers of each daemon. */
@@ -198,6 +202,7 @@ enum fault_kind {
 	F_SWITCHOVER,		/* only with -W (w=1): older seeds stay as they were */
 	F_PRIORITY,		/* only with -P (p=1): a reload's new priority */
 	F_FORGE_MARK,		/* only with -P: a hand-made priority marker */
+	F_REEXEC,		/* only with -R (r=1): SIGUSR2, a re-exec */
 	F_NKINDS,
 };
 
@@ -238,6 +243,7 @@ struct sim {
 	int sabotage;		/* enum sabotage_kind: the model lies */
 	int switchover;		/* operators ask leaders for switchovers */
 	int priorities;		/* candidates have priorities (-P) */
+	int resume;		/* restarts resume the session (-R) */
 	int npeers;
 	struct peer peer[SIM_MAX_PEERS];
 	struct pcheck pc[SIM_MAX_PEERS];
@@ -281,6 +287,7 @@ struct sim_opts {
 	int sabotage;		/* enum sabotage_kind (0: none) */
 	int switchover;		/* F_SWITCHOVER may be drawn (-W, w=1) */
 	int priorities;		/* priorities, F_PRIORITY, F_FORGE_MARK (-P) */
+	int resume;		/* crashes resume, F_REEXEC (-R) */
 };
 int sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
     char *why, size_t whylen);
@@ -303,6 +310,7 @@ void peer_setup(struct sim *s, int i);
 int64_t peer_draw_priority(struct sim *s);
 void peer_start(struct sim *s, struct peer *p);
 void peer_crash(struct sim *s, struct peer *p);
+void peer_reexec(struct sim *s, struct peer *p);
 void peer_free(struct peer *p);
 void peer_event(struct sim *s, struct peer *p, const struct ev *ev);
 void peer_session(struct sim *s, struct peer *p, enum el_zk state);
@@ -360,6 +368,7 @@ void check_advance(struct sim *s, int64_t t);
 void check_freeze(struct sim *s, struct peer *p);
 void check_wake(struct sim *s, struct peer *p);
 void check_crash(struct sim *s, struct peer *p);
+void check_resumed(struct sim *s, struct peer *p, enum role role);
 void check_crumb_deleted(struct sim *s);
 void check_start(struct sim *s, struct peer *p);
 int64_t check_epoch_of(const char *data);
