@@ -1031,6 +1031,12 @@ election_next(struct election *el, struct el_action *act)
 		el_act_hook(el, act, HOOK_DEMOTE, "startup");
 		return;
 	}
+	/* A resume's, decided while a check ran: the check makes way. */
+	if (el->startup_demote && el->hook == HOOK_CHECK &&
+	    !el->hook_cancelled) {
+		el_act_cancel(el, act, 0);
+		return;
+	}
 	if (el->promoted && (reason = el_demote_reason(el)) != NULL) {
 		if (el->hook == -1) {
 			el->promoted = 0;
@@ -1050,7 +1056,7 @@ election_next(struct election *el, struct el_action *act)
 		return;
 	}
 	if (el->stopping && (el->hook == -1 || el->hook == HOOK_CHECK) &&
-	    !el->promoted &&
+	    !el->promoted && !el->startup_demote &&
 	    (!el->release_pending || el->zk != EL_ZK_CONNECTED)) {
 		el->stopped = 1;
 		act->type = EL_ACT_STOPPED;

@@ -128,6 +128,7 @@ reexec_env(struct daemon *d, int session)
 static void
 reexec_exec(struct daemon *d)
 {
+	struct election_view v;
 	char path[4096], *env;
 	int session;
 
@@ -141,6 +142,17 @@ reexec_exec(struct daemon *d)
 	d->session_text = NULL;
 	resume_save(d);
 	session = d->session_text != NULL && d->session_text[0] != '\0';
+	election_view(d->el, &v);
+	if (!session && v.sid != 0) {
+		/*
+		 * The next image would start a session of its own while this
+		 * one, and what it holds, lives on unsupervised.
+		 */
+		log_warnx("re-exec refused: the session file %s cannot be "
+		    "written; the running daemon goes on", d->session_path);
+		reexec_abort(d);
+		return;
+	}
 	if (!session && d->session_path != NULL)
 		session_file_remove(d->session_path);
 	env = reexec_env(d, session);

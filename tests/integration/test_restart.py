@@ -130,7 +130,7 @@ def test_sigusr2_with_a_broken_config_is_refused(election):
     a.conf_path.write_text(good)
     assert a.alive() and a.pid == pid
     assert a.role() == "leader"
-    assert "re-executing" not in a.log_text()[mark:]
+    assert f"(pid {pid}," not in a.log_text()[mark:]
 
 
 def test_sigusr2_runs_the_binary_installed_now(election, next_binary):
@@ -330,3 +330,45 @@ def test_a_resumed_crash_starts_hooks_run_again(election):
     new = int(wait_for(lambda: a.status().get("run_pid"), 10, "run_pid"))
     assert new != old and not zkharness.process_gone(new)
     assert hook_lines(election, since) == []
+
+
+def test_sigusr2_on_a_follower_and_a_paused_node(election):
+    a = election.daemon("a")
+    a.wait_role("leader", 20)
+    b = election.daemon("b")
+    b.wait_role("follower", 20)
+    c = election.daemon("c")
+    c.wait_role("follower", 20)
+    assert c.ctl("pause").strip() == "ok"
+    c.wait_role("observer", 10)
+    queue = [m[1] for m in a.members()]
+    since = time.time()
+    for d in (b, c):
+        mark = len(d.log_text())
+        pid = d.pid
+        d.signal(signal.SIGUSR2)
+        wait_log(d, "resumed:", 20, mark)
+        assert d.pid == pid
+    b.wait_role("follower", 10)
+    c.wait_role("observer", 10)
+    # The follower kept its node, so its place: nobody moved.
+    assert [m[1] for m in a.members()] == queue
+    assert a.role() == "leader"
+    assert hook_lines(election, since) == []
+
+
+def test_sigusr2_is_refused_when_the_session_cannot_be_handed_over(election):
+    a = election.daemon("a")
+    a.wait_role("leader", 20)
+    path = session_file(a)
+    wait_for(path.exists, 10, "the session file")
+    # A directory in the way of the temporary file: no write succeeds.
+    block = path.with_name(path.name + ".tmp")
+    block.mkdir()
+    (block / "x").write_text("")
+    mark = len(a.log_text())
+    a.signal(signal.SIGUSR2)
+    wait_log(a, "re-exec refused: the session file", 10, mark)
+    assert f"(pid {a.pid}," not in a.log_text()[mark:]
+    assert a.role() == "leader"
+    shutil.rmtree(block)
