@@ -31,7 +31,6 @@ endif
 
 COMMON    = clock log xmalloc util
 DAEMON    = config config_value zk candidate election election_event \
-            election_resume \
             election_time hook \
             ctl ctl_listen status notify http
 DAEMON   += history
@@ -41,7 +40,6 @@ UNIT      = $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 # The simulator links the real pure core, nothing of the daemon around it.
 SIMSRC    = $(wildcard tests/sim/*.c)
 SIMCORE   = $(patsubst %,$(BUILD)/%.o,election election_event election_time \
-            election_resume \
             candidate xmalloc log util clock)
 SEEDS    ?= 20000
 SEED     ?= random

@@ -1013,6 +1013,65 @@ el_next_check(struct election *el, struct el_action *act)
 	}
 }
 
+/* What the checks decided, once every fact is read back. */
+static void
+el_resume_decide(struct election *el)
+{
+	el->resume_check = 0;
+	if (el->promoted) {
+		if (!el->claimed && !EL_MUTANT(24))
+			el->lost_reason = "preempted";
+		return;
+	}
+	/* A promote, fence or demote was under way: its outcome is unknown. */
+	if (el->claimed || el_owns_leader(el))
+		el->startup_demote = 1;
+}
+
+/*
+ * Called by election_next() before it decides: takes the resume's checks
+ * one step further. It acts only through the state it sets.
+ */
+void
+el_resume_next(struct election *el)
+{
+	if (!el->resume_check)
+		return;
+	/* A hook decided on it meanwhile (a demote, whatever asked). */
+	if (el->hook != -1 && el->hook != HOOK_CHECK) {
+		el->resume_check = 0;
+		return;
+	}
+	/* Stopped before it knew: as a start would have. */
+	if (el->stopping && !el->promoted && !el->resume_exact) {
+		el->resume_check = 0;
+		el->startup_demote = el->resume_demote;
+		return;
+	}
+	if (el->promoted && el_lease_short(el)) {
+		/* Not confirmed in time: demoted as at a start. */
+		el->resume_check = 0;
+		el->lost_reason = "startup";
+		return;
+	}
+	if (!el->promoted && !el->resume_exact && el_lease_short(el) &&
+	    !EL_MUTANT(25)) {
+		/* Not confirmed in time: as a start would. */
+		el->resume_check = 0;
+		el->startup_demote = el->resume_demote;
+		return;
+	}
+	if (el->zk != EL_ZK_CONNECTED || el->create_unknown)
+		return;
+	/* The listing found no node of ours: the leadership is gone. */
+	if (el->promoted && el->node == NULL && !EL_MUTANT(24))
+		el_node_lost(el);
+	if (!el->leader_fresh || !el->claim_known ||
+	    (el->node != NULL && !el->node_ok))
+		return;
+	el_resume_decide(el);
+}
+
 void
 election_next(struct election *el, struct el_action *act)
 {

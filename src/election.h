@@ -166,7 +166,7 @@ void election_hook_done(struct election *el, enum hook_kind kind, int ok);
 void election_set_data(struct election *el, const char *data);
 /*
  * The session named in r is re-attached rather than a new one asked for
- * (a re-exec, or a restart after a crash: election_resume.c). Called once,
+ * (a re-exec, or a restart after a crash: see election_event.c). Called once,
  * after election_new() and before any event; the startup demote is then
  * run only if what the session holds cannot be confirmed.
  */

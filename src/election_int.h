@@ -243,7 +243,7 @@ struct election {
 	int release_attempts;
 	int data_dirty;		/* election.data changed: rewrite our nodes */
 
-	/* a resumed session (election_resume.c) */
+	/* a resumed session (election_resume(), el_resume_next()) */
 	int resume_check;	/* what it holds is not all read back yet */
 	int resume_exact;	/* handed over by a live image: no guess in it */
 	int resume_demote;	/* demote_on_start, for a resume that fails */
@@ -265,11 +265,8 @@ void el_switch_listed(struct election *el, const struct candidate *c, int n,
 int el_want_join(const struct election *el);
 int el_pipe_has(const struct election *el, enum el_op op);
 void el_pred_head(struct election *el);
-
-/* election_resume.c */
 void el_resume_next(struct election *el);
-void el_resume_connected(struct election *el, int64_t sid);
-void el_resume_lost(struct election *el);
+
 
 /* election_time.c */
 int64_t el_lease_end(const struct election *el);

@@ -2,7 +2,8 @@
  * The daemon's side of a resumed session: the session file kept up to
  * date while the daemon runs, read when it starts (after a crash, or in
  * the image a re-exec started), removed on a clean stop. The election
- * (election_resume.c) decides what the session still holds.
+ * (election_resume(), election_event.c) decides what the session still
+ * holds.
  */
 #include <stdlib.h>
 #include <string.h>
