@@ -32,7 +32,7 @@ endif
 COMMON    = clock log xmalloc util
 DAEMON    = config config_value zk candidate election election_event \
             election_time hook \
-            ctl ctl_listen status notify http
+            ctl ctl_listen status session_file notify http
 DAEMON   += history
 LIBSRC    = $(COMMON) $(DAEMON)
 LIBOBJ    = $(LIBSRC:%=$(BUILD)/%.o)
@@ -60,7 +60,7 @@ $(BUILD)/libzkelect.a: $(LIBOBJ)
 # The daemon around the core and libzkelect.a (the fuzz harnesses link it
 # too, without zkelectd.c's main).
 DAEMON_MAIN = daemon command diagnose metrics notify_hook run_hook \
-              reexec resume session_file crashed \
+              reexec resume crashed \
               switchover preempt
 
 $(BUILD)/zkelectd: $(BUILD)/zkelectd.o $(DAEMON_MAIN:%=$(BUILD)/%.o) \

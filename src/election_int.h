@@ -47,9 +47,10 @@
  * from when it was asked for, 21 a create that finds no parent retries at
  * once, 22 E/leader of any session is shown, 23 a head yields to a
  * higher priority however often it has yielded, 24 a resumed leader does
- * not check that its node and E/claim are still its own, 25 a resumed daemon that was
- * not leading takes no lease into account, 26 a re-opened session's lease
- * is not renewed by its re-opening. The tests must catch each.
+ * not check that its node and E/claim are still its own, 25 a resumed
+ * daemon that was not leading never ends its checks nor demotes at its
+ * lease's demote point, 26 a re-opened session's lease is not renewed by
+ * its re-opening. The tests must catch each.
  */
 #ifdef EL_MUTANTS
 extern int el_mutant;

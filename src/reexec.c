@@ -94,6 +94,33 @@ reexec_mark(struct daemon *d, int on)
 		reexec_cloexec(hook_output_fd(d->hooks, d->run_pid), on);
 }
 
+/*
+ * The signals the daemon handles, blocked across the exec: their default
+ * action would end the new image before it has its handlers (a second
+ * SIGUSR2, a SIGTERM), and a pending one is kept for it.
+ */
+static void
+reexec_block(int how)
+{
+	sigset_t set;
+
+	(void)sigemptyset(&set);
+	(void)sigaddset(&set, SIGTERM);
+	(void)sigaddset(&set, SIGINT);
+	(void)sigaddset(&set, SIGHUP);
+	(void)sigaddset(&set, SIGUSR1);
+	(void)sigaddset(&set, SIGUSR2);
+	if (sigprocmask(how, &set, NULL) == -1)
+		log_warn("sigprocmask");
+}
+
+/* In the new image, once its handlers are in place. */
+void
+reexec_unblock(void)
+{
+	reexec_block(SIG_UNBLOCK);
+}
+
 static void
 reexec_abort(struct daemon *d)
 {
@@ -168,7 +195,9 @@ reexec_exec(struct daemon *d)
 	log_notice("re-executing %s (pid %ld, %s)", path, (long)d->pid,
 	    election_role_name(election_role(d->el)));
 	reexec_mark(d, 0);
+	reexec_block(SIG_BLOCK);
 	(void)execv(path, d->argv);
+	reexec_block(SIG_UNBLOCK);
 	log_warn("re-exec: execv %s: the running daemon goes on", path);
 	reexec_mark(d, 1);
 	(void)unsetenv(REEXEC_ENV);

@@ -5,6 +5,7 @@
  * (election_resume(), election_event.c) decides what the session still
  * holds.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,8 @@ resume_load(struct daemon *d)
 
 	if (d->session_path == NULL)
 		d->session_path = session_file_path(d->cfg.socket_path);
+	session_file_boot(d->session_boot, sizeof(d->session_boot));
+	(void)snprintf(f.boot, sizeof(f.boot), "%s", d->session_boot);
 	rc = session_file_read(d->session_path, &f, &why);
 	if (rc == 1)
 		return 0;
@@ -82,6 +85,7 @@ resume_save(struct daemon *d)
 	    0;
 	f.leader = v.promoted;
 	f.epoch = v.epoch;
+	(void)snprintf(f.boot, sizeof(f.boot), "%s", d->session_boot);
 	text = session_file_render(&f);
 	explicit_bzero(&f, sizeof(f));
 	if (d->session_text != NULL && strcmp(text, d->session_text) == 0) {

@@ -32,8 +32,8 @@ session_file_path(const char *socket_path)
 	return p;
 }
 
-static void
-session_boot_id(char *buf, size_t len)
+void
+session_file_boot(char *buf, size_t len)
 {
 	FILE *f;
 
@@ -49,18 +49,17 @@ session_boot_id(char *buf, size_t len)
 char *
 session_file_render(const struct session_facts *f)
 {
-	char pw[2 * sizeof(f->zs.passwd) + 1], boot[64], *text;
+	char pw[2 * sizeof(f->zs.passwd) + 1], *text;
 	size_t i;
 
 	for (i = 0; i < sizeof(f->zs.passwd); i++)
 		(void)snprintf(pw + 2 * i, 3, "%02x",
 		    (unsigned char)f->zs.passwd[i]);
-	session_boot_id(boot, sizeof(boot));
 	(void)xasprintf(&text, "sid=%016llx\npasswd=%s\ntimeout=%lld\n"
 	    "lease=%lld\nleader=%d\nepoch=%lld\nboot=%s\n",
 	    (unsigned long long)f->zs.sid, pw, (long long)f->timeout_ms,
 	    (long long)f->lease_sent, f->leader != 0, (long long)f->epoch,
-	    boot);
+	    f->boot);
 	explicit_bzero(pw, sizeof(pw));
 	return text;
 }
@@ -134,9 +133,8 @@ session_line(char *line, struct session_facts *f, char *boot, size_t bootlen)
 static int
 session_parse(char *text, struct session_facts *f, const char **why)
 {
-	char boot[64] = "", now[64], *line, *save = NULL;
+	char boot[64] = "", *line, *save = NULL;
 
-	memset(f, 0, sizeof(*f));
 	for (line = strtok_r(text, "\n", &save); line != NULL;
 	    line = strtok_r(NULL, "\n", &save))
 		if (session_line(line, f, boot, sizeof(boot)) == -1) {
@@ -147,8 +145,7 @@ session_parse(char *text, struct session_facts *f, const char **why)
 		*why = "incomplete";
 		return -1;
 	}
-	session_boot_id(now, sizeof(now));
-	if (now[0] == '\0' || strcmp(now, boot) != 0)
+	if (f->boot[0] == '\0' || strcmp(f->boot, boot) != 0)
 		f->lease_sent = 0;
 	return 0;
 }
@@ -157,13 +154,15 @@ int
 session_file_read(const char *path, struct session_facts *f,
     const char **why)
 {
-	char buf[SESSION_FILE_MAX + 1];
+	char buf[SESSION_FILE_MAX + 1], now_boot[64];
 	struct stat st;
 	ssize_t n;
 	size_t off = 0;
 	int fd, rc;
 
+	(void)snprintf(now_boot, sizeof(now_boot), "%s", f->boot);
 	memset(f, 0, sizeof(*f));
+	(void)snprintf(f->boot, sizeof(f->boot), "%s", now_boot);
 	*why = NULL;
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd == -1 && errno == ENOENT)

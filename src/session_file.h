@@ -9,6 +9,7 @@
 #ifndef ZKELECTD_SESSION_FILE_H
 #define ZKELECTD_SESSION_FILE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "zk.h"
@@ -19,7 +20,11 @@ struct session_facts {
 	int64_t lease_sent;	/* on now_ms()'s clock, this boot; 0 none */
 	int leader;		/* the application was told to lead */
 	int64_t epoch;		/* its epoch */
+	char boot[64];		/* the boot id the lease's clock is of */
 };
+
+/* The kernel's boot id into buf ("" when unknown): read it once. */
+void session_file_boot(char *buf, size_t len);
 
 /* <control.socket less ".sock">.session; the caller frees it. */
 char *session_file_path(const char *socket_path);
@@ -30,7 +35,8 @@ int session_file_write(const char *path, const char *text);
 /*
  * Reads the file: 0, 1 when there is none, -1 when it cannot be trusted
  * (not a regular file of ours with mode 0600, or malformed), with why
- * saying what. A lease of another boot is dropped (lease_sent 0).
+ * saying what. A lease of another boot than f->boot's is dropped
+ * (lease_sent 0): the caller sets it (session_file_boot()) before.
  */
 int session_file_read(const char *path, struct session_facts *f,
     const char **why);

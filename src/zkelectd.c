@@ -380,6 +380,8 @@ main(int argc, char *argv[])
 		if (d.ev_sig[i] == NULL || event_add(d.ev_sig[i], NULL) == -1)
 			fatalx("signal event");
 	}
+	/* What a re-exec blocked (reexec.c) arrives now, if it came. */
+	reexec_unblock();
 	/* Its end may have come during the exec: looked at in the loop. */
 	if (d.rx_run_pid != -1 && kill(d.pid, SIGCHLD) == -1)
 		log_warn("kill SIGCHLD");

@@ -156,6 +156,7 @@ struct daemon {
 	/* resume.c: the session file and the session to re-attach */
 	char *session_path;
 	char *session_text;	/* as last written */
+	char session_boot[64];	/* the kernel's boot id, read once */
 	int resume_open;	/* the first open re-attaches resume_zs */
 	int resume_told;	/* its outcome is still to be logged */
 
@@ -189,6 +190,7 @@ void reexec_request(struct daemon *d);
 void reexec_inherit(struct daemon *d);
 void reexec_adopt(struct daemon *d);
 void reexec_free(struct daemon *d);
+void reexec_unblock(void);
 
 /* crashed.c */
 void crashed_init(struct daemon *d);

@@ -372,3 +372,21 @@ def test_sigusr2_is_refused_when_the_session_cannot_be_handed_over(election):
     assert f"(pid {a.pid}," not in a.log_text()[mark:]
     assert a.role() == "leader"
     shutil.rmtree(block)
+
+
+def test_sigusr2_again_while_the_new_image_starts_does_not_kill_it(election):
+    a = election.daemon("a")
+    a.wait_role("leader", 20)
+    pid = a.pid
+    since = time.time()
+    # Signals every few milliseconds across several re-execs: some land
+    # while the new image has no handler yet (they wait for it).
+    end = time.monotonic() + 3
+    while time.monotonic() < end:
+        a.signal(signal.SIGUSR2)
+        time.sleep(0.003)
+    wait_for(lambda: a.ctl("ping").strip() == "pong", 10, "an answer")
+    assert a.alive() and a.pid == pid
+    a.wait_role("leader", 10)
+    assert a.log_text().count(f"(pid {pid},") >= 2
+    assert hook_lines(election, since) == []
