@@ -693,9 +693,13 @@ hook_track(struct hook_runner *hr, enum hook_kind kind, pid_t pid, int fd,
 	TAILQ_INSERT_TAIL(&hr->hooks, h, entry);
 	hr->active++;
 
+	if ((h->ev_timer = evtimer_new(hr->base, hook_timer, h)) == NULL)
+		fatalx("hook %s[%ld]: event_new", name, (long)pid);
+	/* An adopted hook whose output had ended has none. */
+	if (h->fd == -1)
+		return h;
 	if ((h->ev_out = event_new(hr->base, h->fd, EV_READ | EV_PERSIST,
-	    hook_output, h)) == NULL ||
-	    (h->ev_timer = evtimer_new(hr->base, hook_timer, h)) == NULL)
+	    hook_output, h)) == NULL)
 		fatalx("hook %s[%ld]: event_new", name, (long)pid);
 	if (event_add(h->ev_out, NULL) == -1)
 		log_warnx("hook %s[%ld]: cannot watch its output", name,

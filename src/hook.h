@@ -57,8 +57,9 @@ pid_t hook_run(struct hook_runner *hr, enum hook_kind kind, const char *cmd,
 
 /*
  * Takes over a child started before a re-exec (its pid, which is its
- * process group, and the read end of its output pipe, non-blocking) as if
- * hook_run() had started it now, with no timeout.
+ * process group, and the read end of its output pipe, non-blocking, or -1
+ * when its output had ended) as if hook_run() had started it now, with
+ * no timeout.
  */
 void hook_adopt(struct hook_runner *hr, enum hook_kind kind, pid_t pid,
     int fd, hook_done_fn done, void *arg);

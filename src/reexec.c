@@ -165,6 +165,8 @@ reexec_exec(struct daemon *d)
 		return;
 	}
 	/* The session goes over in its file, with the freshest lease. */
+	if (d->session_text != NULL)
+		explicit_bzero(d->session_text, strlen(d->session_text));
 	free(d->session_text);
 	d->session_text = NULL;
 	resume_save(d);
@@ -347,10 +349,14 @@ reexec_parse_run(struct daemon *d, char *s)
 	    parse_int64(pid, 2, INT32_MAX, &v, &why) == -1)
 		return -1;
 	d->rx_run_pid = (pid_t)v;
-	if (reexec_fd(fd, &d->rx_run_fd) == -1 ||
-	    parse_int64(since, 0, INT64_MAX, &v, &why) == -1)
+	if (parse_int64(since, 0, INT64_MAX, &v, &why) == -1)
 		return -1;
 	d->rx_run_since = (time_t)v;
+	/* Its output may have ended (the pipe closed): none then. */
+	if (strcmp(fd, "-1") == 0)
+		return 0;
+	if (reexec_fd(fd, &d->rx_run_fd) == -1)
+		return -1;
 	return fcntl(d->rx_run_fd, F_SETFL, O_NONBLOCK);
 }
 

@@ -390,3 +390,26 @@ def test_sigusr2_again_while_the_new_image_starts_does_not_kill_it(election):
     a.wait_role("leader", 10)
     assert a.log_text().count(f"(pid {pid},") >= 2
     assert hook_lines(election, since) == []
+
+
+def test_sigusr2_keeps_a_run_process_whose_output_ended(election):
+    # The shell itself execs with its output elsewhere: the pipe ends.
+    run = "echo detaching; exec sleep 1000 >/dev/null 2>&1"
+    a = election.daemon("a", options={"hooks.run": run})
+    a.wait_role("leader", 20)
+    pid = int(wait_for(lambda: a.status().get("run_pid"), 10, "run_pid"))
+    wait_log(a, "detaching", 10)
+    since = time.time()
+    mark = len(a.log_text())
+    a.signal(signal.SIGUSR2)
+    wait_log(a, "resumed: leader", 20, mark)
+    assert int(a.status()["run_pid"]) == pid
+    assert not zkharness.process_gone(pid)
+    after = a.log_text()[mark:]
+    assert "running run process" not in after
+    assert "cannot be read in full" not in after
+    assert "cannot watch its output" not in after
+    assert hook_lines(election, since) == []
+    # Still supervised: its end is the leader's resign (run-exited).
+    os.killpg(pid, signal.SIGKILL)
+    wait_log(a, "resigning", 20, mark)
