@@ -9,10 +9,9 @@
 #      seed corpora, after their validators' self-test (make fuzz-replay;
 #      clang); the self-test and each harness count as one test each
 #   4. the election simulator: a fixed campaign of seeded schedules for
-#      every combination of its optional fault families (-k 2000: tickTime
-#      modelled, -W: switchovers, -P: priorities), $SIM_SCHEDULES schedules
-#      for the plain one and $SIM_COMBO_SCHEDULES for each other, as many
-#      with resumed sessions and re-execs as well (-R -W -P), the
+#      every combination of its optional fault families (tests/sim/sweep.sh),
+#      $SIM_SCHEDULES schedules
+#      for the plain one and $SIM_COMBO_SCHEDULES for each other, the
 #      regression seeds of tests/sim/seeds.txt, and each of their mutants
 #      found again (make sim-mutants); each campaign, the regression seeds
 #      and the mutant seeds count as one test each, and the schedules are
@@ -43,7 +42,9 @@ MAKE=${MAKE:-make}
 PYTHON=/usr/bin/python3
 TIMEOUT=${CHECK_TIMEOUT:-600}
 SIM_SCHEDULES=${SIM_SCHEDULES:-12000}
-SIM_COMBO_SCHEDULES=${SIM_COMBO_SCHEDULES:-4000}
+SIM_COMBO_SCHEDULES=${SIM_COMBO_SCHEDULES:-2500}
+# Options of every simulator campaign (invariants switched on).
+SIM_ALWAYS=()
 WORKERS=${INTEGRATION_WORKERS:-3}
 JOBS=$(nproc)
 sim_schedules=0
@@ -174,6 +175,22 @@ sim_count() {
 	fi
 }
 
+# sim_count_all LABEL: every campaign summary line of $out, one test each.
+sim_count_all() {
+	local line all=$out want got
+	out=$tmp/one
+	while IFS= read -r line; do
+		printf '%s\n' "$line" >"$out"
+		sim_count "$1"
+	done < <(grep -E '^sim: [0-9]+ schedules, ' "$all")
+	out=$all
+	want=$(sed -nE 's/^sim sweep: .*, ([0-9]+) flag combinations$/\1/p' "$out")
+	got=$(grep -cE '^sim: [0-9]+ schedules, ' "$out")
+	if [ -z "$want" ] || [ "$got" -ne "$want" ]; then
+		broken "$1: $got campaign summaries, ${want:-no count} expected"
+	fi
+}
+
 # The simulator runs the real election core against a model ZooKeeper:
 # fixed seeds for every combination of its optional fault families, the
 # regression seeds, and the seeds that find the core's old defects.
@@ -183,30 +200,9 @@ sim_tests() {
 		broken "make $BUILD/sim failed"
 		return
 	fi
-	local k w p flags n first=1
-	for k in "" "-k 2000"; do
-		for w in "" "-W"; do
-			for p in "" "-P"; do
-				# shellcheck disable=SC2206
-				flags=($k $w $p)
-				n=$SIM_COMBO_SCHEDULES
-				[ ${#flags[@]} -eq 0 ] && n=$SIM_SCHEDULES
-				printf -- '-- seeds %d..%d, flags: %s\n' "$first" \
-				    $((first + n - 1)) "${flags[*]:-none}"
-				run tests/sim/campaign.sh "$BUILD/sim" "$first" "$n" \
-				    "$JOBS" -- "${flags[@]}" -t 150 -l 20
-				sim_count "simulator campaign (${flags[*]:-no flags})"
-				first=$((first + 1000000))
-			done
-		done
-	done
-	# Crash restarts that resume their session, and re-execs (-R): with
-	# switchovers and priorities, whose hooks and releases they cut.
-	printf -- '-- seeds %d..%d, flags: -R -W -P\n' "$first" \
-	    $((first + SIM_COMBO_SCHEDULES - 1))
-	run tests/sim/campaign.sh "$BUILD/sim" "$first" "$SIM_COMBO_SCHEDULES" \
-	    "$JOBS" -- -R -W -P -t 150 -l 20
-	sim_count "simulator campaign (-R -W -P)"
+	run tests/sim/sweep.sh "$BUILD/sim" 1 "$SIM_COMBO_SCHEDULES" "$JOBS" \
+	    "$SIM_SCHEDULES" -- "${SIM_ALWAYS[@]}" -t 150 -l 20
+	sim_count_all "simulator campaign"
 	run "$BUILD/sim" -f tests/sim/seeds.txt -t 150
 	sim_count "simulator regression seeds"
 	run "$MAKE" -j"$JOBS" sim-mutants

@@ -857,8 +857,8 @@ el_next_queue(struct election *el, struct el_action *act)
 	 * that keeps breaking lets no confirmation pair up): the keepalive
 	 * renews a lease every T/6.
 	 */
-	if (el->now + el->timeout_ms / EL_PROMOTE_ROOM_DIV >=
-	    el_demote_point(el) && !EL_MUTANT(9))
+	if (el->now + el->timeout_ms / EL_PROMOTE_ROOM_DIV >= (EL_MUTANT(28) ?
+	    el_lease_end(el) : el_demote_point(el)) && !EL_MUTANT(9))
 		return;
 	if (!el->claimed && !EL_MUTANT(12)) {
 		el_next_claim(el, act);

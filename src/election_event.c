@@ -1015,7 +1015,7 @@ el_resume_connected(struct election *el, int64_t sid)
 {
 	if (!el->resume_check || sid != el->sid || el->session_req == 0)
 		return;
-	if (!EL_MUTANT(26) && (!el->lease_known ||
+	if (!EL_MUTANT(29) && (!el->lease_known ||
 	    el->session_req > el->lease_sent)) {
 		el->lease_sent = el->session_req;
 		el->lease_known = 1;

@@ -49,8 +49,13 @@
  * higher priority however often it has yielded, 24 a resumed leader does
  * not check that its node and E/claim are still its own, 25 a resumed
  * daemon that was not leading never ends its checks nor demotes at its
- * lease's demote point, 26 a re-opened session's lease is not renewed by
- * its re-opening. The tests must catch each.
+ * lease's demote point, 26 the lease rests on a
+ * confirmation's reply time, not its send time, 27 the report lag is
+ * subtracted where it must be added (confirmations closer than it pair),
+ * 28 a promote's room is measured to the lease's end, not to the demote
+ * point (26-28: the simulator's, tests/sim/seeds.txt), 29 a re-opened
+ * session's lease is not renewed by its re-opening. The tests must
+ * catch each.
  */
 #ifdef EL_MUTANTS
 extern int el_mutant;
