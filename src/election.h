@@ -177,6 +177,7 @@ struct el_resume {
 	int leader;		/* the application was told to lead (promoted) */
 	int64_t epoch;		/* the epoch it was told */
 	int exact;		/* handed over by the image that ran (re-exec) */
+	int unhealthy;		/* its health check had failed check_fall times */
 };
 void election_resume(struct election *el, const struct el_resume *r);
 /* A reload: data, fence, check, hook timings, backoff and grace. */

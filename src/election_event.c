@@ -986,6 +986,12 @@ election_resume(struct election *el, const struct el_resume *r)
 	/* Our node, if the session still has one, is found by a listing. */
 	el->create_unknown = 1;
 	el->claim_known = 0;
+	/* Out of the election for its health: it stays out until it rises. */
+	if (r->unhealthy && el->check_configured) {
+		el->unhealthy = 1;
+		el->release_pending = 1;
+		el->release_why = "health";
+	}
 	if (!r->leader || el->observer)
 		return;
 	el->promoted = 1;

@@ -48,6 +48,7 @@ resume_load(struct daemon *d)
 	r.leader = f.leader;
 	r.epoch = f.epoch;
 	r.exact = d->rx_inherited;
+	r.unhealthy = d->rx_unhealthy;
 	election_resume(d->el, &r);
 	d->resume_zs = f.zs;
 	d->resume_open = 1;

@@ -151,6 +151,7 @@ struct daemon {
 	int rx_run_fd;
 	time_t rx_run_since;
 	int rx_paused;
+	int rx_unhealthy;
 	int rx_session;		/* the image before had a session */
 
 	/* resume.c: the session file and the session to re-attach */

@@ -413,3 +413,21 @@ def test_sigusr2_keeps_a_run_process_whose_output_ended(election):
     # Still supervised: its end is the leader's resign (run-exited).
     os.killpg(pid, signal.SIGKILL)
     wait_log(a, "resigning", 20, mark)
+
+
+def test_sigusr2_keeps_an_unhealthy_node_out_of_the_election(election):
+    a = election.daemon("a")
+    a.wait_role("leader", 20)
+    b = election.daemon("b", options={
+        "hooks.check": "exit 1", "hooks.check_interval": "3s",
+        "hooks.check_fall": "1", "hooks.check_rise": "1"})
+    b.wait_role("observer", 20)
+    wait_for(lambda: [m[1] for m in a.members()] == ["a"], 10,
+             "b out of the queue")
+    mark = len(b.log_text())
+    b.signal(signal.SIGUSR2)
+    wait_log(b, "resumed:", 20, mark)
+    # A new image that forgot its health would rejoin at once.
+    assert b.role() == "observer"
+    assert [m[1] for m in a.members()] == ["a"]
+    assert "rejoining" not in b.log_text()[mark:]

@@ -36,6 +36,8 @@ struct world {
 
 static int64_t now = 1000;
 
+static int with_check;		/* a health check is configured */
+
 static struct election *
 resumed(const struct el_resume *r, int demote_on_start)
 {
@@ -51,6 +53,10 @@ resumed(const struct el_resume *r, int demote_on_start)
 	p.disconnect_grace_ms = T_MS;
 	p.session_timeout_ms = T_MS;
 	p.hook_timeout_ms = 30000;
+	p.check = with_check;
+	p.check_interval_ms = 60000;
+	p.check_fall = 1;
+	p.check_rise = 1;
 	el = election_new(&p);
 	election_clock(el, now);
 	election_resume(el, r);
@@ -361,6 +367,28 @@ test_unconfirmed_crash_resume_demotes_as_a_start(void **state)
 	}
 }
 
+/* Out of the election for its health, it stays out: no node, observer. */
+static void
+test_resumed_unhealthy_node_stays_out(void **state)
+{
+	struct world w = { 0, OTHER, 0, 1 };
+	struct el_resume r;
+	struct election *el;
+	struct el_action a;
+
+	(void)state;
+	resume_hint(&r, 0, 1);
+	r.unhealthy = 1;
+	with_check = 1;
+	el = resumed(&r, 1);
+	with_check = 0;
+	connect_session(el);
+	a = serve(el, &w);
+	assert_int_equal(a.type, EL_ACT_NONE);
+	assert_int_equal(election_role(el), ROLE_OBSERVER);
+	election_free(el);
+}
+
 /* Re-opening the session renews the lease from when it was asked for. */
 static void
 test_reopened_session_renews_the_lease(void **state)
@@ -400,6 +428,7 @@ main(void)
 		cmocka_unit_test(
 		    test_unconfirmed_crash_resume_demotes_as_a_start),
 		cmocka_unit_test(test_reopened_session_renews_the_lease),
+		cmocka_unit_test(test_resumed_unhealthy_node_stays_out),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
