@@ -141,8 +141,10 @@ reexec_env(struct daemon *d, int session)
 
 	memset(&b, 0, sizeof(b));
 	election_view(d->el, &v);
-	textbuf_printf(&b, "ctl=%d session=%d paused=%d unhealthy=%d http=",
-	    ctl_listen_fd(d->ctl), session, v.paused != 0, v.unhealthy != 0);
+	/* What a resume not yet confirmed holds is still a guess. */
+	textbuf_printf(&b, "ctl=%d session=%d exact=%d paused=%d unhealthy=%d "
+	    "http=", ctl_listen_fd(d->ctl), session, !v.resuming,
+	    v.paused != 0, v.unhealthy != 0);
 	for (i = 0; (fd = http_listen_fd(d, i)) != -1; i++)
 		textbuf_printf(&b, "%s%d", i > 0 ? "," : "", fd);
 	if (d->run_pid != -1)
@@ -379,6 +381,8 @@ reexec_parse(struct daemon *d, char *s)
 			d->rx_paused = strcmp(val, "1") == 0;
 		else if (strcmp(item, "unhealthy") == 0)
 			d->rx_unhealthy = strcmp(val, "1") == 0;
+		else if (strcmp(item, "exact") == 0)
+			d->rx_exact = strcmp(val, "1") == 0;
 		else if (strcmp(item, "http") == 0) {
 			while ((fd = strsep(&val, ",")) != NULL && *fd != '\0') {
 				if (d->rx_nhttp == RX_HTTP_MAX ||

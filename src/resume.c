@@ -47,7 +47,7 @@ resume_load(struct daemon *d)
 	r.lease_sent = f.lease_sent;
 	r.leader = f.leader;
 	r.epoch = f.epoch;
-	r.exact = d->rx_inherited;
+	r.exact = d->rx_inherited && d->rx_exact;
 	r.unhealthy = d->rx_unhealthy;
 	election_resume(d->el, &r);
 	d->resume_zs = f.zs;

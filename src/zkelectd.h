@@ -152,6 +152,7 @@ struct daemon {
 	time_t rx_run_since;
 	int rx_paused;
 	int rx_unhealthy;
+	int rx_exact;		/* the image before had confirmed its facts */
 	int rx_session;		/* the image before had a session */
 
 	/* resume.c: the session file and the session to re-attach */

@@ -201,12 +201,14 @@ peer_exit(struct sim *s, struct peer *p, int send_close)
 void
 peer_reexec(struct sim *s, struct peer *p)
 {
+	int exact = !p->resuming;	/* a resume not confirmed: a guess */
+
 	if (!p->running || p->frozen || p->hook_on || p->resign_wait ||
 	    p->pause_wait || !p->sf_valid)
 		return;
 	trace(s, p->idx, "fault: SIGUSR2, re-exec");
 	peer_exit(s, p, 0);
-	peer_boot(s, p, 1);
+	peer_boot(s, p, exact);
 }
 
 void
