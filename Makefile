@@ -61,7 +61,7 @@ $(BUILD)/libzkelect.a: $(LIBOBJ)
 # too, without zkelectd.c's main).
 DAEMON_MAIN = daemon command diagnose metrics notify_hook run_hook \
               reexec resume crashed \
-              switchover preempt
+              switchover preempt lease
 
 $(BUILD)/zkelectd: $(BUILD)/zkelectd.o $(DAEMON_MAIN:%=$(BUILD)/%.o) \
     $(BUILD)/libzkelect.a

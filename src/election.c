@@ -137,6 +137,7 @@ election_new(const struct election_params *p)
 	election_reconfigure(el, p);
 	el->zk = EL_ZK_CONNECTING;
 	el->hook = -1;
+	el->answered_sent = INT64_MIN;
 	return el;
 }
 
@@ -288,7 +289,7 @@ el_demote_reason(const struct election *el)
 	if (el->zk == EL_ZK_EXPIRED || el->zk == EL_ZK_AUTH_FAILED)
 		return "session-expired";
 	if (el->conn_lost)
-		return "disconnected";
+		return el->conn_lost_why;
 	if (el->stopping)
 		return "shutdown";
 	if (el->resigning)
@@ -297,6 +298,8 @@ el_demote_reason(const struct election *el)
 		return "pause";
 	if (el->unhealthy)
 		return "health";
+	if (el->lease_error != NULL)
+		return "lease-lost";
 	if (el->promote_failed)
 		return "promote-failed";
 	if (el->run_exited)
@@ -318,7 +321,7 @@ el_may_queue(const struct election *el)
 {
 	return !el->observer && !el->paused && !el->unhealthy &&
 	    !el->stopping && el->backoff_until == 0 && !el->promote_failed &&
-	    !el->run_exited && !el->restart;
+	    !el->run_exited && !el->restart && el->lease_error == NULL;
 }
 
 int
@@ -387,6 +390,8 @@ el_session_lost(struct election *el)
 	el->lease_known = 0;
 	el->lease_lapsed = 0;
 	el->nconf = 0;
+	el->confirmed_at = 0;
+	el->answered_sent = INT64_MIN;
 }
 
 static void
@@ -1019,7 +1024,7 @@ el_resume_decide(struct election *el)
 {
 	el->resume_check = 0;
 	if (el->promoted) {
-		if (!el->claimed && !EL_MUTANT(24))
+		if (!el->claimed && !EL_MUTANT(30))
 			el->lost_reason = "preempted";
 		return;
 	}
@@ -1055,7 +1060,7 @@ el_resume_next(struct election *el)
 		return;
 	}
 	if (!el->promoted && !el->resume_exact && el_lease_short(el) &&
-	    !EL_MUTANT(25)) {
+	    !EL_MUTANT(31)) {
 		/* Not confirmed in time: as a start would. */
 		el->resume_check = 0;
 		el->startup_demote = el->resume_demote;
@@ -1064,7 +1069,7 @@ el_resume_next(struct election *el)
 	if (el->zk != EL_ZK_CONNECTED || el->create_unknown)
 		return;
 	/* The listing found no node of ours: the leadership is gone. */
-	if (el->promoted && el->node == NULL && !EL_MUTANT(24))
+	if (el->promoted && el->node == NULL && !EL_MUTANT(30))
 		el_node_lost(el);
 	if (!el->leader_fresh || !el->claim_known ||
 	    (el->node != NULL && !el->node_ok))
@@ -1106,6 +1111,12 @@ election_next(struct election *el, struct el_action *act)
 			return;
 		}
 		if (el_take_slot(el, act, HOOK_DEMOTE, reason))
+			return;
+		/*
+		 * Past the demote point, nothing goes to ZooKeeper in the
+		 * leader's name while its demote waits for the slot.
+		 */
+		if (el_lease_short(el))
 			return;
 	}
 	/* A promote or fence may not outlive the lease: it is killed. */

@@ -36,8 +36,10 @@ election_session(struct election *el, enum el_zk state, int64_t sid,
 			    el->session_req;
 			el->lease_known = 1;
 			el->lease_lapsed = 0;
+			el->answered_sent = el->session_req;
 			el->session_req = 0;
-		}
+		} else if (sid == el->sid)
+			el_reconnected(el);
 		el->sid = sid;
 		el->sync_retry = 0;
 		el->zk = EL_ZK_CONNECTED;
@@ -57,9 +59,13 @@ election_session(struct election *el, enum el_zk state, int64_t sid,
 		el->conn_gen++;
 		el->synced = 0;
 		el_invalidate(el);
-		if (el_leading(el) && !el->conn_lost) {
+		if (state == EL_ZK_READONLY && EL_MUTANT(24))
+			el_reconnected(el);
+		/* Unless told otherwise, a leader leads on while its lease holds. */
+		if (el_leading(el) && !el->conn_lost &&
+		    el->grace_ms != EL_GRACE_LEASE) {
 			if (el->grace_ms == 0)
-				el->conn_lost = 1;
+				el_lose_contact(el, "disconnected");
 			else if (el->grace_until == 0)
 				el->grace_until = el->now + el->grace_ms;
 		}
@@ -315,6 +321,8 @@ election_op_done(struct election *el, enum el_op op,
 	if (el_writes(op) ? el_answered(rc) :
 	    EL_MUTANT(1) && (rc == ZOK || rc == ZNONODE))
 		el_confirmed(el, sent);
+	else if (el_answered(rc))
+		el_answered_sent(el, sent);
 	switch (op) {
 	case EL_OP_NONE:
 	case EL_OP_SYNC:
@@ -676,6 +684,7 @@ election_reconfigure(struct election *el, const struct election_params *p)
 	el->fence_configured = p->fence;
 	el->backoff_ms = p->retry_backoff_ms;
 	el->grace_ms = p->disconnect_grace_ms;
+	el->tick_ms = p->tick_ms > 0 ? p->tick_ms : 0;
 	el->hook_timeout_ms = p->hook_timeout_ms;
 	el->demote_cfg_ms = p->demote_timeout_ms > 0 ? p->demote_timeout_ms : 0;
 	el_set_timeout(el, 0);
@@ -825,7 +834,9 @@ election_role(const struct election *el)
 	}
 	if (el->observer || el->paused || el->unhealthy)
 		return ROLE_OBSERVER;
-	if (el->zk != EL_ZK_CONNECTED || !el->listed_once)
+	/* Kept out by lease_error, it still follows whoever leads. */
+	if (el->zk != EL_ZK_CONNECTED ||
+	    (!el->listed_once && el->lease_error == NULL))
 		return ROLE_UNKNOWN;
 	return ROLE_FOLLOWER;
 }
@@ -907,6 +918,9 @@ election_view(const struct election *el, struct election_view *v)
 	v->demote_clamped = el->demote_clamped;
 	v->lease_end = el->lease_known ? el_lease_end(el) : 0;
 	v->demote_at = el->lease_known ? el_demote_point(el) : 0;
+	v->confirmed_at = el->confirmed_at;
+	v->report_lag_ms = el->lag_ms;
+	v->lease_error = el->lease_error;
 	v->resuming = el->resume_check;
 	v->promoted = el->promoted;
 	v->backoff_until = el->backoff_until;
@@ -1009,11 +1023,12 @@ election_resume(struct election *el, const struct el_resume *r)
 
 /*
  * The re-attached session's first connection. A server re-opens a live
- * session only once the quorum's leader has touched it (a revalidation,
- * answered by the leader itself, so no report lag stands between), and
- * it was asked for after zookeeper_init: the session cannot expire before
- * that time + T. So its lease runs from then, as a new session's does
- * (election_session_requested()). Anything else the connection confirms
+ * session only once the quorum's leader has touched it (a revalidation:
+ * see el_reconnected() and point 3 at the top of election_time.c), and
+ * this process asked for it at zookeeper_init, which it knows, where a
+ * reconnect of the library's own has only the last answered send time:
+ * the session cannot expire before that time + T. So its lease runs from
+ * then, as a new session's does. Anything else the connection confirms
  * renews it as usual.
  */
 static void
@@ -1021,11 +1036,12 @@ el_resume_connected(struct election *el, int64_t sid)
 {
 	if (!el->resume_check || sid != el->sid || el->session_req == 0)
 		return;
-	if (!EL_MUTANT(29) && (!el->lease_known ||
+	if (!EL_MUTANT(32) && (!el->lease_known ||
 	    el->session_req > el->lease_sent)) {
 		el->lease_sent = el->session_req;
 		el->lease_known = 1;
-		el->lease_lapsed = 0;
+		if (el->now < el_lease_end(el))
+			el->lease_lapsed = 0;
 	}
 	el->session_req = 0;
 }

@@ -112,6 +112,8 @@ struct daemon {
 	int64_t last_leader_epoch;
 	int hook_cancelled;
 	int warned_clamp;
+	const char *lease_error;	/* as last logged (lease.c) */
+	int64_t lease_error_T;
 
 	struct members_query *queries;
 	struct waiter *resign_waiters;
@@ -167,6 +169,10 @@ struct daemon {
 	char *crashed_text;	/* as last written ("" when there is none) */
 	struct zk_session resume_zs;
 };
+
+/* lease.c */
+void lease_report(struct daemon *d, const struct election_view *v);
+void lease_log_demote(struct daemon *d, const char *reason);
 
 /* daemon.c */
 void daemon_step(struct daemon *d);
