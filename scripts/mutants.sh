@@ -10,7 +10,7 @@ survivors=0
 # by the simulator alone (tests/sim/seeds.txt).
 for m in $(seq 1 25) 30 31 32 60; do
 	t=test_election
-	[ "$m" -ge 30 ] && t=test_election_resume
+	[ "$m" -ge 30 ] && [ "$m" -le 32 ] && t=test_election_resume
 	if ZKELECT_MUTANT=$m "$build/unit/$t" >/dev/null 2>&1; then
 		echo "mutant $m: survived (no unit test fails)"
 		survivors=$((survivors + 1))
