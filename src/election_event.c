@@ -409,6 +409,12 @@ election_op_done(struct election *el, enum el_op op,
 		break;
 	case EL_OP_PARENT:
 		if (el->parents_done && el->lazy_parent != NULL) {
+			if (rc == ZNONODE) {
+				/* Its own parent is gone: all are made again. */
+				el->parents_done = 0;
+				el->parent_idx = 0;
+				break;
+			}
 			if (rc != ZOK && rc != ZNODEEXISTS) {
 				el_op_error(el, rc);
 				break;
@@ -422,8 +428,16 @@ election_op_done(struct election *el, enum el_op op,
 				el->parent_idx = 0;
 				el->parents_done = 1;
 			}
-		} else
+		} else {
+			/*
+			 * Its own parent is gone (a pass begun at E/priority,
+			 * whose E was deleted): from the top again, after a
+			 * pause.
+			 */
+			if (rc == ZNONODE)
+				el->parent_idx = 0;
 			el_op_error(el, rc);
+		}
 		break;
 	case EL_OP_CREATE:
 		if (rc == ZOK) {

@@ -655,6 +655,35 @@ test_missing_priority_and_claims_made_when_needed(void **state)
 }
 
 /*
+ * E/priority found gone when the marker is made, and E with it (a
+ * simulator seed, -P): the parents are made again from the top, not
+ * E/priority alone for ever.
+ */
+static void
+test_parents_made_from_the_top_when_their_parent_is_gone(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	struct el_action a;
+
+	(void)state;
+	params_init(&p, 0, 0, 0);
+	p.priority = 7;
+	el = el_start(&p);
+	up_no_leader(el);
+	for (a = next(el); a.op == EL_OP_PARENT; a = next(el))
+		reply(el, EL_OP_PARENT, ZNODEEXISTS);
+	assert_int_equal(a.op, EL_OP_MARK);
+	reply(el, EL_OP_MARK, ZNONODE);
+	expect_op(el, EL_OP_PARENT, E "/priority");
+	reply(el, EL_OP_PARENT, ZNONODE);
+	expect_none(el);
+	tick(el, 1000);
+	expect_op(el, EL_OP_PARENT, "/zkelectd");
+	election_free(el);
+}
+
+/*
  * A prepared claim that went stale: the heir's node is deleted (by hand,
  * or a switchover) while the leader leads. Its claim, an orphan now, goes
  * by itself in a release, then the heir rejoins at the back.
@@ -2645,6 +2674,8 @@ main(void)
 		cmocka_unit_test(test_heir_fences_on_expiry_without_a_request),
 		cmocka_unit_test(test_stale_prepared_claim_is_released),
 		cmocka_unit_test(test_heir_rereads_markers_when_one_comes),
+		cmocka_unit_test(
+		    test_parents_made_from_the_top_when_their_parent_is_gone),
 		cmocka_unit_test(
 		    test_missing_priority_and_claims_made_when_needed),
 		cmocka_unit_test(test_second_known_from_the_leader),
