@@ -852,7 +852,7 @@ class Bench:
         b = {}
         dem_end = row.get("t_demote_end", t0)
         b["old_hook_exit_seen"] = first(olds,
-                                        r"hook demote\[\d+\]: exited")
+                                        r"hook demote\[\d+\]: (exited|over:)")
         b["old_exit"] = first(olds, r"handoff complete|exiting")
         b["notified"] = first(succ, r"watch \d+ on ", dem_end)
         # The release's last notification, the old leader's claim gone:
