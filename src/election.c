@@ -1038,8 +1038,13 @@ election_next(struct election *el, struct el_action *act)
 			el_act_hook(el, act, HOOK_DEMOTE, reason);
 			return;
 		}
-		if (el_take_slot(el, act, HOOK_DEMOTE, reason))
-			return;
+		/*
+		 * The slot is a check being killed: nothing else until the
+		 * demote starts, past its point nothing may go to ZooKeeper
+		 * in the leader's name.
+		 */
+		(void)el_take_slot(el, act, HOOK_DEMOTE, reason);
+		return;
 	}
 	/* A promote or fence may not outlive the lease: it is killed. */
 	if ((el->hook == HOOK_PROMOTE || el->hook == HOOK_FENCE) &&

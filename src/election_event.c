@@ -393,8 +393,12 @@ election_op_done(struct election *el, enum el_op op,
 				el->parent_idx = 0;
 				el->parents_done = 1;
 			}
-		} else
+		} else {
+			/* An ancestor is gone (deleted by hand): all again. */
+			if (rc == ZNONODE)
+				el->parent_idx = 0;
 			el_op_error(el, rc);
+		}
 		break;
 	case EL_OP_CREATE:
 		if (rc == ZOK) {
@@ -621,8 +625,12 @@ election_hook_done(struct election *el, enum hook_kind kind, int ok)
 	el->hook_cancelled = 0;
 	switch (kind) {
 	case HOOK_CHECK:
-		/* A check killed to free the slot tells nothing. */
-		if (!cancelled)
+		/*
+		 * A check killed to free the slot tells nothing, nor one
+		 * that a reload took away while it ran: nothing would ever
+		 * make us healthy again.
+		 */
+		if (!cancelled && el->check_configured)
 			el_check_done(el, ok);
 		break;
 	case HOOK_FENCE:
@@ -688,8 +696,12 @@ election_reconfigure(struct election *el, const struct election_params *p)
 	el->check_configured = p->check;
 	if (el->data != NULL && (strcmp(p->data, el->data) != 0 ||
 	    p->priority != el->priority)) {
-		/* E/priority is made when a priority first comes. */
-		if (el->priority == 0 && p->priority != 0) {
+		/*
+		 * E/priority is made when a priority first comes: after the
+		 * others when they are made, else in their turn.
+		 */
+		if (el->priority == 0 && p->priority != 0 &&
+		    el->parents_done) {
 			el->parents_done = 0;
 			el->parent_idx = el->nbase;
 		}

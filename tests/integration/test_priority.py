@@ -1,9 +1,11 @@
 """Preferred leaders: election.priority and election.preempt_delay."""
 import re
+import signal
 import time
 
 import pytest
 
+from proxy import ZkProxy
 from zkharness import data_of, hook_runs, wait_for
 
 
@@ -234,4 +236,29 @@ def test_priorities_0_0_10_in_any_order(election, order):
     time.sleep(3)
     assert c.role() == "leader"
     assert len(promotes(election, "node3")) == 1
+    election.check_invariants()
+
+
+def test_priority_reload_before_zookeeper_is_reached(election):
+    """A priority given by SIGHUP before the daemon first reached
+    ZooKeeper (its election's nodes not made yet) is applied once it
+    connects: it makes every parent, in order, and leads."""
+    p = ZkProxy(election.zk_hosts, name="proxy-node1")
+    try:
+        p.freeze()
+        a = election.daemon("node1", options={
+            "zookeeper.hosts": p.hosts, "election.preempt_delay": "never"})
+        assert a.role() == "unknown"
+        a.options["election.priority"] = "7"
+        a.write_config()
+        a.signal(signal.SIGHUP)
+        wait_for(lambda: "configuration reloaded" in a.log_text(), 5,
+                 "the reload")
+        assert a.role() == "unknown"
+        p.thaw()
+        a.wait_role("leader", timeout=20)
+        assert a.status()["priority"] == "7"
+        a.stop()
+    finally:
+        p.close()
     election.check_invariants()

@@ -1389,6 +1389,48 @@ test_check_shares_the_slot(void **state)
 	election_free(el);
 }
 
+/*
+ * Issue 19.2: a reload took hooks.check away while a failing check ran
+ * (check_fall 1); its result made the node unhealthy for good, with no
+ * check left to make it healthy again.
+ */
+static void
+test_check_removed_while_it_runs(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	struct election_view v;
+	char *kids[] = { OTHER1, OURS };
+	struct el_action a;
+
+	(void)state;
+	params_init(&p, 0, 0, 0);
+	p.check = 1;
+	p.check_interval_ms = 100;
+	p.check_fall = 1;
+	p.check_rise = 1;
+	el = el_start(&p);
+	join(el, SID, CAND "/" OURS);
+	expect_op(el, EL_OP_LIST, NULL);
+	reply_list(el, kids, 2);
+	expect_op(el, EL_OP_WATCH_PRED, NULL);
+	tick(el, 100);
+	expect_hook(el, HOOK_CHECK, "health");
+	p.check = 0;
+	election_reconfigure(el, &p);
+	election_hook_done(el, HOOK_CHECK, 0);
+	election_view(el, &v);
+	assert_int_equal(v.unhealthy, 0);
+	/* Still queued: no release, no check again. */
+	tick(el, 1000);
+	a = next(el);
+	assert_int_not_equal(a.type, EL_ACT_HOOK);
+	assert_int_not_equal(a.op, EL_OP_RELEASE);
+	election_view(el, &v);
+	assert_string_equal(v.node, OURS);
+	election_free(el);
+}
+
 /* Defect: a fence cut short by expiry left stale state behind. */
 static void
 test_fence_during_expiry_counts_for_nothing(void **state)
@@ -2176,6 +2218,7 @@ main(void)
 		cmocka_unit_test(test_pause_after_lost_create_deletes_orphan),
 		cmocka_unit_test(test_orphan_leader_node_is_deleted),
 		cmocka_unit_test(test_check_shares_the_slot),
+		cmocka_unit_test(test_check_removed_while_it_runs),
 		cmocka_unit_test(test_fence_during_expiry_counts_for_nothing),
 		cmocka_unit_test(test_demote_carries_the_lost_epoch),
 		cmocka_unit_test(test_auth_failure_backs_off),
