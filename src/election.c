@@ -379,6 +379,7 @@ el_session_lost(struct election *el)
 	el->claim_known = 1;
 	el->claim_wait = 0;
 	el_replace(&el->mark_have, NULL);
+	el->mark_unsure = 0;
 	/*
 	 * The lease was the old session's: what the new one confirms says
 	 * nothing of when the old one expired. A promote still running for
@@ -518,7 +519,8 @@ el_build_release(struct election *el, struct el_action *act)
 	 * Our priority marker goes with our node, so that no head sees it
 	 * without the node; it is made again before the next node.
 	 */
-	el->release_marked = act->nsub > 0 && el->mark_have != NULL;
+	el->release_marked = act->nsub > 0 && el->mark_have != NULL &&
+	    !el->mark_unsure;
 	if (el->release_marked)
 		el_sub(act, ZK_MOP_DELETE, el->mark_have, NULL);
 }
@@ -587,6 +589,14 @@ el_mark_wanted(const struct election *el)
 	    el->now >= el->mark_hold_until && el_may_queue(el);
 }
 
+static void
+el_unmark(struct election *el, struct el_action *act)
+{
+	act->nsub = 0;
+	el_sub(act, ZK_MOP_DELETE, el->mark_have, NULL);
+	el_act_zk(el, act, EL_OP_UNMARK, NULL);
+}
+
 /* Our marker as it should be: made, replaced or deleted. */
 static int
 el_next_mark(struct election *el, struct el_action *act)
@@ -599,12 +609,12 @@ el_next_mark(struct election *el, struct el_action *act)
 		    el->prio_dir, (unsigned long long)el->sid,
 		    (long long)el->priority);
 	if (el->mark_have != NULL && strcmp(el->mark_have, want) != 0) {
-		act->nsub = 0;
-		el_sub(act, ZK_MOP_DELETE, el->mark_have, NULL);
-		el_act_zk(el, act, EL_OP_UNMARK, NULL);
+		el_unmark(el, act);
 		return 1;
 	}
-	if (want[0] == '\0' || el->mark_have != NULL || !el->parents_done)
+	/* One a lost release may have deleted is made again (or found). */
+	if (want[0] == '\0' || (el->mark_have != NULL && !el->mark_unsure) ||
+	    !el->parents_done)
 		return 0;
 	el_replace(&el->mark_path, want);
 	el_act_zk(el, act, EL_OP_MARK, el->mark_path);
@@ -708,6 +718,14 @@ el_next_release(struct election *el, struct el_action *act)
 {
 	if ((el->hook != -1 && el->hook != HOOK_CHECK) || el->promoted)
 		return;
+	/*
+	 * A marker a lost release may have left goes first, on its own
+	 * (NONODE is fine): never a marker without a node behind it.
+	 */
+	if (el->mark_unsure && el->mark_have != NULL) {
+		el_unmark(el, act);
+		return;
+	}
 	if (el->node == NULL && el->create_unknown && !EL_MUTANT(3)) {
 		/* Find the node a lost create may have made, to delete it. */
 		if (el->synced && !el->listed)

@@ -361,6 +361,7 @@ election_op_done(struct election *el, enum el_op op,
 	case EL_OP_MARK:
 		if (rc == ZOK || rc == ZNODEEXISTS) {
 			el->create_nonode = 0;
+			el->mark_unsure = 0;
 			el_replace(&el->mark_have, el->mark_path);
 		} else if (rc == ZNONODE) {
 			/* E/priority is gone: made again, as a create's. */
@@ -372,8 +373,10 @@ election_op_done(struct election *el, enum el_op op,
 			el_op_error(el, rc);	/* lost: made again */
 		break;
 	case EL_OP_UNMARK:
-		if (rc == ZOK || rc == ZNONODE)
+		if (rc == ZOK || rc == ZNONODE) {
 			el_replace(&el->mark_have, NULL);
+			el->mark_unsure = 0;
+		}
 		else
 			el_op_error(el, rc);	/* lost: deleted again */
 		break;
@@ -533,10 +536,15 @@ election_op_done(struct election *el, enum el_op op,
 		break;
 	case EL_OP_RELEASE:
 		/*
-		 * Whatever became of it, the marker is not counted on: made
-		 * again (or found there) when it is wanted.
+		 * Deleted, or maybe (a lost reply), or not (a failed multi):
+		 * until it is deleted for sure it is not forgotten, or the
+		 * next head would yield back to it (see el_next_mark()).
 		 */
-		if (el->release_marked)
+		if (el->release_marked && rc == ZOK && !EL_MUTANT(24))
+			el_replace(&el->mark_have, NULL);
+		else if (el->release_marked && !EL_MUTANT(24))
+			el->mark_unsure = 1;
+		else if (el->release_marked)
 			el_replace(&el->mark_have, NULL);
 		el->release_marked = 0;
 		if (rc == ZOK) {

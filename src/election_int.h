@@ -46,7 +46,9 @@
  * version, 20 a new session's lease runs from when it is heard of, not
  * from when it was asked for, 21 a create that finds no parent retries at
  * once, 22 E/leader of any session is shown, 23 a head yields to a
- * higher priority however often it has yielded. The tests must catch each.
+ * higher priority however often it has yielded, 24 a release whose reply
+ * was lost forgets the priority marker it may have left. The tests must
+ * catch each.
  */
 #ifdef EL_MUTANTS
 extern int el_mutant;
@@ -196,6 +198,7 @@ struct election {
 	 * read for a claim, with the sessions behind our node (priority < 0).
 	 */
 	char *mark_have;
+	int mark_unsure;	/* a lost release may have deleted it */
 	char *mark_path;	/* the one being made */
 	int marks_fresh;
 	int yield_listed;	/* 1 a listing is wanted for a yield, 2 made */

@@ -1818,20 +1818,17 @@ test_priority_marker_made_before_the_node(void **state)
 }
 
 /*
- * A leader of priority 7 resigns: its marker goes with its node, and is
- * not made again with its next node until another leader is seen, so
- * that the next head does not yield back to it.
+ * A leader of priority 7 (its marker made before its node) resigns: the
+ * release, with the marker, is the next action (not answered).
  */
-static void
-test_resigned_marker_stays_away_until_another_leads(void **state)
+static struct election *
+prio7_resigns(void)
 {
 	struct election_params p;
 	struct election *el;
 	struct el_action a;
 	char *kids[] = { OURS };
-	char *after[] = { OTHER1_LATER, NEWER };
 
-	(void)state;
 	params_init(&p, 0, 0, 0);
 	p.priority = 7;
 	el = el_start(&p);
@@ -1859,6 +1856,23 @@ test_resigned_marker_stays_away_until_another_leads(void **state)
 	assert_int_equal(a.op, EL_OP_RELEASE);
 	assert_string_equal(a.sub[a.nsub - 1].path,
 	    E "/priority/000000001234abcd_7");
+	return el;
+}
+
+/*
+ * A leader of priority 7 resigns: its marker goes with its node, and is
+ * not made again with its next node until another leader is seen, so
+ * that the next head does not yield back to it.
+ */
+static void
+test_resigned_marker_stays_away_until_another_leads(void **state)
+{
+	struct election *el;
+	struct el_action a;
+	char *after[] = { OTHER1_LATER, NEWER };
+
+	(void)state;
+	el = prio7_resigns();
 	reply(el, EL_OP_RELEASE, ZOK);
 	/* Back in the queue without its marker. */
 	rejoin_as_newer(el, after, 2);
@@ -1871,6 +1885,72 @@ test_resigned_marker_stays_away_until_another_leads(void **state)
 	expect_op(el, EL_OP_LEADER, E "/leader");
 	reply_get(el, EL_OP_LEADER, "id=node2\ndata=\nepoch=110\n", 0xaa, 120);
 	expect_op(el, EL_OP_MARK, E "/priority/000000001234abcd_7");
+	election_free(el);
+}
+
+/*
+ * The requests a leader's release is preceded by after a lost reply,
+ * answered as its own session left them, until op comes: never a release
+ * before it.
+ */
+static struct el_action
+reads_until(struct election *el, enum el_op op)
+{
+	struct el_action a;
+	int i;
+
+	for (i = 0; i < 10; i++) {
+		a = next(el);
+		assert_int_equal(a.type, EL_ACT_ZK);
+		if (a.op == op)
+			return a;
+		assert_int_not_equal(a.op, EL_OP_RELEASE);
+		if (a.op == EL_OP_SYNC)
+			reply(el, EL_OP_SYNC, ZOK);
+		else if (a.op == EL_OP_LEADER)
+			reply_get(el, EL_OP_LEADER, "id=node1\ndata=\nepoch=100\n",
+			    SID, 100);
+		else if (a.op == EL_OP_CLAIM_READ)
+			reply_get(el, EL_OP_CLAIM_READ, "", SID, 101);
+		else if (a.op == EL_OP_WATCH_OWN)
+			reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
+		else if (a.op == EL_OP_BREADCRUMB)
+			reply(el, EL_OP_BREADCRUMB, ZNONODE);
+		else
+			fail_msg("unexpected %s", election_op_name(a.op));
+	}
+	fail_msg("no %s", election_op_name(op));
+	return a;
+}
+
+/*
+ * Issue 19.4: the release multi (node and marker) of a resign fails with
+ * CONNECTIONLOSS. It may have been applied or not: the marker is not
+ * forgotten but deleted on its own (NONODE is fine) before anything else,
+ * or the next head would yield back to a marker left behind.
+ */
+static void
+test_marker_of_a_lost_release_is_deleted(void **state)
+{
+	struct election *el;
+	struct el_action a;
+	int i;
+
+	(void)state;
+	el = prio7_resigns();
+	election_session(el, EL_ZK_CONNECTING, SID, T_MS);
+	reply(el, EL_OP_RELEASE, ZCONNECTIONLOSS);
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+	/* Before the release is made again: the marker, on its own. */
+	a = reads_until(el, EL_OP_UNMARK);
+	assert_int_equal(a.nsub, 1);
+	assert_string_equal(a.sub[0].path, E "/priority/000000001234abcd_7");
+	reply(el, EL_OP_UNMARK, ZNONODE);
+	/* The release again, without the marker now. */
+	a = reads_until(el, EL_OP_RELEASE);
+	assert_int_equal(a.op, EL_OP_RELEASE);
+	for (i = 0; i < a.nsub; i++)
+		assert_null(strstr(a.sub[i].path, "/priority/"));
 	election_free(el);
 }
 
@@ -2239,6 +2319,7 @@ main(void)
 		cmocka_unit_test(test_priority_marker_made_before_the_node),
 		cmocka_unit_test(
 		    test_resigned_marker_stays_away_until_another_leads),
+		cmocka_unit_test(test_marker_of_a_lost_release_is_deleted),
 	};
 
 	return cmocka_run_group_tests_name("election", tests, NULL, NULL);
