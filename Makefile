@@ -31,6 +31,7 @@ endif
 
 COMMON    = log xmalloc util
 DAEMON    = config config_value zk candidate election election_event \
+            election_preempt \
             election_time hook \
             ctl ctl_listen status notify http
 DAEMON   += history
@@ -40,6 +41,7 @@ UNIT      = $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 # The simulator links the real pure core, nothing of the daemon around it.
 SIMSRC    = $(wildcard tests/sim/*.c)
 SIMCORE   = $(patsubst %,$(BUILD)/%.o,election election_event election_time \
+            election_preempt \
             candidate xmalloc log util)
 SEEDS    ?= 20000
 SEED     ?= 1

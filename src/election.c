@@ -174,6 +174,7 @@ election_free(struct election *el)
 	free(el->leader_id);
 	free(el->leader_data);
 	el_switch_clear(el, NULL);
+	el_preempt_forget(el);
 	free(el->ahead);
 	free(el);
 }
@@ -661,7 +662,8 @@ el_yield(struct election *el, struct el_action *act)
 		return 1;
 	}
 	for (i = 0; i < el->nmarks && !maybe; i++)
-		if (el->mark_sid[i] != el->sid && el->mark_prio[i] > top)
+		if (el->mark_sid[i] != el->sid && (el->mark_prio[i] > top ||
+		    EL_MUTANT(26)))
 			maybe = 1;
 	if (!maybe)
 		return 0;
@@ -678,7 +680,7 @@ el_yield(struct election *el, struct el_action *act)
 		if (el->behind[i] == el->sid)
 			continue;
 		p = el_marked(el, el->behind[i], 0);
-		if (p > top) {
+		if (p > top || (EL_MUTANT(26) && p != 0 && sid == 0)) {
 			top = p;
 			sid = el->behind[i];
 		}
@@ -933,7 +935,8 @@ el_switch_listed(struct election *el, const struct candidate *c, int n,
 		return;
 	}
 	el->sw_nbetween = 0;
-	for (i = 1; i < t && el->sw_nbetween < EL_MAX_SUBOPS; i++)
+	for (i = 1; i < t + EL_MUTANT(27) && el->sw_nbetween < EL_MAX_SUBOPS;
+	    i++)
 		(void)xasprintf(&el->sw_between[el->sw_nbetween++], "%s/%s",
 		    el->cand_dir, c[i].name);
 	el->sw_phase = 2;
@@ -1110,6 +1113,8 @@ election_next(struct election *el, struct el_action *act)
 		act->path = "/";
 		return;
 	}
+	if (el_next_preempt(el, act))
+		return;
 	if (el->npipe < EL_PIPE_MAX && el->zk == EL_ZK_CONNECTED &&
 	    el->retry_until == 0) {
 		el_next_zk(el, act);

@@ -685,6 +685,7 @@ void
 election_reconfigure(struct election *el, const struct election_params *p)
 {
 	el->fence_configured = p->fence;
+	el->preempt_ms = p->preempt_delay_ms;
 	el->backoff_ms = p->retry_backoff_ms;
 	el->grace_ms = p->disconnect_grace_ms;
 	el->hook_timeout_ms = p->hook_timeout_ms;
@@ -799,6 +800,8 @@ el_has_node(const struct election *el)
 void
 election_pause(struct election *el, int paused)
 {
+	int was_paused = el->paused;
+
 	if (paused && !el->paused) {
 		el->paused = 1;
 		if (el_has_node(el)) {
@@ -807,7 +810,7 @@ election_pause(struct election *el, int paused)
 		}
 	} else if (!paused)
 		el->paused = 0;
-	if (paused)
+	if (paused && !(EL_MUTANT(28) && was_paused))
 		el->pause_reply = 1;
 }
 

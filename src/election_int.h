@@ -47,8 +47,12 @@
  * from when it was asked for, 21 a create that finds no parent retries at
  * once, 22 E/leader of any session is shown, 23 a head yields to a
  * higher priority however often it has yielded, 24 a release whose reply
- * was lost forgets the priority marker it may have left. The tests must
- * catch each.
+ * was lost forgets the priority marker it may have left, 25 a leader
+ * preempts to the best of the others even below its own priority, 26 a
+ * head yields to any marked session behind it, whatever its priority, 27
+ * a switchover deletes the target's node with those before it, 28 a pause
+ * of a candidate already paused is never answered. The tests must catch
+ * each.
  */
 #ifdef EL_MUTANTS
 extern int el_mutant;
@@ -215,6 +219,22 @@ struct election {
 	int64_t yield_prio;
 	int yields;		/* counts yields */
 
+	/*
+	 * Preemption (el_next_preempt()): a leader reads the queue every
+	 * preempt_delay/4 (0.5 s to 5 s); the first of the highest priority
+	 * above ours, seen with the same node for preempt_delay, gets the
+	 * leadership by a switchover (reason preempted).
+	 */
+	int64_t preempt_ms;	/* -1: never */
+	int64_t pre_due;	/* the next look, 0: at once */
+	int pre_reading;	/* EL_ACT_QUEUE out */
+	char *pre_node;		/* who outranks us, seen since pre_since */
+	char *pre_id;
+	int64_t pre_prio;
+	int64_t pre_since;
+	int pre_told;		/* EL_ACT_OUTRANKED sent for pre_node */
+	int pre_go;		/* preempt_delay passed: hand over */
+
 	/* E/breadcrumb */
 	int crumb_fresh;
 	int crumb_for_claim;	/* read again for the claim being made */
@@ -259,6 +279,11 @@ void el_switch_listed(struct election *el, const struct candidate *c, int n,
     int me);
 int el_want_join(const struct election *el);
 int el_pipe_has(const struct election *el, enum el_op op);
+
+/* election_preempt.c */
+void el_preempt_forget(struct election *el);
+int64_t el_preempt_deadline(const struct election *el);
+int el_next_preempt(struct election *el, struct el_action *act);
 void el_pred_head(struct election *el);
 
 /* election_time.c */

@@ -248,7 +248,7 @@ def test_priority_reload_before_zookeeper_is_reached(election):
         p.freeze()
         a = election.daemon("node1", options={
             "zookeeper.hosts": p.hosts, "election.preempt_delay": "never"})
-        assert a.role() == "unknown"
+        a.wait_role("unknown")      # after the startup demote
         a.options["election.priority"] = "7"
         a.write_config()
         a.signal(signal.SIGHUP)

@@ -463,6 +463,10 @@ check_action(struct sim *s, struct peer *p, const struct el_action *act)
 	case EL_ACT_CANCEL:
 		trace(s, p->idx, "-> cancel hook");
 		break;
+	case EL_ACT_QUEUE:
+	case EL_ACT_OUTRANKED:
+	case EL_ACT_PREEMPT:
+		break;		/* check_ops_action() */
 	case EL_ACT_RESTART:
 		trace(s, p->idx, "-> restart session");
 		break;

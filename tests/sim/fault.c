@@ -447,7 +447,7 @@ fault_quiet(struct sim *s)
 		demote = s->T / 3;
 	/* An auth failure's restart backoff reaches 30 s (its cap). */
 	s->bound_ms = 3 * s->T + 2 * hook + 2 * demote + backoff + rise +
-	    3000 + 2000 + (s->fc.w[F_AUTH] > 0 ? 30000 : 0);
+	    3000 + 2000 + (s->fc.w[F_AUTH] > 0 ? 30000 : 0) + ops_bound_ms(s);
 	s->end_at = s->now + s->bound_ms;
 	sim_push(s, s->end_at, EV_END, -1, 0, 0, 0, NULL);
 }

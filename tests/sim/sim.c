@@ -92,6 +92,7 @@ sim_dispatch(struct sim *s, const struct ev *ev)
 	case EV_HOOK_REAP:
 	case EV_WAKE:
 	case EV_PEER_START:
+	case EV_QUEUE:
 		peer_event(s, &s->peer[ev->peer], ev);
 		break;
 	case EV_FAULT:
@@ -195,6 +196,7 @@ sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
 		sim_dispatch(s, &ev);
 		if (ev.type == EV_END) {
 			check_final(s);
+			check_ops_final(s);
 			break;
 		}
 	}

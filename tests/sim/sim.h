@@ -77,6 +77,7 @@ enum ev_type {
 	EV_OPERATOR,		/* a zkelectctl command reaches the daemon */
 	EV_WAKE,		/* a frozen daemon runs again */
 	EV_PEER_START,		/* a daemon process (re)starts */
+	EV_QUEUE,		/* a leader's queue read is answered (ops.c) */
 	EV_FAULT,		/* the next fault of the schedule */
 	EV_QUIET,		/* faults stop */
 	EV_END,			/* the convergence bound is over */
@@ -153,6 +154,12 @@ struct peer {
 	/* the operator's waiting clients */
 	int resign_wait, pause_wait;
 	int64_t resign_since, pause_since;
+	/* ops.c: the switchover it follows (an operator's or preemption) */
+	int sw_on, sw_inc, sw_preempt;
+	int yields_seen;	/* check_ops.c: the core's yields, checked */
+	char sw_node[SIM_PATH];
+	char sw_id[16];
+	int64_t sw_since;
 };
 
 /* check.c: what the checker remembers of each daemon. */
@@ -370,6 +377,22 @@ void check_queue_hook(struct sim *s, struct peer *p, const char *node,
 
 /* check_final.c */
 void check_final(struct sim *s);
+
+/* check_ops.c: switchovers, priorities, answers (issue 19) */
+void check_ops_action(struct sim *s, struct peer *p,
+    const struct el_action *act);
+void check_ops_timeout(struct sim *s, struct peer *p);
+void check_ops_step(struct sim *s, struct peer *p);
+void check_ops_final(struct sim *s);
+
+/* ops.c: preempt.c and switchover.c of the simulated daemon */
+void ops_queue_ask(struct sim *s, struct peer *p);
+void ops_queue_answer(struct sim *s, struct peer *p, const struct ev *ev);
+void ops_switch_begin(struct sim *s, struct peer *p, const char *node,
+    const char *id, int preempt);
+void ops_switch_step(struct sim *s, struct peer *p);
+int64_t ops_bound_ms(const struct sim *s);
+int64_t ops_draw_preempt_delay(struct sim *s);
 void check_fail(struct sim *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

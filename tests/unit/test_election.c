@@ -54,6 +54,7 @@ params_init(struct election_params *p, int demote_on_start, int fence,
     int64_t grace_ms)
 {
 	memset(p, 0, sizeof(*p));
+	p->preempt_delay_ms = -1;	/* the tests of preemption set it */
 	p->path = E;
 	p->id = "node1";
 	p->data = "10.0.0.1:5432";
@@ -1346,6 +1347,7 @@ test_check_shares_the_slot(void **state)
 
 	(void)state;
 	memset(&p, 0, sizeof(p));
+	p.preempt_delay_ms = -1;
 	p.path = E;
 	p.id = "node1";
 	p.data = "10.0.0.1:5432";
@@ -1555,6 +1557,7 @@ test_demote_timeout_clamped_to_negotiated(void **state)
 
 	(void)state;
 	memset(&p, 0, sizeof(p));
+	p.preempt_delay_ms = -1;
 	p.path = E;
 	p.id = "node1";
 	p.data = "";
@@ -1759,6 +1762,45 @@ test_head_yields_once_to_a_higher_priority(void **state)
 	election_free(el);
 }
 
+/* A head never yields to a lower priority queued behind it. */
+static void
+test_head_keeps_its_place_before_a_lower_priority(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *kids[] = { OURS, OTHER1_LATER };
+	char *marks[] = { "00000000000000aa_-1" };
+
+	(void)state;
+	hold_marks = 1;
+	join(el, SID, CAND "/" OURS);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, kids, 2);
+	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
+	expect_op(el, EL_OP_MARKS, E "/priority");
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	reply_children(el, EL_OP_MARKS, marks, 1);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	election_free(el);
+}
+
+/* Issue 19: every pause is answered, a pause of a paused one too. */
+static void
+test_pause_twice_answered_twice(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct el_action a;
+
+	(void)state;
+	up_no_leader(el);
+	election_pause(el, 1);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_PAUSED);
+	election_pause(el, 1);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_PAUSED);
+	election_free(el);
+}
+
 /*
  * A priority is advertised twice: in the node's data, and by a marker
  * made before the node (E/priority first made as a parent); the marker
@@ -1951,6 +1993,77 @@ test_marker_of_a_lost_release_is_deleted(void **state)
 	assert_int_equal(a.op, EL_OP_RELEASE);
 	for (i = 0; i < a.nsub; i++)
 		assert_null(strstr(a.sub[i].path, "/priority/"));
+	election_free(el);
+}
+
+/*
+ * Preemption is the core's: a leader (priority 0, preempt_delay 2 s)
+ * reads the queue at once and every 0.5 s; a candidate of priority 5
+ * seen with the same node for 2 s gets the leadership by a switchover
+ * (demote reason preempted). A lower priority never does, nor one whose
+ * node changed (its wait starts again).
+ */
+static void
+test_preemption_decided_in_the_core(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	struct el_action a;
+	char *names[] = { OURS, OTHER1_LATER, NEWER };
+	char *datas[] = { "id=node1\ndata=\n", "id=low\ndata=\npriority=-1\n",
+	    "id=high\ndata=\npriority=5\n" };
+	char *kids[] = { OURS, OTHER1_LATER, NEWER };
+	struct el_queue q = { 3, names, datas };
+	int looks;
+
+	(void)state;
+	params_init(&p, 0, 0, 0);
+	p.preempt_delay_ms = 2000;
+	el = el_start(&p);
+	become_leader(el);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_QUEUE);
+	assert_string_equal(a.path, CAND);
+	/* One read at a time; the next one 0.5 s later. */
+	expect_none(el);
+	assert_int_equal(election_deadline(el) > now + 400, 1);
+	/* Only a lower priority: nothing. */
+	q.n = 2;
+	election_queue(el, &q);
+	expect_none(el);
+	tick(el, 500);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_QUEUE);
+	q.n = 3;
+	election_queue(el, &q);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_OUTRANKED);
+	assert_string_equal(a.data, "high");
+	assert_int_equal(a.priority, 5);
+	assert_int_equal(a.ms, 2000);
+	/* Not before preempt_delay. */
+	for (looks = 0; looks < 3; looks++) {
+		tick(el, 500);
+		a = next(el);
+		assert_int_equal(a.type, EL_ACT_QUEUE);
+		election_queue(el, &q);
+		expect_none(el);
+	}
+	tick(el, 500);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_QUEUE);
+	election_queue(el, &q);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_PREEMPT);
+	assert_string_equal(a.path, NEWER);
+	assert_string_equal(a.data, "high");
+	/* The switchover: the node between goes, then the handoff. */
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, kids, 3);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_SW_DELETE);
+	assert_int_equal(a.nsub, 1);
+	assert_string_equal(a.sub[0].path, CAND "/" OTHER1_LATER);
 	election_free(el);
 }
 
@@ -2320,6 +2433,9 @@ main(void)
 		cmocka_unit_test(
 		    test_resigned_marker_stays_away_until_another_leads),
 		cmocka_unit_test(test_marker_of_a_lost_release_is_deleted),
+		cmocka_unit_test(test_preemption_decided_in_the_core),
+		cmocka_unit_test(test_head_keeps_its_place_before_a_lower_priority),
+		cmocka_unit_test(test_pause_twice_answered_twice),
 	};
 
 	return cmocka_run_group_tests_name("election", tests, NULL, NULL);
