@@ -351,8 +351,11 @@ el_release_done(struct election *el)
 		/*
 		 * Handed over on purpose: our marker stays away until another
 		 * leader is seen (or T), or the next head would yield back.
+		 * Not a priority below 0: without its marker it would count
+		 * as 0, and a head below that would yield back to it.
 		 */
-		el->mark_hold_until = el->now + el->timeout_ms;
+		if (el->priority > 0 || EL_MUTANT(32))
+			el->mark_hold_until = el->now + el->timeout_ms;
 	}
 	el->sw_handing = 0;
 }
@@ -834,6 +837,7 @@ el_next_queue(struct election *el, struct el_action *act)
 		    el_need_crumb(el, act))
 			return;
 		el_build_set_data(el, act);
+		el->data_sent_gen = el->data_gen;
 		el_act_zk(el, act, EL_OP_SET_DATA, NULL);
 		return;
 	}

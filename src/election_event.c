@@ -525,7 +525,9 @@ election_op_done(struct election *el, enum el_op op,
 		break;
 	case EL_OP_SET_DATA:
 		if (rc == ZOK) {
-			el->data_dirty = 0;
+			/* Data changed again while it flew: written again. */
+			if (el->data_sent_gen == el->data_gen || EL_MUTANT(31))
+				el->data_dirty = 0;
 			el->crumb_version = el->crumb_version_next;
 			if (el->acked && el_owns_leader(el))
 				el_replace(&el->leader_data, el->data);
@@ -638,7 +640,7 @@ election_hook_done(struct election *el, enum hook_kind kind, int ok)
 		 * that a reload took away while it ran: nothing would ever
 		 * make us healthy again.
 		 */
-		if (!cancelled && el->check_configured)
+		if (!cancelled && (el->check_configured || EL_MUTANT(29)))
 			el_check_done(el, ok);
 		break;
 	case HOOK_FENCE:
@@ -729,7 +731,13 @@ election_set_data(struct election *el, const char *data)
 {
 	el_replace(&el->data, data);
 	el_make_data(el);
-	if (el->node != NULL)
+	el->data_gen++;
+	/*
+	 * A create in flight, or lost, carries the old data: the node it
+	 * made is written again once known.
+	 */
+	if (el->node != NULL || ((el->create_unknown ||
+	    el_pipe_has(el, EL_OP_CREATE)) && !EL_MUTANT(30)))
 		el->data_dirty = 1;
 }
 

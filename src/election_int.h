@@ -51,8 +51,12 @@
  * preempts to the best of the others even below its own priority, 26 a
  * head yields to any marked session behind it, whatever its priority, 27
  * a switchover deletes the target's node with those before it, 28 a pause
- * of a candidate already paused is never answered. The tests must catch
- * each.
+ * of a candidate already paused is never answered, 29 a check that a
+ * reload took away while it ran still counts, 30 new data (or priority)
+ * while a create is in flight is never written to the node it made, 31
+ * new data while a SET_DATA is in flight is never written, 32 a leader of
+ * a priority below 0 that hands over keeps its marker away (and so counts
+ * as 0 to a head below it, which yields back). The tests must catch each.
  */
 #ifdef EL_MUTANTS
 extern int el_mutant;
@@ -262,6 +266,8 @@ struct election {
 	const char *release_why;	/* the request that asked for it */
 	int release_attempts;
 	int data_dirty;		/* election.data changed: rewrite our nodes */
+	int data_gen;		/* counts election_set_data() */
+	int data_sent_gen;	/* data_gen of the SET_DATA in flight */
 };
 
 /* election.c */

@@ -124,7 +124,7 @@ check_ops_timeout(struct sim *s, struct peer *p)
 	    (long long)(p->sw_since / 1000), (long long)(p->sw_since % 1000));
 }
 
-/* (top), once (f) has found one leader. */
+/* (top), once (f) has found one leader; and nobody unhealthy for good. */
 void
 check_ops_final(struct sim *s)
 {
@@ -133,6 +133,13 @@ check_ops_final(struct sim *s)
 	char path[SIM_PATH + 64];
 	int i, leader = -1;
 
+	for (i = 0; i < s->npeers && !s->failed; i++) {
+		election_view(s->peer[i].el, &v);
+		if (v.unhealthy && !s->peer[i].params.check)
+			check_fail(s, "(f) %s: unhealthy with no check "
+			    "configured: out of the election for good",
+			    s->peer[i].id);
+	}
 	if (s->failed || !s->priorities || s->st.faults[F_FORGE_MARK] != 0)
 		return;
 	for (i = 0; i < s->npeers; i++) {

@@ -17,13 +17,14 @@ static const int fault_weight[F_NKINDS] = {
 	[F_PAUSE] = 5, [F_RESUME] = 4, [F_STOP] = 2, [F_DELETE_NODE] = 4,
 	[F_DELETE_LEADER] = 3, [F_HEALTH] = 6, [F_SET_DATA] = 2, [F_AUTH] = 1,
 	[F_SWITCHOVER] = 8, [F_PRIORITY] = 4, [F_FORGE_MARK] = 3,
+	[F_RUN_EXIT] = 4, [F_CHECK_RELOAD] = 4,
 };
 
 static const char *fault_names[F_NKINDS] = {
 	"server-cut", "server-crash", "server-lag", "blip", "isolate",
 	"freeze", "crash", "resign", "pause", "resume", "stop",
 	"delete-node", "delete-leader", "health", "set-data", "auth",
-	"switchover", "priority", "forge-mark",
+	"switchover", "priority", "forge-mark", "run-exit", "check-reload",
 };
 
 const char *
@@ -80,7 +81,8 @@ fault_config(struct sim *s)
 		/* No draw without -W: the seeds found before stay the same. */
 		if ((i == F_SWITCHOVER && !s->switchover) ||
 		    ((i == F_PRIORITY || i == F_FORGE_MARK) &&
-		    !s->priorities)) {
+		    !s->priorities) ||
+		    ((i == F_RUN_EXIT || i == F_CHECK_RELOAD) && !s->reloads)) {
 			fc->w[i] = 0;
 			continue;
 		}
@@ -290,7 +292,8 @@ fault_inject(struct sim *s, int kind)
 			quorum_admin_delete(s, SIM_CRUMB);
 		return;
 	}
-	p = fault_pick_peer(s, kind == F_RESIGN || kind == F_SWITCHOVER ? 800 :
+	p = fault_pick_peer(s, kind == F_RESIGN || kind == F_SWITCHOVER ||
+	    kind == F_RUN_EXIT ? 800 :
 	    kind == F_FREEZE ||
 	    kind == F_CRASH || kind == F_ISOLATE ? 500 : 200);
 	if (p == NULL)
@@ -351,6 +354,12 @@ fault_inject(struct sim *s, int kind)
 		break;
 	case F_PRIORITY:
 		fault_operator(s, p, OP_PRIORITY, 0, 0);
+		break;
+	case F_RUN_EXIT:
+		fault_operator(s, p, OP_RUN_EXIT, 0, 0);
+		break;
+	case F_CHECK_RELOAD:
+		fault_operator(s, p, OP_CHECK_RELOAD, 0, 0);
 		break;
 	default:
 		break;

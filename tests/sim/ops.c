@@ -156,3 +156,27 @@ ops_draw_preempt_delay(struct sim *s)
 		return -1;
 	return rng_between(&s->rng, 0, 2 * s->T);
 }
+
+/*
+ * With -R: hooks.run ends on its own (run_hook.c's report: an ordered
+ * handoff, then a backoff), mostly the leader's; or a SIGHUP reload adds
+ * or takes away hooks.check (with its interval, fall and rise as drawn),
+ * maybe while a check runs.
+ */
+void
+ops_operator(struct sim *s, struct peer *p, int cmd)
+{
+	int rc;
+
+	if (cmd == OP_RUN_EXIT) {
+		rc = election_run_exited(p->el);
+		trace(s, p->idx, "hooks.run exits: %s", rc == 0 ?
+		    "the leader hands over" : "not leading: nothing");
+		return;
+	}
+	p->params.check = !p->params.check;
+	p->check = p->params.check;
+	trace(s, p->idx, "reload: hooks.check %s", p->check ? "added" :
+	    "removed");
+	election_reconfigure(p->el, &p->params);
+}

@@ -443,7 +443,7 @@ void
 peer_operator(struct sim *s, struct peer *p, int cmd)
 {
 	static const char *names[] = { "resign", "pause", "resume", "stop",
-	    "set-data", "switchover", "priority" };
+	    "set-data", "switchover", "priority", "run-exit", "check-reload" };
 	struct election_view v;
 	struct peer *q;
 	int rc;
@@ -495,6 +495,10 @@ peer_operator(struct sim *s, struct peer *p, int cmd)
 		    q->id, v.node, rc == 0 ? "accepted" : "refused");
 		if (rc == 0)
 			ops_switch_begin(s, p, v.node, q->id, 0);
+		break;
+	case OP_RUN_EXIT:
+	case OP_CHECK_RELOAD:
+		ops_operator(s, p, cmd);
 		break;
 	}
 	peer_step(s, p);

@@ -182,6 +182,7 @@ sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
 	s->tick_ms = o->tick_ms;
 	s->switchover = o->switchover;
 	s->priorities = o->priorities;
+	s->reloads = o->reloads;
 	s->sabotage = o->sabotage;
 	trace_init(s, o->tracing);
 	rng_seed(&s->rng, seed);

@@ -205,6 +205,9 @@ enum fault_kind {
 	F_SWITCHOVER,		/* only with -W (w=1): older seeds stay as they were */
 	F_PRIORITY,		/* only with -P (p=1): a reload's new priority */
 	F_FORGE_MARK,		/* only with -P: a hand-made priority marker */
+	F_RUN_EXIT,		/* only with -R (r=1): hooks.run exits on its own */
+	F_CHECK_RELOAD,		/* only with -R: a reload adds or removes
+				 * hooks.check */
 	F_NKINDS,
 };
 
@@ -245,6 +248,7 @@ struct sim {
 	int sabotage;		/* enum sabotage_kind: the model lies */
 	int switchover;		/* operators ask leaders for switchovers */
 	int priorities;		/* candidates have priorities (-P) */
+	int reloads;		/* F_RUN_EXIT, F_CHECK_RELOAD (-R) */
 	int npeers;
 	struct peer peer[SIM_MAX_PEERS];
 	struct pcheck pc[SIM_MAX_PEERS];
@@ -288,6 +292,7 @@ struct sim_opts {
 	int sabotage;		/* enum sabotage_kind (0: none) */
 	int switchover;		/* F_SWITCHOVER may be drawn (-W, w=1) */
 	int priorities;		/* priorities, F_PRIORITY, F_FORGE_MARK (-P) */
+	int reloads;		/* F_RUN_EXIT, F_CHECK_RELOAD may be drawn (-R) */
 };
 int sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
     char *why, size_t whylen);
@@ -343,6 +348,8 @@ enum op_cmd {
 	OP_SET_DATA,
 	OP_SWITCHOVER,
 	OP_PRIORITY,
+	OP_RUN_EXIT,
+	OP_CHECK_RELOAD,
 };
 
 /* fault.c */
@@ -393,6 +400,7 @@ void ops_switch_begin(struct sim *s, struct peer *p, const char *node,
 void ops_switch_step(struct sim *s, struct peer *p);
 int64_t ops_bound_ms(const struct sim *s);
 int64_t ops_draw_preempt_delay(struct sim *s);
+void ops_operator(struct sim *s, struct peer *p, int cmd);
 void check_fail(struct sim *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

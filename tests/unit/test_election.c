@@ -2068,6 +2068,101 @@ test_preemption_decided_in_the_core(void **state)
 }
 
 /*
+ * Found by the simulator's (top): new data (a priority reload) while the
+ * create is in flight, then while a SET_DATA is in flight. Each time the
+ * node is written again with what is current.
+ */
+static void
+test_data_changed_in_flight_is_written_again(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct el_action a;
+	char *kids[] = { OTHER1, OURS };
+
+	(void)state;
+	session_up(el, SID);
+	expect_op(el, EL_OP_LEADER, E "/leader");
+	reply(el, EL_OP_LEADER, ZNONODE);
+	expect_op(el, EL_OP_LEADER_EXISTS, E "/leader");
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	for (a = next(el); a.op == EL_OP_PARENT; a = next(el))
+		reply(el, EL_OP_PARENT, ZNODEEXISTS);
+	assert_int_equal(a.op, EL_OP_CREATE);
+	election_set_data(el, "d2");
+	reply_create(el, CAND "/" OURS);
+	expect_op(el, EL_OP_WATCH_OWN, CAND "/" OURS);
+	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_SET_DATA);
+	assert_string_equal(a.sub[0].data, "id=node1\ndata=d2\n");
+	election_set_data(el, "d3");
+	reply(el, EL_OP_SET_DATA, ZOK);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_SET_DATA);
+	assert_string_equal(a.sub[0].data, "id=node1\ndata=d3\n");
+	reply(el, EL_OP_SET_DATA, ZOK);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, kids, 2);
+	expect_op(el, EL_OP_WATCH_PRED, CAND "/" OTHER1);
+	election_free(el);
+}
+
+/*
+ * Found by the simulator's (answer): a leader of priority -2 preempted
+ * (or resigning) kept its marker away, so the next head (-1) took it for
+ * priority 0 and yielded back. Below 0 the marker is made again at once,
+ * before the next node.
+ */
+static void
+test_negative_priority_keeps_its_marker_after_a_handover(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	struct el_action a;
+	char *kids[] = { OURS };
+
+	(void)state;
+	params_init(&p, 0, 0, 0);
+	p.priority = -2;
+	el = el_start(&p);
+	up_no_leader(el);
+	for (a = next(el); a.op == EL_OP_PARENT; a = next(el))
+		reply(el, EL_OP_PARENT, ZNODEEXISTS);
+	assert_int_equal(a.op, EL_OP_MARK);
+	reply(el, EL_OP_MARK, ZOK);
+	expect_op(el, EL_OP_CREATE, NULL);
+	reply_create(el, CAND "/" OURS);
+	expect_op(el, EL_OP_WATCH_OWN, CAND "/" OURS);
+	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, kids, 1);
+	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	/* Below 0 it lists to see who is behind (nobody). */
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, kids, 1);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	election_hook_done(el, HOOK_PROMOTE, 1);
+	expect_op(el, EL_OP_ACK, NULL);
+	reply(el, EL_OP_ACK, ZOK);
+	assert_int_equal(election_resign(el), 0);
+	expect_hook(el, HOOK_DEMOTE, "resign");
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_RELEASE);
+	reply(el, EL_OP_RELEASE, ZOK);
+	a = next(el);
+	if (a.op == EL_OP_LEADER_EXISTS) {
+		reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+		a = next(el);
+	}
+	assert_int_equal(a.type, EL_ACT_ZK);
+	assert_int_equal(a.op, EL_OP_MARK);
+	assert_string_equal(a.path, E "/priority/000000001234abcd_-2");
+	election_free(el);
+}
+
+/*
  * A switchover: the nodes between ours and the target's are deleted (their
  * owners rejoin at the back), then the ordered handoff, reason switchover.
  */
@@ -2436,6 +2531,9 @@ main(void)
 		cmocka_unit_test(test_preemption_decided_in_the_core),
 		cmocka_unit_test(test_head_keeps_its_place_before_a_lower_priority),
 		cmocka_unit_test(test_pause_twice_answered_twice),
+		cmocka_unit_test(test_data_changed_in_flight_is_written_again),
+		cmocka_unit_test(
+		    test_negative_priority_keeps_its_marker_after_a_handover),
 	};
 
 	return cmocka_run_group_tests_name("election", tests, NULL, NULL);
