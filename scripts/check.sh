@@ -13,7 +13,8 @@
 #      more (6000) with tickTime modelled (-k 2000), $SIM_SWITCH_SCHEDULES
 #      (4000) with switchovers asked of leaders (-W), $SIM_PRIO_SCHEDULES
 #      (4000) with priorities, their reloads and forged markers as well
-#      (-P -W), the regression seeds
+#      (-P -W), $SIM_RELOAD_SCHEDULES (2000) with hooks.run exits and
+#      hooks.check reloads on top (-P -W -R), the regression seeds
 #      of tests/sim/seeds.txt, and each of their mutants found again
 #      (make sim-mutants); every schedule counts as one test
 #   3. the pytest integration suite against $BUILD, then tests/packaging
@@ -41,6 +42,7 @@ SIM_SCHEDULES=${SIM_SCHEDULES:-24000}
 SIM_TICK_SCHEDULES=${SIM_TICK_SCHEDULES:-6000}
 SIM_SWITCH_SCHEDULES=${SIM_SWITCH_SCHEDULES:-4000}
 SIM_PRIO_SCHEDULES=${SIM_PRIO_SCHEDULES:-4000}
+SIM_RELOAD_SCHEDULES=${SIM_RELOAD_SCHEDULES:-2000}
 
 passed=0
 failed=0
@@ -182,6 +184,10 @@ sim_tests() {
 	run tests/sim/campaign.sh "$BUILD/sim" 3000000 "$SIM_PRIO_SCHEDULES" 2 \
 	    -- -P -W -t 150 -l 20
 	sim_count "simulator campaign, priorities"
+	# And with hooks.run exiting and hooks.check reloaded (-R), on top.
+	run tests/sim/campaign.sh "$BUILD/sim" 4000000 "$SIM_RELOAD_SCHEDULES" \
+	    2 -- -P -W -R -t 150 -l 20
+	sim_count "simulator campaign, reloads and hooks.run"
 	run "$BUILD/sim" -f tests/sim/seeds.txt -t 150
 	sim_count "simulator regression seeds"
 	run "$MAKE" sim-mutants

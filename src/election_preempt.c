@@ -35,12 +35,17 @@ el_preempt_forget(struct election *el)
 	el->pre_go = 0;
 }
 
-/* Whether this leader looks at the queue: nothing else under way. */
+/*
+ * Whether this leader looks at the queue: nothing else under way, not
+ * even an operator's switchover given up whose reason is not yet taken
+ * (election_switchover_failed()), or its answer would be lost.
+ */
 static int
 el_preempt_on(const struct election *el)
 {
 	return el->preempt_ms >= 0 && election_role(el) == ROLE_LEADER &&
-	    !el->resigning && !el->release_pending && el->sw_phase == 0;
+	    !el->resigning && !el->release_pending && el->sw_phase == 0 &&
+	    el->sw_failed == NULL;
 }
 
 int64_t
