@@ -671,12 +671,25 @@ el_yield(struct election *el, struct el_action *act)
 	if (!maybe)
 		return 0;
 	/* Who is behind us, listed after the markers were read. */
-	if (el->yield_listed != 2) {
+	if (el->yield_listed != 2 && el->yield_listed != 3) {
 		if (el->yield_listed == 0) {
 			el->yield_listed = 1;
 			el->listed = 0;
 			el_act_zk(el, act, EL_OP_LIST, el->cand_dir);
 		}
+		return 1;
+	}
+	/*
+	 * Below 0 a node without a marker counts as 0. A marker is made
+	 * before its node, so the markers read again after the listing (same
+	 * server, so no older) show every marker of a listed node: one made
+	 * after the first read no longer looks like a 0 (issue 19).
+	 */
+	if (el->priority < 0 && el->yield_listed == 2 && !EL_MUTANT(33)) {
+		el->yield_listed = 3;
+		el->marks_fresh = 0;
+		if (!el_read_marks(el, act) && !el_pipe_has(el, EL_OP_MARKS))
+			return 0;
 		return 1;
 	}
 	for (i = 0; i < el->nbehind; i++) {

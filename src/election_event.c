@@ -169,6 +169,8 @@ el_list_done(struct election *el, const struct el_result *res)
 	}
 	if (el->yield_listed == 1 && el->marks_fresh)
 		el->yield_listed = 2;
+	else if (el->yield_listed == 3)
+		el->yield_listed = 2;	/* newer nodes: the markers again */
 	el->first = me == 0;
 	el->position = me + 1;
 	/* A resign is done once the new node is seen in the queue. */

@@ -56,7 +56,9 @@
  * while a create is in flight is never written to the node it made, 31
  * new data while a SET_DATA is in flight is never written, 32 a leader of
  * a priority below 0 that hands over keeps its marker away (and so counts
- * as 0 to a head below it, which yields back). The tests must catch each.
+ * as 0 to a head below it, which yields back), 33 a head below 0 takes a
+ * listed node whose marker came after its read of the markers for a 0.
+ * The tests must catch each.
  */
 #ifdef EL_MUTANTS
 extern int el_mutant;
@@ -209,7 +211,8 @@ struct election {
 	int mark_unsure;	/* a lost release may have deleted it */
 	char *mark_path;	/* the one being made */
 	int marks_fresh;
-	int yield_listed;	/* 1 a listing is wanted for a yield, 2 made */
+	int yield_listed;	/* 1 a listing is wanted for a yield, 2 made,
+				 * 3 the markers read again after it (< 0) */
 	int64_t yield_until;	/* no yield again before then */
 	int64_t mark_hold_until;	/* none after a resign, until then */
 	int release_marked;	/* the release in flight deletes it */

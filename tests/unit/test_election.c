@@ -1783,6 +1783,50 @@ test_head_keeps_its_place_before_a_lower_priority(void **state)
 	election_free(el);
 }
 
+/*
+ * Found by the simulator's (answer): a head below 0 read the markers
+ * before a candidate behind it made its marker (then its node), listed
+ * that node and took it for a 0. The markers are read again after the
+ * listing: its marker (-2) is there, and the head promotes.
+ */
+static void
+test_negative_head_reads_the_markers_after_the_listing(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	char *kids[] = { OURS, OTHER1_LATER };
+	char *none[] = { "000000001234abcd_-1" };
+	char *marks[] = { "000000001234abcd_-1", "00000000000000aa_-2" };
+	struct el_action a;
+
+	(void)state;
+	params_init(&p, 0, 0, 0);
+	p.priority = -1;
+	el = el_start(&p);
+	hold_marks = 1;
+	up_no_leader(el);
+	for (a = next(el); a.op == EL_OP_PARENT; a = next(el))
+		reply(el, EL_OP_PARENT, ZNODEEXISTS);
+	assert_int_equal(a.op, EL_OP_MARK);
+	reply(el, EL_OP_MARK, ZOK);
+	expect_op(el, EL_OP_CREATE, NULL);
+	reply_create(el, CAND "/" OURS);
+	expect_op(el, EL_OP_WATCH_OWN, CAND "/" OURS);
+	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, kids, 2);
+	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
+	expect_op(el, EL_OP_MARKS, E "/priority");
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	reply_children(el, EL_OP_MARKS, none, 1);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, kids, 2);
+	expect_op(el, EL_OP_MARKS, E "/priority");
+	reply_children(el, EL_OP_MARKS, marks, 2);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	election_free(el);
+}
+
 /* Issue 19: every pause is answered, a pause of a paused one too. */
 static void
 test_pause_twice_answered_twice(void **state)
@@ -2531,6 +2575,8 @@ main(void)
 		cmocka_unit_test(test_preemption_decided_in_the_core),
 		cmocka_unit_test(test_head_keeps_its_place_before_a_lower_priority),
 		cmocka_unit_test(test_pause_twice_answered_twice),
+		cmocka_unit_test(
+		    test_negative_head_reads_the_markers_after_the_listing),
 		cmocka_unit_test(test_data_changed_in_flight_is_written_again),
 		cmocka_unit_test(
 		    test_negative_priority_keeps_its_marker_after_a_handover),
