@@ -1081,8 +1081,9 @@ election_next(struct election *el, struct el_action *act)
 		 * demote starts, past its point nothing may go to ZooKeeper
 		 * in the leader's name.
 		 */
-		(void)el_take_slot(el, act, HOOK_DEMOTE, reason);
-		return;
+		if (el_take_slot(el, act, HOOK_DEMOTE, reason) ||
+		    !EL_MUTANT(34))
+			return;
 	}
 	/* A promote or fence may not outlive the lease: it is killed. */
 	if ((el->hook == HOOK_PROMOTE || el->hook == HOOK_FENCE) &&

@@ -57,8 +57,9 @@
  * new data while a SET_DATA is in flight is never written, 32 a leader of
  * a priority below 0 that hands over keeps its marker away (and so counts
  * as 0 to a head below it, which yields back), 33 a head below 0 takes a
- * listed node whose marker came after its read of the markers for a 0.
- * The tests must catch each.
+ * listed node whose marker came after its read of the markers for a 0,
+ * 34 a leader past its demote point whose check is being killed sends
+ * requests meanwhile (issue 19.6). The tests must catch each.
  */
 #ifdef EL_MUTANTS
 extern int el_mutant;

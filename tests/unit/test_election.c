@@ -1433,6 +1433,43 @@ test_check_removed_while_it_runs(void **state)
 	election_free(el);
 }
 
+/*
+ * Issue 19.6: a leader wakes past its demote point with a check running
+ * and new data to write. The check is killed for the demote, and nothing
+ * goes to ZooKeeper in the leader's name meanwhile: the demote first.
+ */
+static void
+test_past_the_demote_point_nothing_before_the_demote(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	struct el_action a;
+
+	(void)state;
+	params_init(&p, 0, 0, 0);
+	p.check = 1;
+	p.check_interval_ms = 100;
+	p.check_fall = 1;
+	p.check_rise = 1;
+	el = el_start(&p);
+	become_leader(el);
+	tick(el, 100);
+	expect_hook(el, HOOK_CHECK, "health");
+	election_set_data(el, "new");
+	now += T_MS;		/* frozen past the lease */
+	election_clock(el, now);
+	election_next(el, &a);
+	assert_int_equal(a.type, EL_ACT_CANCEL);
+	assert_int_equal(a.hook, HOOK_CHECK);
+	election_next(el, &a);
+	assert_int_equal(a.type, EL_ACT_NONE);
+	election_hook_done(el, HOOK_CHECK, 1);
+	election_next(el, &a);
+	assert_int_equal(a.type, EL_ACT_HOOK);
+	assert_int_equal(a.hook, HOOK_DEMOTE);
+	election_free(el);
+}
+
 /* Defect: a fence cut short by expiry left stale state behind. */
 static void
 test_fence_during_expiry_counts_for_nothing(void **state)
@@ -2551,6 +2588,8 @@ main(void)
 		cmocka_unit_test(test_orphan_leader_node_is_deleted),
 		cmocka_unit_test(test_check_shares_the_slot),
 		cmocka_unit_test(test_check_removed_while_it_runs),
+		cmocka_unit_test(
+		    test_past_the_demote_point_nothing_before_the_demote),
 		cmocka_unit_test(test_fence_during_expiry_counts_for_nothing),
 		cmocka_unit_test(test_demote_carries_the_lost_epoch),
 		cmocka_unit_test(test_auth_failure_backs_off),
