@@ -35,17 +35,12 @@ el_preempt_forget(struct election *el)
 	el->pre_go = 0;
 }
 
-/*
- * Whether this leader looks at the queue: nothing else under way, not
- * even an operator's switchover given up whose reason is not yet taken
- * (election_switchover_failed()), or its answer would be lost.
- */
+/* Whether this leader looks at the queue: nothing else under way. */
 static int
 el_preempt_on(const struct election *el)
 {
 	return el->preempt_ms >= 0 && election_role(el) == ROLE_LEADER &&
-	    !el->resigning && !el->release_pending && el->sw_phase == 0 &&
-	    el->sw_failed == NULL;
+	    !el->resigning && !el->release_pending && el->sw_phase == 0;
 }
 
 int64_t
@@ -74,15 +69,23 @@ el_preempt_act(struct election *el, struct el_action *act,
 int
 el_next_preempt(struct election *el, struct el_action *act)
 {
+	const char *why;
+
 	if (!el_preempt_on(el)) {
 		el_preempt_forget(el);
 		el->pre_due = 0;
 		return 0;
 	}
 	if (el->pre_go) {
-		/* What the action points to goes at the next call. */
+		/*
+		 * What the action points to goes at the next call. Why an
+		 * operator's switchover was given up, if it was in this very
+		 * step, is still to be told (election_switchover_failed()).
+		 */
 		el->pre_go = 0;
+		why = el->sw_failed;
 		if (election_switchover(el, el->pre_node, "preempted") == 0) {
+			el->sw_failed = why;
 			el_preempt_act(el, act, EL_ACT_PREEMPT);
 			return 1;
 		}

@@ -33,10 +33,14 @@ switchover_answer(struct daemon *d, const char *answer)
 	d->sw_client = 0;
 }
 
-/* The switchover under way ends: its operator, if any, is answered. */
+/*
+ * The switchover under way ends: its operator, if any, is answered, and
+ * whatever the core still had to say of it is taken.
+ */
 static void
 switchover_end(struct daemon *d, const char *answer)
 {
+	(void)election_switchover_failed(d->el);
 	if (!d->sw_preempt)
 		switchover_answer(d, answer);
 	d->sw_preempt = 0;
@@ -91,8 +95,18 @@ void
 switchover_follow(struct daemon *d, const char *id, int preempt)
 {
 	struct timeval tv;
+	const char *why;
+	char *text;
 	int64_t ms;
 
+	/* An operator's, given up in the step that began this one. */
+	if (d->sw_target != NULL && !d->sw_preempt) {
+		why = election_switchover_failed(d->el);
+		(void)xasprintf(&text, "error %s", why != NULL ? why :
+		    "leadership-lost");
+		switchover_end(d, text);
+		free(text);
+	}
 	free(d->sw_target);
 	d->sw_target = xstrdup(id);
 	d->sw_preempt = preempt;

@@ -86,6 +86,14 @@ void
 ops_switch_begin(struct sim *s, struct peer *p, const char *node,
     const char *id, int preempt)
 {
+	const char *why;
+
+	/* An operator's, given up in the step that began this one. */
+	if (p->sw_on && p->sw_inc == p->inc && !p->sw_preempt) {
+		why = election_switchover_failed(p->el);
+		trace(s, p->idx, "switchover to %s given up: %s", p->sw_id,
+		    why != NULL ? why : "leadership-lost");
+	}
 	sim_copy(p->sw_node, sizeof(p->sw_node), node);
 	sim_copy(p->sw_id, sizeof(p->sw_id), id);
 	p->sw_since = s->now;
@@ -110,6 +118,7 @@ ops_switch_step(struct sim *s, struct peer *p)
 	election_view(p->el, &v);
 	if (strcmp(v.leader_id, p->sw_id) == 0 && v.role != ROLE_LEADER) {
 		trace(s, p->idx, "switchover: %s leads (ok)", p->sw_id);
+		(void)election_switchover_failed(p->el);
 		p->sw_on = 0;
 		return;
 	}
