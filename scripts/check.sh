@@ -1,34 +1,37 @@
 #!/bin/bash
 # The `make check` driver (the Makefile builds `all` and `unit` first).
 #
-# Runs, in order, printing each part's own output:
+# Runs, printing each part's own output:
 #   1. every $BUILD/unit/test_* (cmocka)
 #   2. tests/conf/run.sh (config golden tests), and the unit tests against
 #      each mutant of the election core (make mutants)
-#   2a. the libFuzzer harnesses of tests/fuzz replayed once over their
+#   3. the libFuzzer harnesses of tests/fuzz replayed once over their
 #      seed corpora, after their validators' self-test (make fuzz-replay;
 #      clang); the self-test and each harness count as one test each
-#   2b. the election simulator: a fixed campaign of $SIM_SCHEDULES seeded
-#      schedules (default 24000, on two processes), $SIM_TICK_SCHEDULES
-#      more (6000) with tickTime modelled (-k 2000), $SIM_SWITCH_SCHEDULES
-#      (4000) with switchovers asked of leaders (-W), $SIM_PRIO_SCHEDULES
-#      (4000) with priorities, their reloads and forged markers as well
-#      (-P -W), $SIM_RELOAD_SCHEDULES (2000) with hooks.run exits and
-#      hooks.check reloads on top (-P -W -R), the regression seeds
-#      of tests/sim/seeds.txt, and each of their mutants found again
-#      (make sim-mutants); every schedule counts as one test
-#   3. the pytest integration suite against $BUILD, then tests/packaging
-#      (examples, man pages, install, completion, the .deb) once
-#   4. a sanitizer build (make SAN=1 BUILD=build-san all) and the
-#      integration suite again against it, failing on any ASan/UBSan/LSan
-#      report in a daemon's log
-# and ends with exactly one line "N passed, N failed" (totals; a part that
+#   4. the election simulator: a fixed campaign of seeded schedules for
+#      every combination of its optional fault families (tests/sim/sweep.sh),
+#      $SIM_SCHEDULES schedules
+#      for the plain one and $SIM_COMBO_SCHEDULES for each other, the
+#      regression seeds of tests/sim/seeds.txt, and each of their mutants
+#      found again (make sim-mutants); each campaign, the regression seeds
+#      and the mutant seeds count as one test each, and the schedules are
+#      reported on a line of their own
+#   5. the sanitizer build (make SAN=1 BUILD=$SAN_BUILD all), then at once,
+#      in parallel: the pytest integration suite against $BUILD, the same
+#      against $SAN_BUILD (failing on any ASan/UBSan/LSan report in a
+#      daemon's log), each on $INTEGRATION_WORKERS pytest-xdist workers,
+#      and tests/packaging (examples, man pages, install, completion, the
+#      .deb); their outputs are printed one after the other once all ended
+# and ends with exactly one line "N passed, N failed" (tests; a part that
 # could not run counts as one failure). Exits 1 if anything failed.
+# Parts 1-4 keep both CPUs busy; part 5 mostly waits on servers, timeouts
+# and hooks, so its three suites share the machine.
 #
 # Environment: BUILD (default build), SAN_BUILD (default build-san),
-# CHECK_SKIP_SAN=1 skips part 4 (for quick local runs; it then counts as
-# a failure, so that a green line always means everything ran),
-# CHECK_TIMEOUT per-suite limit in seconds (default 900).
+# CHECK_SKIP_SAN=1 skips the sanitizer suite (for quick local runs; it then
+# counts as a failure, so that a green line always means everything ran),
+# CHECK_TIMEOUT per-suite limit in seconds (default 600),
+# INTEGRATION_WORKERS (default 3), SIM_SCHEDULES, SIM_COMBO_SCHEDULES.
 set -u
 
 cd "$(dirname "$0")/.." || exit 1
@@ -37,18 +40,22 @@ BUILD=${BUILD:-build}
 SAN_BUILD=${SAN_BUILD:-build-san}
 MAKE=${MAKE:-make}
 PYTHON=/usr/bin/python3
-TIMEOUT=${CHECK_TIMEOUT:-900}
-SIM_SCHEDULES=${SIM_SCHEDULES:-24000}
-SIM_TICK_SCHEDULES=${SIM_TICK_SCHEDULES:-6000}
-SIM_SWITCH_SCHEDULES=${SIM_SWITCH_SCHEDULES:-4000}
-SIM_PRIO_SCHEDULES=${SIM_PRIO_SCHEDULES:-4000}
-SIM_RELOAD_SCHEDULES=${SIM_RELOAD_SCHEDULES:-2000}
+TIMEOUT=${CHECK_TIMEOUT:-600}
+SIM_SCHEDULES=${SIM_SCHEDULES:-12000}
+SIM_COMBO_SCHEDULES=${SIM_COMBO_SCHEDULES:-2500}
+# Options of every simulator campaign (invariants switched on).
+SIM_ALWAYS=()
+WORKERS=${INTEGRATION_WORKERS:-3}
+JOBS=$(nproc)
+sim_schedules=0
+sim_campaigns=0
 
 passed=0
 failed=0
 problems=()
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+tmp=$(mktemp -d)
+out=$tmp/out
+trap 'rm -rf "$tmp"' EXIT
 
 heading() {
 	printf '\n==== %s ====\n' "$*"
@@ -123,7 +130,7 @@ conf_tests() {
 # Each mutant of the core (an old defect put back) must fail a unit test.
 mutant_tests() {
 	heading "mutants of the election core (make mutants)"
-	run "$MAKE" mutants || :	# survivors are counted below
+	run "$MAKE" -j"$JOBS" mutants || :	# survivors are counted below
 	passed=$((passed + $(grep -c ': caught$' "$out")))
 	failed=$((failed + $(grep -c ': survived' "$out")))
 	if ! grep -q ': caught$' "$out"; then
@@ -135,7 +142,7 @@ mutant_tests() {
 # its seeds: one test each.
 fuzz_tests() {
 	heading "fuzz harnesses replayed over their seeds (make fuzz-replay)"
-	if ! run "$MAKE" fuzz-replay; then
+	if ! run "$MAKE" -j"$JOBS" fuzz-replay; then
 		:	# failures are counted below
 	fi
 	local last
@@ -148,57 +155,65 @@ fuzz_tests() {
 	fi
 }
 
-# sim_count LABEL: adds the last "sim: N schedules, N passed, N failed"
-# line of $out to the totals.
+# sim_count LABEL: the last "sim: N schedules, N passed, N failed" line of
+# $out is one test, passed when no schedule failed; its schedules are
+# added to the simulator's own count.
 sim_count() {
 	local line
 	line=$(grep -E '^sim: [0-9]+ schedules, ' "$out" | tail -n 1)
-	if [[ "$line" =~ ^sim:\ [0-9]+\ schedules,\ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
-		passed=$((passed + BASH_REMATCH[1]))
-		failed=$((failed + BASH_REMATCH[2]))
+	if [[ "$line" =~ ^sim:\ ([0-9]+)\ schedules,\ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
+		sim_schedules=$((sim_schedules + BASH_REMATCH[1]))
+		sim_campaigns=$((sim_campaigns + 1))
+		if [ "${BASH_REMATCH[3]}" -eq 0 ]; then
+			passed=$((passed + 1))
+		else
+			failed=$((failed + 1))
+			problems+=("$1: ${BASH_REMATCH[3]} schedules failed")
+		fi
 	else
 		broken "$1: no summary line"
 	fi
 }
 
+# sim_count_all LABEL: every campaign summary line of $out, one test each.
+sim_count_all() {
+	local line all=$out want got
+	out=$tmp/one
+	while IFS= read -r line; do
+		printf '%s\n' "$line" >"$out"
+		sim_count "$1"
+	done < <(grep -E '^sim: [0-9]+ schedules, ' "$all")
+	out=$all
+	want=$(sed -nE 's/^sim sweep: .*, ([0-9]+) flag combinations$/\1/p' "$out")
+	got=$(grep -cE '^sim: [0-9]+ schedules, ' "$out")
+	if [ -z "$want" ] || [ "$got" -ne "$want" ]; then
+		broken "$1: $got campaign summaries, ${want:-no count} expected"
+	fi
+}
+
 # The simulator runs the real election core against a model ZooKeeper:
-# a fixed budget of schedules on two processes (seeds 1..SIM_SCHEDULES),
-# the regression seeds, and the seeds that find the core's old defects.
+# fixed seeds for every combination of its optional fault families, the
+# regression seeds, and the seeds that find the core's old defects.
 sim_tests() {
-	heading "election simulator: $SIM_SCHEDULES schedules, regression seeds, mutants"
-	if ! run "$MAKE" "$BUILD/sim"; then
+	heading "election simulator: every flag combination, regression seeds, mutants"
+	if ! run "$MAKE" -j"$JOBS" "$BUILD/sim"; then
 		broken "make $BUILD/sim failed"
 		return
 	fi
-	run tests/sim/campaign.sh "$BUILD/sim" 1 "$SIM_SCHEDULES" 2 -- -t 150 -l 20
-	sim_count "simulator campaign"
-	# The same with ZooKeeper's tickTime modelled (reports every tick/2).
-	run tests/sim/campaign.sh "$BUILD/sim" 1000000 "$SIM_TICK_SCHEDULES" 2 \
-	    -- -k 2000 -t 150 -l 20
-	sim_count "simulator campaign, tickTime modelled"
-	# And with operators asking leaders for switchovers (-W).
-	run tests/sim/campaign.sh "$BUILD/sim" 2000000 "$SIM_SWITCH_SCHEDULES" 2 \
-	    -- -W -t 150 -l 20
-	sim_count "simulator campaign, switchovers"
-	# And with priorities: heads yield, reloads, forged markers (-P).
-	run tests/sim/campaign.sh "$BUILD/sim" 3000000 "$SIM_PRIO_SCHEDULES" 2 \
-	    -- -P -W -t 150 -l 20
-	sim_count "simulator campaign, priorities"
-	# And with hooks.run exiting and hooks.check reloaded (-R), on top.
-	run tests/sim/campaign.sh "$BUILD/sim" 4000000 "$SIM_RELOAD_SCHEDULES" \
-	    2 -- -P -W -R -t 150 -l 20
-	sim_count "simulator campaign, reloads and hooks.run"
+	run tests/sim/sweep.sh "$BUILD/sim" 1 "$SIM_COMBO_SCHEDULES" "$JOBS" \
+	    "$SIM_SCHEDULES" -- "${SIM_ALWAYS[@]}" -t 150 -l 20
+	sim_count_all "simulator campaign"
 	run "$BUILD/sim" -f tests/sim/seeds.txt -t 150
 	sim_count "simulator regression seeds"
-	run "$MAKE" sim-mutants
+	run "$MAKE" -j"$JOBS" sim-mutants
 	sim_count "simulator mutant seeds"
 }
 
-# pytest_count WHAT RC: adds the pytest summary in $out to the totals.
+# pytest_count WHAT RC FILE: adds the pytest summary in FILE to the totals.
 pytest_count() {
 	local summary p f e
 	# pytest -q ends with e.g. "12 passed, 1 failed, 2 errors in 40.1s".
-	summary=$(grep -E '^(=+ )?[0-9]+ [a-z]+.* in [0-9.]+s' "$out" | tail -n 1)
+	summary=$(grep -E '^(=+ )?[0-9]+ [a-z]+.* in [0-9.]+s' "$3" | tail -n 1)
 	if [ -z "$summary" ]; then
 		broken "$1: no pytest summary (status $2)"
 		return
@@ -213,22 +228,37 @@ pytest_count() {
 	fi
 }
 
-# integration LABEL BIN_DIR SAN CHAOS_SECONDS
-integration() {
-	heading "integration tests: $1"
-	run env ZKELECTD_BIN_DIR="$2" ZKELECTD_SAN="$3" \
-	    ZKELECTD_CHAOS_SECONDS="$4" \
-	    "$PYTHON" -m pytest -p no:cacheprovider -q tests/integration
-	pytest_count "integration ($1)" $?
+# suite NAME LABEL CMD...: starts a pytest suite in the background, its
+# output into $tmp/NAME; suite_end counts it once it ended.
+suite_pids=()
+suite_names=()
+suite_labels=()
+suite() {
+	local name=$1 label=$2
+	shift 2
+	timeout --kill-after=30 "$TIMEOUT" "$@" >"$tmp/$name" 2>&1 &
+	suite_pids+=($!)
+	suite_names+=("$name")
+	suite_labels+=("$label")
 }
 
-# Examples, man pages, install, completion and the Debian package: the
-# same whatever the build flavour, so run once.
-packaging() {
-	heading "packaging tests (tests/packaging)"
-	run env ZKELECTD_BIN_DIR="$BUILD" \
-	    "$PYTHON" -m pytest -p no:cacheprovider -q tests/packaging
-	pytest_count "packaging" $?
+suites_end() {
+	local i rc
+	for i in "${!suite_pids[@]}"; do
+		wait "${suite_pids[$i]}"
+		rc=$?
+		heading "${suite_labels[$i]}"
+		cat "$tmp/${suite_names[$i]}"
+		pytest_count "${suite_labels[$i]}" "$rc" "$tmp/${suite_names[$i]}"
+	done
+}
+
+# integration NAME LABEL BIN_DIR SAN CHAOS_SECONDS
+integration() {
+	suite "$1" "integration tests: $2" env ZKELECTD_BIN_DIR="$3" \
+	    ZKELECTD_SAN="$4" ZKELECTD_CHAOS_SECONDS="$5" \
+	    "$PYTHON" -m pytest -p no:cacheprovider -q -n "$WORKERS" \
+	    tests/integration
 }
 
 start=$SECONDS
@@ -237,24 +267,33 @@ conf_tests
 mutant_tests
 fuzz_tests
 sim_tests
-# The chaos test runs its full minute once; under the sanitizers (slower,
-# and what it looks for is memory errors) a shorter run keeps the whole
-# check within its time budget.
-integration "$BUILD" "$BUILD" 0 "${ZKELECTD_CHAOS_SECONDS:-60}"
-packaging
 
-heading "sanitizer build ($SAN_BUILD)"
+heading "sanitizer build ($SAN_BUILD), then the integration suites"
+san=0
 if [ "${CHECK_SKIP_SAN:-0}" = 1 ]; then
 	broken "sanitizer run skipped (CHECK_SKIP_SAN=1)"
-elif run "$MAKE" SAN=1 BUILD="$SAN_BUILD" all; then
-	integration "$SAN_BUILD, ASan+UBSan" "$SAN_BUILD" 1 20
+elif run "$MAKE" -j"$JOBS" SAN=1 BUILD="$SAN_BUILD" all; then
+	san=1
 else
 	broken "make SAN=1 BUILD=$SAN_BUILD all failed"
 fi
+# The chaos test runs its full minute once; under the sanitizers (slower,
+# and what it looks for is memory errors) a shorter run will do.
+integration plain "$BUILD" "$BUILD" 0 "${ZKELECTD_CHAOS_SECONDS:-60}"
+if [ "$san" = 1 ]; then
+	integration san "$SAN_BUILD, ASan+UBSan" "$SAN_BUILD" 1 20
+fi
+# Examples, man pages, install, completion and the Debian package: the
+# same whatever the build flavour, so run once.
+suite packaging "packaging tests (tests/packaging)" env \
+    ZKELECTD_BIN_DIR="$BUILD" "$PYTHON" -m pytest -p no:cacheprovider -q \
+    tests/packaging
+suites_end
 
 heading "summary ($((SECONDS - start))s)"
 for p in "${problems[@]}"; do
 	echo "problem: $p"
 done
+echo "simulator: $sim_schedules schedules in $sim_campaigns runs"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -28,6 +28,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include "clock.h"
 #include "ctl_int.h"
 #include "log.h"
 #include "xmalloc.h"
@@ -62,13 +63,6 @@ struct ctl_client {
 };
 
 static void ctl_client_free(struct ctl_client *);
-
-void
-ctl_timeval(struct timeval *tv, int ms)
-{
-	tv->tv_sec = ms / 1000;
-	tv->tv_usec = (ms % 1000) * 1000;
-}
 
 static struct ctl_client *
 ctl_client_find(const struct ctl *ctl, uint64_t id)
@@ -119,7 +113,7 @@ ctl_client_finish(struct ctl_client *c, const char *text)
 
 	(void)evtimer_del(c->ev_idle);
 	c->state = CTL_CLOSING;
-	ctl_timeval(&tv, CTL_WRITE_TIMEOUT_MS);
+	clock_timeval(&tv, CTL_WRITE_TIMEOUT_MS);
 	if (ctl_client_send(c, text) == -1 ||
 	    bufferevent_set_timeouts(c->bev, NULL, &tv) == -1 ||
 	    bufferevent_enable(c->bev, EV_WRITE) == -1) {
@@ -228,7 +222,7 @@ ctl_client_write(struct bufferevent *bev, void *arg)
 	}
 	c->state = CTL_LINGER;
 	c->dropped = 0;
-	ctl_timeval(&tv, CTL_LINGER_MS);
+	clock_timeval(&tv, CTL_LINGER_MS);
 	if (shutdown(bufferevent_getfd(bev), SHUT_WR) == -1 ||
 	    bufferevent_disable(bev, EV_WRITE) == -1 ||
 	    evtimer_add(c->ev_idle, &tv) == -1)
@@ -283,7 +277,12 @@ ctl_client_idle(evutil_socket_t fd, short events, void *arg)
 	ctl_client_free(c);
 }
 
-int
+/*
+ * At max_clients: drops the client that matters least (one answered and
+ * lingering, else the oldest that sent no line yet) and returns 0, or -1
+ * when every slot is busy with a command or a watcher.
+ */
+static int
 ctl_client_evict(struct ctl *ctl)
 {
 	struct ctl_client *c, *oldest = NULL;
@@ -340,7 +339,7 @@ ctl_client_new(struct ctl *ctl, int fd)
 	bufferevent_setcb(c->bev, ctl_client_read, ctl_client_write,
 	    ctl_client_event, c);
 	bufferevent_setwatermark(c->bev, EV_READ, 0, CTL_READ_LIMIT);
-	ctl_timeval(&tv, ctl->idle_timeout_ms);
+	clock_timeval(&tv, ctl->idle_timeout_ms);
 	if (bufferevent_enable(c->bev, EV_READ) == -1 ||
 	    (c->ev_idle = evtimer_new(ctl->base, ctl_client_idle, c)) == NULL ||
 	    evtimer_add(c->ev_idle, &tv) == -1) {
@@ -348,6 +347,25 @@ ctl_client_new(struct ctl *ctl, int fd)
 		    (unsigned long long)c->id);
 		ctl_client_free(c);
 	}
+}
+
+/*
+ * The listener's ctl_accept_fn: the clients' bound is theirs to keep. At
+ * the bound a newcomer takes the place of the client that matters least;
+ * the evicted client's descriptor is closed by libevent on the next turn
+ * of the loop, so the listener accepts no more before.
+ */
+static enum ctl_accept
+ctl_client_accept(struct ctl *ctl, int fd)
+{
+	if (ctl->nclients < ctl->max_clients) {
+		ctl_client_new(ctl, fd);
+		return CTL_ACCEPT_MORE;
+	}
+	if (ctl_client_evict(ctl) == -1)
+		return CTL_ACCEPT_REFUSE;
+	ctl_client_new(ctl, fd);
+	return CTL_ACCEPT_PAUSE;
 }
 
 struct ctl *
@@ -370,7 +388,7 @@ ctl_open(struct event_base *base, const struct ctl_params *p,
 	ctl->arg = arg;
 	TAILQ_INIT(&ctl->clients);
 
-	if (ctl_listen_open(ctl, p, err, errlen) == -1) {
+	if (ctl_listen_open(ctl, p, ctl_client_accept, err, errlen) == -1) {
 		free(ctl->path);
 		free(ctl);
 		return NULL;
@@ -436,7 +454,7 @@ ctl_watch(struct ctl *ctl, uint64_t client)
 	c->state = CTL_WATCHING;
 	ctl->nwatchers++;
 	(void)evtimer_del(c->ev_idle);
-	ctl_timeval(&tv, CTL_WRITE_TIMEOUT_MS);
+	clock_timeval(&tv, CTL_WRITE_TIMEOUT_MS);
 	if (bufferevent_set_timeouts(c->bev, NULL, &tv) == -1)
 		log_warnx("control client %llu: cannot set its write timeout",
 		    (unsigned long long)c->id);

@@ -18,6 +18,19 @@ struct ctl_client;
 
 #define CTL_TOO_MANY		"error too-many-clients\n"
 
+/* What the listener does after handing a descriptor to ctl.c. */
+enum ctl_accept {
+	CTL_ACCEPT_MORE,	/* taken: accept the next one */
+	CTL_ACCEPT_PAUSE,	/* taken for an evicted one: none more this turn */
+	CTL_ACCEPT_REFUSE,	/* every slot busy: the listener turns it away */
+};
+/*
+ * ctl.c's part in accepting, registered with ctl_listen_open(): takes an
+ * accepted, non-blocking descriptor over (CTL_ACCEPT_MORE or
+ * CTL_ACCEPT_PAUSE) or leaves it to the listener (CTL_ACCEPT_REFUSE).
+ */
+typedef enum ctl_accept (*ctl_accept_fn)(struct ctl *ctl, int fd);
+
 struct ctl {
 	struct event_base *base;
 	char *path;
@@ -37,24 +50,19 @@ struct ctl {
 	int idle_timeout_ms;
 	ctl_command_fn fn;
 	void *arg;
+	ctl_accept_fn accept;	/* ctl_listen_open()'s */
 };
 
-void ctl_timeval(struct timeval *tv, int ms);
 /* Takes an accepted, non-blocking descriptor over, or closes it. */
 void ctl_client_new(struct ctl *ctl, int fd);
-/*
- * At max_clients: drops the client that matters least (one answered and
- * lingering, else the oldest that sent no line yet) and returns 0, or -1
- * when every slot is busy with a command or a watcher.
- */
-int ctl_client_evict(struct ctl *ctl);
 
 /*
- * Binds and listens on p->path and starts accepting into ctl->fd.
- * Returns -1 with err filled, the socket file gone and nothing left open.
+ * Binds and listens on p->path and starts accepting into ctl->fd, handing
+ * each accepted descriptor to fn. Returns -1 with err filled, the socket
+ * file gone and nothing left open.
  */
-int ctl_listen_open(struct ctl *ctl, const struct ctl_params *p, char *err,
-    size_t errlen);
+int ctl_listen_open(struct ctl *ctl, const struct ctl_params *p,
+    ctl_accept_fn fn, char *err, size_t errlen);
 /* Stops accepting and removes the socket file if it is still ours. */
 void ctl_listen_close(struct ctl *ctl);
 

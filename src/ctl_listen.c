@@ -20,6 +20,7 @@
 
 #include <event2/event.h>
 
+#include "clock.h"
 #include "ctl_int.h"
 #include "log.h"
 #include "xmalloc.h"
@@ -83,7 +84,7 @@ ctl_listen_pause(struct ctl *ctl)
 	if (!ctl->accept_warned)
 		log_warn("control socket %s: accept, pausing", ctl->path);
 	ctl->accept_warned = 1;
-	ctl_timeval(&tv, CTL_ACCEPT_PAUSE_MS);
+	clock_timeval(&tv, CTL_ACCEPT_PAUSE_MS);
 	if (event_del(ctl->ev_accept) == -1 ||
 	    evtimer_add(ctl->ev_resume, &tv) == -1)
 		log_warnx("control socket %s: cannot pause accepting",
@@ -107,23 +108,17 @@ ctl_listen_accept(evutil_socket_t lfd, short events, void *arg)
 			return;
 		}
 		ctl->accept_warned = 0;
-		if (ctl->nclients >= ctl->max_clients) {
-			if (ctl_client_evict(ctl) == -1) {
-				log_debug("control socket %s: %d clients, "
-				    "refusing one more", ctl->path,
-				    ctl->nclients);
-				ctl_listen_refuse(fd);
-				continue;
-			}
-			/*
-			 * The evicted client's descriptor is closed by
-			 * libevent on the next turn of the loop: accept no
-			 * more before, or they would add up past the limit.
-			 */
-			ctl_client_new(ctl, fd);
+		switch (ctl->accept(ctl, fd)) {
+		case CTL_ACCEPT_MORE:
+			break;
+		case CTL_ACCEPT_PAUSE:
 			return;
+		case CTL_ACCEPT_REFUSE:
+			log_debug("control socket %s: %d clients, refusing one "
+			    "more", ctl->path, ctl->nclients);
+			ctl_listen_refuse(fd);
+			break;
 		}
-		ctl_client_new(ctl, fd);
 	}
 }
 
@@ -306,9 +301,10 @@ unlink:
 }
 
 int
-ctl_listen_open(struct ctl *ctl, const struct ctl_params *p, char *err,
-    size_t errlen)
+ctl_listen_open(struct ctl *ctl, const struct ctl_params *p,
+    ctl_accept_fn fn, char *err, size_t errlen)
 {
+	ctl->accept = fn;
 	if (ctl_listen_bind(ctl, p, err, errlen) == -1)
 		goto fail;
 	if ((ctl->ev_accept = event_new(ctl->base, ctl->fd,

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,18 @@
 #include "xmalloc.h"
 
 #define CTLCLIENT_ANSWER_MAX	(64 * 1024 * 1024)
+
+void
+ctlclient_warnx(const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)fputs("zkelectctl: ", stderr);
+	va_start(ap, fmt);
+	(void)vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	(void)fputc('\n', stderr);
+}
 
 /* Milliseconds left for poll(), -1 for no deadline. */
 static int
@@ -46,12 +59,12 @@ ctlclient_connect(const struct zkelectctl *zc)
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
 	if (strlen(zc->path) >= sizeof(sun.sun_path)) {
-		zkelectctl_warnx("socket path too long: %s", zc->path);
+		ctlclient_warnx("socket path too long: %s", zc->path);
 		exit(EXIT_USAGE);
 	}
 	memcpy(sun.sun_path, zc->path, strlen(zc->path) + 1);
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1) {
-		zkelectctl_warnx("socket: %s", strerror(errno));
+		ctlclient_warnx("socket: %s", strerror(errno));
 		exit(EXIT_UNREACHABLE);
 	}
 	/* A full listen backlog makes connect() wait, at most this long. */
@@ -60,14 +73,14 @@ ctlclient_connect(const struct zkelectctl *zc)
 		tv.tv_usec = (left % 1000) * 1000 + (left == 0);
 		if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
 		    sizeof(tv)) == -1) {
-			zkelectctl_warnx("setsockopt: %s", strerror(errno));
+			ctlclient_warnx("setsockopt: %s", strerror(errno));
 			exit(EXIT_UNREACHABLE);
 		}
 	}
 	while (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
 		if (errno == EINTR)
 			continue;
-		zkelectctl_warnx("cannot connect to %s: %s", zc->path,
+		ctlclient_warnx("cannot connect to %s: %s", zc->path,
 		    errno == EAGAIN ? "timed out" : strerror(errno));
 		exit(EXIT_UNREACHABLE);
 	}
@@ -91,7 +104,7 @@ ctlclient_send(const struct zkelectctl *zc, int fd, const char *line)
 				continue;
 			if (errno == EPIPE || errno == ECONNRESET)
 				return -1;
-			zkelectctl_warnx("cannot send to %s: %s", zc->path,
+			ctlclient_warnx("cannot send to %s: %s", zc->path,
 			    errno == EAGAIN ? "timed out" : strerror(errno));
 			exit(EXIT_UNREACHABLE);
 		}
@@ -120,7 +133,7 @@ ctlclient_read(const struct zkelectctl *zc, int fd, char *buf, size_t len,
 		if (rc == -1) {
 			if (errno == EINTR)
 				continue;
-			zkelectctl_warnx("poll: %s", strerror(errno));
+			ctlclient_warnx("poll: %s", strerror(errno));
 			exit(EXIT_UNREACHABLE);
 		}
 		if (rc == 0)
@@ -132,7 +145,7 @@ ctlclient_read(const struct zkelectctl *zc, int fd, char *buf, size_t len,
 			continue;
 		if (errno == ECONNRESET && got > 0)
 			return 0;
-		zkelectctl_warnx("cannot read the answer from %s: %s",
+		ctlclient_warnx("cannot read the answer from %s: %s",
 		    zc->path, strerror(errno));
 		exit(EXIT_UNREACHABLE);
 	}
@@ -143,7 +156,7 @@ ctlclient_output(const char *buf, size_t len)
 {
 	if ((len > 0 && fwrite(buf, 1, len, stdout) != len) ||
 	    fflush(stdout) == EOF) {
-		zkelectctl_warnx("stdout: %s", strerror(errno));
+		ctlclient_warnx("stdout: %s", strerror(errno));
 		exit(EXIT_NO);
 	}
 }
@@ -158,7 +171,7 @@ ctlclient_check_error(const struct zkelectctl *zc, const char *answer)
 	    strcmp(answer, "error\n") != 0)
 		return;
 	len = strcspn(answer, "\n");
-	zkelectctl_warnx("%s: %.*s", zc->cmd->name, (int)len, answer);
+	ctlclient_warnx("%s: %.*s", zc->cmd->name, (int)len, answer);
 	exit(EXIT_DAEMON_ERROR);
 }
 
@@ -174,14 +187,14 @@ ctlclient_oneshot(struct zkelectctl *zc, const char *line)
 	fd = ctlclient_connect(zc);
 	if (ctlclient_send(zc, fd, line) == 0 && shutdown(fd, SHUT_WR) == -1 &&
 	    errno != ENOTCONN) {
-		zkelectctl_warnx("shutdown: %s", strerror(errno));
+		ctlclient_warnx("shutdown: %s", strerror(errno));
 		exit(EXIT_UNREACHABLE);
 	}
 	answer = xmalloc(size);
 	for (;;) {
 		if (size - len < 4096) {
 			if (size >= CTLCLIENT_ANSWER_MAX) {
-				zkelectctl_warnx("%s: answer over %d bytes",
+				ctlclient_warnx("%s: answer over %d bytes",
 				    zc->cmd->name, CTLCLIENT_ANSWER_MAX);
 				exit(EXIT_UNREACHABLE);
 			}
@@ -190,7 +203,7 @@ ctlclient_oneshot(struct zkelectctl *zc, const char *line)
 		}
 		n = ctlclient_read(zc, fd, answer + len, size - len - 1, len);
 		if (n == -1) {
-			zkelectctl_warnx("%s: no answer from %s within %lld ms",
+			ctlclient_warnx("%s: no answer from %s within %lld ms",
 			    zc->cmd->name, zc->path, (long long)zc->timeout_ms);
 			exit(EXIT_UNREACHABLE);
 		}
@@ -200,7 +213,7 @@ ctlclient_oneshot(struct zkelectctl *zc, const char *line)
 	}
 	(void)close(fd);
 	if (len == 0) {
-		zkelectctl_warnx("%s: %s closed the connection without an "
+		ctlclient_warnx("%s: %s closed the connection without an "
 		    "answer", zc->cmd->name, zc->path);
 		exit(EXIT_UNREACHABLE);
 	}
@@ -271,7 +284,7 @@ ctlclient_stream(struct zkelectctl *zc)
 			if (zc->cmd->kind == KIND_WATCH)
 				return EXIT_OK;
 			if (!zc->quiet)
-				zkelectctl_warnx("wait: role %s not reached "
+				ctlclient_warnx("wait: role %s not reached "
 				    "within %lld ms%s%s", zc->role,
 				    (long long)zc->timeout_ms,
 				    last[0] != '\0' ? "; role is " : "", last);
@@ -297,7 +310,7 @@ ctlclient_stream(struct zkelectctl *zc)
 	}
 	(void)close(fd);
 	if (lines == 0 && len == 0) {
-		zkelectctl_warnx("%s: %s closed the connection without an "
+		ctlclient_warnx("%s: %s closed the connection without an "
 		    "answer", zc->cmd->name, zc->path);
 		return EXIT_UNREACHABLE;
 	}
@@ -311,6 +324,6 @@ ctlclient_stream(struct zkelectctl *zc)
 	/* A daemon that closes the stream has stopped. */
 	if (strcmp(zc->role, "stopped") == 0)
 		return EXIT_OK;
-	zkelectctl_warnx("wait: %s closed the connection", zc->path);
+	ctlclient_warnx("wait: %s closed the connection", zc->path);
 	return EXIT_UNREACHABLE;
 }

@@ -44,7 +44,8 @@ struct zkelectctl {
 	int64_t deadline;	/* now_ms() based; -1: none */
 };
 
-void zkelectctl_warnx(const char *fmt, ...)
+/* "zkelectctl: " and the message on stderr, for both halves. */
+void ctlclient_warnx(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
 
 /*

@@ -621,8 +621,13 @@ daemon_step(struct daemon *d)
 	struct el_action act;
 	int guard;
 
-	daemon_clock(d);
+	/*
+	 * The clock before every action, not once per step: a process
+	 * stopped (SIGSTOP, a VM pause) in the middle of a step must not
+	 * start a promote on the time it read before it stopped.
+	 */
 	for (guard = 0; guard < 1000; guard++) {
+		daemon_clock(d);
 		election_next(d->el, &act);
 		if (act.type == EL_ACT_NONE)
 			break;

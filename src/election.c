@@ -354,7 +354,7 @@ el_release_done(struct election *el)
 		 * Not a priority below 0: without its marker it would count
 		 * as 0, and a head below that would yield back to it.
 		 */
-		if (el->priority > 0 || EL_MUTANT(32))
+		if (el->priority > 0 || EL_MUTANT(48))
 			el->mark_hold_until = el->now + el->timeout_ms;
 	}
 	el->sw_handing = 0;
@@ -666,7 +666,7 @@ el_yield(struct election *el, struct el_action *act)
 	}
 	for (i = 0; i < el->nmarks && !maybe; i++)
 		if (el->mark_sid[i] != el->sid && (el->mark_prio[i] > top ||
-		    EL_MUTANT(26)))
+		    EL_MUTANT(42)))
 			maybe = 1;
 	if (!maybe)
 		return 0;
@@ -685,7 +685,7 @@ el_yield(struct election *el, struct el_action *act)
 	 * server, so no older) show every marker of a listed node: one made
 	 * after the first read no longer looks like a 0 (issue 19).
 	 */
-	if (el->priority < 0 && el->yield_listed == 2 && !EL_MUTANT(33)) {
+	if (el->priority < 0 && el->yield_listed == 2 && !EL_MUTANT(49)) {
 		el->yield_listed = 3;
 		el->marks_fresh = 0;
 		if (!el_read_marks(el, act) && !el_pipe_has(el, EL_OP_MARKS))
@@ -696,7 +696,7 @@ el_yield(struct election *el, struct el_action *act)
 		if (el->behind[i] == el->sid)
 			continue;
 		p = el_marked(el, el->behind[i], 0);
-		if (p > top || (EL_MUTANT(26) && p != 0 && sid == 0)) {
+		if (p > top || (EL_MUTANT(42) && p != 0 && sid == 0)) {
 			top = p;
 			sid = el->behind[i];
 		}
@@ -894,8 +894,8 @@ el_next_queue(struct election *el, struct el_action *act)
 	 * that keeps breaking lets no confirmation pair up): the keepalive
 	 * renews a lease every T/6.
 	 */
-	if (el->now + el->timeout_ms / EL_PROMOTE_ROOM_DIV >=
-	    el_demote_point(el) && !EL_MUTANT(9))
+	if (el->now + el->timeout_ms / EL_PROMOTE_ROOM_DIV >= (EL_MUTANT(28) ?
+	    el_lease_end(el) : el_demote_point(el)) && !EL_MUTANT(9))
 		return;
 	if (!el->claimed && !EL_MUTANT(12)) {
 		el_next_claim(el, act);
@@ -952,7 +952,7 @@ el_switch_listed(struct election *el, const struct candidate *c, int n,
 		return;
 	}
 	el->sw_nbetween = 0;
-	for (i = 1; i < t + EL_MUTANT(27) && el->sw_nbetween < EL_MAX_SUBOPS;
+	for (i = 1; i < t + EL_MUTANT(43) && el->sw_nbetween < EL_MAX_SUBOPS;
 	    i++)
 		(void)xasprintf(&el->sw_between[el->sw_nbetween++], "%s/%s",
 		    el->cand_dir, c[i].name);
@@ -1082,7 +1082,7 @@ election_next(struct election *el, struct el_action *act)
 		 * in the leader's name.
 		 */
 		if (el_take_slot(el, act, HOOK_DEMOTE, reason) ||
-		    !EL_MUTANT(34))
+		    !EL_MUTANT(50))
 			return;
 	}
 	/* A promote or fence may not outlive the lease: it is killed. */

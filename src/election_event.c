@@ -528,7 +528,7 @@ election_op_done(struct election *el, enum el_op op,
 	case EL_OP_SET_DATA:
 		if (rc == ZOK) {
 			/* Data changed again while it flew: written again. */
-			if (el->data_sent_gen == el->data_gen || EL_MUTANT(31))
+			if (el->data_sent_gen == el->data_gen || EL_MUTANT(47))
 				el->data_dirty = 0;
 			el->crumb_version = el->crumb_version_next;
 			if (el->acked && el_owns_leader(el))
@@ -544,9 +544,9 @@ election_op_done(struct election *el, enum el_op op,
 		 * until it is deleted for sure it is not forgotten, or the
 		 * next head would yield back to it (see el_next_mark()).
 		 */
-		if (el->release_marked && rc == ZOK && !EL_MUTANT(24))
+		if (el->release_marked && rc == ZOK && !EL_MUTANT(40))
 			el_replace(&el->mark_have, NULL);
-		else if (el->release_marked && !EL_MUTANT(24))
+		else if (el->release_marked && !EL_MUTANT(40))
 			el->mark_unsure = 1;
 		else if (el->release_marked)
 			el_replace(&el->mark_have, NULL);
@@ -642,7 +642,7 @@ election_hook_done(struct election *el, enum hook_kind kind, int ok)
 		 * that a reload took away while it ran: nothing would ever
 		 * make us healthy again.
 		 */
-		if (!cancelled && (el->check_configured || EL_MUTANT(29)))
+		if (!cancelled && (el->check_configured || EL_MUTANT(45)))
 			el_check_done(el, ok);
 		break;
 	case HOOK_FENCE:
@@ -739,7 +739,7 @@ election_set_data(struct election *el, const char *data)
 	 * made is written again once known.
 	 */
 	if (el->node != NULL || ((el->create_unknown ||
-	    el_pipe_has(el, EL_OP_CREATE)) && !EL_MUTANT(30)))
+	    el_pipe_has(el, EL_OP_CREATE)) && !EL_MUTANT(46)))
 		el->data_dirty = 1;
 }
 
@@ -820,7 +820,7 @@ election_pause(struct election *el, int paused)
 		}
 	} else if (!paused)
 		el->paused = 0;
-	if (paused && !(EL_MUTANT(28) && was_paused))
+	if (paused && !(EL_MUTANT(44) && was_paused))
 		el->pause_reply = 1;
 }
 

@@ -46,19 +46,24 @@
  * version, 20 a new session's lease runs from when it is heard of, not
  * from when it was asked for, 21 a create that finds no parent retries at
  * once, 22 E/leader of any session is shown, 23 a head yields to a
- * higher priority however often it has yielded, 24 a release whose reply
- * was lost forgets the priority marker it may have left, 25 a leader
- * preempts to the best of the others even below its own priority, 26 a
- * head yields to any marked session behind it, whatever its priority, 27
- * a switchover deletes the target's node with those before it, 28 a pause
- * of a candidate already paused is never answered, 29 a check that a
- * reload took away while it ran still counts, 30 new data (or priority)
- * while a create is in flight is never written to the node it made, 31
- * new data while a SET_DATA is in flight is never written, 32 a leader of
- * a priority below 0 that hands over keeps its marker away (and so counts
- * as 0 to a head below it, which yields back), 33 a head below 0 takes a
+ * higher priority however often it has yielded, 26 the lease rests on a
+ * confirmation's reply time, not its send time, 27 the report lag is
+ * subtracted where it must be added (confirmations closer than it pair),
+ * 28 a promote's room is measured to the lease's end, not to the demote
+ * point (26-28: the simulator's, tests/sim/seeds.txt). Issue 19's (40 on,
+ * each caught by a unit test): 40 a release whose reply was lost forgets
+ * the priority marker it may have left, 41 a leader preempts to the best
+ * of the others even below its own priority, 42 a head yields to any
+ * marked session behind it, whatever its priority, 43 a switchover
+ * deletes the target's node with those before it, 44 a pause of a
+ * candidate already paused is never answered, 45 a check that a reload
+ * took away while it ran still counts, 46 new data (or priority) while a
+ * create is in flight is never written to the node it made, 47 new data
+ * while a SET_DATA is in flight is never written, 48 a leader of a
+ * priority below 0 that hands over keeps its marker away (and so counts
+ * as 0 to a head below it, which yields back), 49 a head below 0 takes a
  * listed node whose marker came after its read of the markers for a 0,
- * 34 a leader past its demote point whose check is being killed sends
+ * 50 a leader past its demote point whose check is being killed sends
  * requests meanwhile (issue 19.6). The tests must catch each.
  */
 #ifdef EL_MUTANTS

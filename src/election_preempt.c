@@ -123,7 +123,7 @@ election_queue(struct election *el, const struct el_queue *q)
 		el_preempt_forget(el);
 		return;
 	}
-	if (EL_MUTANT(25))
+	if (EL_MUTANT(41))
 		floor = -CANDIDATE_PRIORITY_MAX - 1;
 	i = candidate_outranking(q->n, q->names, q->datas, floor, el->node,
 	    NULL);

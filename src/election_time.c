@@ -96,8 +96,10 @@ el_confirmed(struct election *el, int64_t sent)
 		el->conf_conn = el->conn_gen;
 	}
 	for (i = el->nconf - 1; i >= 0; i--)
-		if (el->conf[i].replied + lag <= sent) {
-			base = el->conf[i].sent;
+		if ((EL_MUTANT(27) ? el->conf[i].replied - lag :
+		    el->conf[i].replied + lag) <= sent) {
+			base = EL_MUTANT(26) ? el->conf[i].replied :
+			    el->conf[i].sent;
 			found = 1;
 			break;
 		}

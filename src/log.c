@@ -21,8 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
-#include "util.h"
 
 #define LOG_MSG_MAX		2048
 #define LOG_REPEAT_SLOTS	8	/* distinct lines remembered */

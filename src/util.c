@@ -1,4 +1,4 @@
-/* Checked number parsing, clocks and the escaping of metric labels. */
+/* Checked number parsing, time rendering and the escaping of metric labels. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -77,17 +77,6 @@ parse_duration_ms(const char *s, int64_t min, int64_t max, int64_t *out,
 	return 0;
 }
 
-int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_BOOTTIME, &ts) == -1 &&
-	    clock_gettime(CLOCK_MONOTONIC, &ts) == -1)
-		abort();
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 void
 rfc3339(time_t t, char *buf, size_t len)
 {
@@ -96,16 +85,6 @@ rfc3339(time_t t, char *buf, size_t len)
 	if (gmtime_r(&t, &tm) == NULL ||
 	    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
 		(void)strncpy(buf, "1970-01-01T00:00:00Z", len - 1), buf[len - 1] = '\0';
-}
-
-int64_t
-wall_ms(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_REALTIME, &ts) == -1)
-		abort();
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 void

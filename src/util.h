@@ -1,6 +1,6 @@
 /*
- * Checked number parsing, clocks and label escaping, shared by the daemon
- * and the client.
+ * Checked number parsing, time rendering and label escaping, shared by the
+ * daemon and the client.
  */
 #ifndef ZKELECTD_UTIL_H
 #define ZKELECTD_UTIL_H
@@ -8,6 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+
+/* The clocks are clock.c's, below the logger; their users find them here. */
+#include "clock.h"
 
 /*
  * Parses a decimal integer in [min, max] with no trailing junk.
@@ -20,12 +23,8 @@ int parse_int64(const char *s, int64_t min, int64_t max, int64_t *out,
 int parse_duration_ms(const char *s, int64_t min, int64_t max, int64_t *out,
     const char **why);
 
-/* Milliseconds on CLOCK_BOOTTIME (keeps counting through suspend). */
-int64_t now_ms(void);
 /* RFC 3339 UTC rendering of a wall-clock time, e.g. 2026-11-22T01:02:03Z. */
 void rfc3339(time_t t, char *buf, size_t len);
-/* Milliseconds since the epoch on the wall clock (CLOCK_REALTIME). */
-int64_t wall_ms(void);
 /* The same with milliseconds, e.g. 2026-11-22T01:02:03.456Z. */
 void rfc3339_ms(int64_t ms, char *buf, size_t len);
 /* A candidate's election.id as configured: printable ASCII, 1 to 128. */

@@ -7,7 +7,6 @@
  */
 #include <getopt.h>
 #include <glob.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,18 +53,6 @@ static const char *zkelectctl_roles[] = {
 	"leader", "follower", "promoting", "demoting", "observer", "unknown",
 	"stopped",
 };
-
-void
-zkelectctl_warnx(const char *fmt, ...)
-{
-	va_list ap;
-
-	(void)fputs("zkelectctl: ", stderr);
-	va_start(ap, fmt);
-	(void)vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	(void)fputc('\n', stderr);
-}
 
 static void
 zkelectctl_usage(FILE *f)
@@ -139,7 +126,7 @@ zkelectctl_duration(const char *s)
 	int64_t ms;
 
 	if (parse_duration_ms(s, 1, INT64_MAX / 2, &ms, &why) == -1) {
-		zkelectctl_warnx("bad duration '%s': %s", s, why);
+		ctlclient_warnx("bad duration '%s': %s", s, why);
 		zkelectctl_usage_error();
 	}
 	return ms;
@@ -165,16 +152,16 @@ zkelectctl_default_socket(void)
 
 	rc = glob(PROTO_RUNDIR "/*.sock", 0, NULL, &g);
 	if (rc == GLOB_NOMATCH) {
-		zkelectctl_warnx("no control socket in %s (is zkelectd "
+		ctlclient_warnx("no control socket in %s (is zkelectd "
 		    "running?); use -s SOCKET or -n SERVICE", PROTO_RUNDIR);
 		exit(EXIT_UNREACHABLE);
 	}
 	if (rc != 0) {
-		zkelectctl_warnx("cannot list %s", PROTO_RUNDIR);
+		ctlclient_warnx("cannot list %s", PROTO_RUNDIR);
 		exit(EXIT_UNREACHABLE);
 	}
 	if (g.gl_pathc > 1) {
-		zkelectctl_warnx("%zu control sockets in %s; choose one with "
+		ctlclient_warnx("%zu control sockets in %s; choose one with "
 		    "-n SERVICE or -s SOCKET", (size_t)g.gl_pathc,
 		    PROTO_RUNDIR);
 		globfree(&g);
@@ -196,7 +183,7 @@ zkelectctl_command_args(struct zkelectctl *zc, int argc, char **argv)
 		arg = argv[i];
 		if (strcmp(arg, "-t") == 0 || strcmp(arg, "--timeout") == 0) {
 			if (++i == argc) {
-				zkelectctl_warnx("%s: %s needs a duration",
+				ctlclient_warnx("%s: %s needs a duration",
 				    zc->cmd->name, arg);
 				zkelectctl_usage_error();
 			}
@@ -211,7 +198,7 @@ zkelectctl_command_args(struct zkelectctl *zc, int argc, char **argv)
 		else if (zc->cmd->kind == KIND_SWITCHOVER &&
 		    zc->target == NULL && arg[0] != '-') {
 			if (!id_valid(arg)) {
-				zkelectctl_warnx("switchover: bad id '%s' "
+				ctlclient_warnx("switchover: bad id '%s' "
 				    "(printable ASCII, at most 128)", arg);
 				zkelectctl_usage_error();
 			}
@@ -219,25 +206,25 @@ zkelectctl_command_args(struct zkelectctl *zc, int argc, char **argv)
 		} else if (zc->cmd->kind == KIND_WAIT && zc->role == NULL &&
 		    arg[0] != '-') {
 			if (!zkelectctl_role_valid(arg)) {
-				zkelectctl_warnx("wait: unknown role '%s' (one "
+				ctlclient_warnx("wait: unknown role '%s' (one "
 				    "of leader, follower, promoting, demoting, "
 				    "observer, unknown, stopped)", arg);
 				zkelectctl_usage_error();
 			}
 			zc->role = arg;
 		} else {
-			zkelectctl_warnx("%s: unexpected argument '%s'",
+			ctlclient_warnx("%s: unexpected argument '%s'",
 			    zc->cmd->name, arg);
 			zkelectctl_usage_error();
 		}
 	}
 	if (zc->cmd->kind == KIND_SWITCHOVER && zc->target == NULL) {
-		zkelectctl_warnx("switchover: to which candidate? "
+		ctlclient_warnx("switchover: to which candidate? "
 		    "(switchover ID)");
 		zkelectctl_usage_error();
 	}
 	if (zc->cmd->kind == KIND_WAIT && zc->role == NULL) {
-		zkelectctl_warnx("wait: which role? (wait ROLE [-t DURATION])");
+		ctlclient_warnx("wait: which role? (wait ROLE [-t DURATION])");
 		zkelectctl_usage_error();
 	}
 }
@@ -293,18 +280,18 @@ main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if ((zc.cmd = zkelectctl_find(argv[0])) == NULL) {
-		zkelectctl_warnx("unknown command '%s'", argv[0]);
+		ctlclient_warnx("unknown command '%s'", argv[0]);
 		zkelectctl_usage_error();
 	}
 	zkelectctl_command_args(&zc, argc - 1, argv + 1);
 
 	if (service != NULL && socket_path != NULL) {
-		zkelectctl_warnx("-s and -n exclude each other");
+		ctlclient_warnx("-s and -n exclude each other");
 		zkelectctl_usage_error();
 	}
 	if (service != NULL) {
 		if (!zkelectctl_service_valid(service)) {
-			zkelectctl_warnx("bad service name '%s' (1 to %d of "
+			ctlclient_warnx("bad service name '%s' (1 to %d of "
 			    "A-Z a-z 0-9 . _ -)", service,
 			    ZKELECTCTL_SERVICE_MAX);
 			zkelectctl_usage_error();

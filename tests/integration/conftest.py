@@ -105,3 +105,24 @@ def pytest_runtest_makereport(item, call):
         logs.update(extra())
     for name, text in logs.items():
         rep.sections.append((name, text))
+
+
+# The longest tests start first, so that under pytest-xdist (make check
+# runs the suite on several workers) no worker is left with one of them
+# at the end while the others idle. Names, not markers: a test that grows
+# long is added here, and the order of the rest is kept.
+SLOW_FIRST = (
+    "test_chaos",
+    "test_highest_priority_leads_after_preempt_delay",
+    "test_connection_flapping",
+    "test_cut_off_leader_answers_sync_until_it_steps_down",
+    "test_run_exit_makes_the_node_resign",
+    "test_quorum_lost_longer_than_session_timeout",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    def rank(item):
+        name = getattr(item, "originalname", item.name)
+        return SLOW_FIRST.index(name) if name in SLOW_FIRST else len(SLOW_FIRST)
+    items.sort(key=rank)     # stable: the others keep their order

@@ -1,6 +1,7 @@
 /*
  * The invariants, checked as the run goes (this file, but (j) in
- * check_queue.c, and (e) and (f), at the end of a run, in check_final.c):
+ * check_queue.c, (e) and (f), at the end of a run, in check_final.c, and
+ * the lease's L1, L2 and AV in check_lease.c):
  *  (a) no two daemons between promote start and demote end at the same
  *      instant, unless the older one is excused: frozen at or past the
  *      point its demote had to start (it could not act), or crashed while
@@ -149,6 +150,7 @@ check_freeze(struct sim *s, struct peer *p)
 
 	check_view(p, &v);
 	s->pc[p->idx].demote_at_freeze = v.lease_end - v.demote_timeout_ms;
+	check_lease_freeze(s, p);
 }
 
 void
@@ -157,6 +159,7 @@ check_wake(struct sim *s, struct peer *p)
 	struct pcheck *pc = &s->pc[p->idx];
 	struct election_view v;
 
+	check_lease_wake(s, p);
 	if (!pc->open)
 		return;
 	if (s->now > pc->demote_at_freeze && !pc->excused) {
@@ -194,7 +197,9 @@ check_promote(struct sim *s, struct peer *p, const struct el_action *act)
 
 	check_view(p, &v);
 	s->st.promotes++;
+	pc->av_cut_at = 0;
 	check_queue_hook(s, p, v.node, HOOK_PROMOTE);
+	check_lease_promote(s, p, HOOK_PROMOTE);
 	if (v.lease_end <= s->now)
 		check_fail(s, "(g) %s: promote starts outside its lease "
 		    "(lease_end %lld)", p->id, (long long)v.lease_end);
@@ -298,6 +303,7 @@ check_demote(struct sim *s, struct peer *p, const struct el_action *act)
 		check_fail(s, "(h) %s: demote with epoch %lld ends the "
 		    "leadership of epoch %lld", p->id, (long long)act->epoch,
 		    (long long)pc->epoch);
+	check_lease_demote(s, p, act);
 	qs = quorum_session(s, pc->sid);
 	/* The core reports an auth failure as an expiry, by design. */
 	if (act->reason != NULL && strcmp(act->reason, "session-expired") ==
@@ -322,6 +328,7 @@ check_hook_start(struct sim *s, struct peer *p, const struct el_action *act)
 	case HOOK_FENCE:
 		check_view(p, &v);
 		check_queue_hook(s, p, v.node, HOOK_FENCE);
+		check_lease_promote(s, p, HOOK_FENCE);
 		if (v.lease_end <= s->now)
 			check_fail(s, "(g) %s: fence starts outside its lease",
 			    p->id);
@@ -462,6 +469,7 @@ check_action(struct sim *s, struct peer *p, const struct el_action *act)
 		break;
 	case EL_ACT_CANCEL:
 		trace(s, p->idx, "-> cancel hook");
+		check_lease_cancel(s, p);
 		break;
 	case EL_ACT_QUEUE:
 	case EL_ACT_OUTRANKED:
@@ -505,6 +513,7 @@ check_step(struct sim *s, struct peer *p)
 		    election_role_name(v.role), (long long)v.lease_end);
 	p->last_role = v.role;
 	p->last_lease = v.lease_end;
+	check_lease_step(s, p);
 	if (v.role == ROLE_LEADER && s->now >= v.lease_end)
 		check_fail(s, "(c) %s: role leader at or past lease_end %lld",
 		    p->id, (long long)v.lease_end);

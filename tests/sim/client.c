@@ -53,6 +53,7 @@ client_open(struct sim *s, struct peer *p)
 	cl->timeout = p->params.session_timeout_ms;
 	cl->conn = -1;
 	cl->xid_next = 1;
+	check_lease_requested(s, p);
 	/* zookeeper_init() shuffles the host list. */
 	cl->next_server = (int)rng_between(&s->rng, 0, SIM_SERVERS - 1);
 	client_push(s, p, s->now + rng_between(&s->rng, 0, 10), EV_CL_CONNECT,
@@ -97,9 +98,13 @@ client_send(struct sim *s, struct peer *p, struct zreq *r)
 {
 	struct client *cl = &p->cl;
 	struct msg *m = conn_msg_new(M_REQUEST);
+	int i;
 
 	m->req = r;
 	cl->last_send = s->now;
+	for (i = 0; i < cl->npend; i++)
+		if (cl->pend[i].xid == r->xid)
+			cl->pend[i].sent = s->now;
 	conn_send_c2s(s, conn_get(s, cl->conn), m);
 }
 
@@ -197,6 +202,7 @@ client_connected(struct sim *s, struct peer *p, const struct msg *m)
 	cl->timeout = m->timeout;
 	cl->attempts = 0;
 	cl->last_send = s->now;
+	check_lease_connected(s, p, m->sid);
 	client_push(s, p, s->now + cl->timeout / 3, EV_CL_PING, cl->conn);
 	client_push(s, p, s->now + cl->timeout * 2 / 3, EV_CL_RECV, cl->conn);
 	peer_session(s, p, EL_ZK_CONNECTED);
@@ -232,6 +238,7 @@ client_reply(struct sim *s, struct peer *p, const struct msg *m)
 		else if (m->rep.rc == ZOK)
 			client_watch_add(cl, W_DATA, pd.path);
 	}
+	check_lease_reply(s, p, &pd, m->rep.rc);
 	peer_reply(s, p, pd.op, &m->rep);
 }
 

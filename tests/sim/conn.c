@@ -45,6 +45,14 @@ conn_get(struct sim *s, int id)
 int64_t
 conn_latency(struct sim *s)
 {
+	/*
+	 * -L: one message in ten is slow (a retransmission, a busy server):
+	 * so the moment a server touches a session falls anywhere inside a
+	 * request's flight, from just after its send to just before its
+	 * reply. Slow links are a fault: they heal when the faults stop.
+	 */
+	if (s->lease_model && !s->quiet && rng_permille(&s->rng, 100))
+		return rng_between(&s->rng, 20, 300);
 	/* Mostly a LAN; now and then a slow packet. */
 	if (rng_permille(&s->rng, 20))
 		return rng_between(&s->rng, 20, 80);

@@ -17,6 +17,7 @@ static const int fault_weight[F_NKINDS] = {
 	[F_PAUSE] = 5, [F_RESUME] = 4, [F_STOP] = 2, [F_DELETE_NODE] = 4,
 	[F_DELETE_LEADER] = 3, [F_HEALTH] = 6, [F_SET_DATA] = 2, [F_AUTH] = 1,
 	[F_SWITCHOVER] = 8, [F_PRIORITY] = 4, [F_FORGE_MARK] = 3,
+	[F_SRV_RESTART] = 6, [F_ELECTION] = 5,
 	[F_RUN_EXIT] = 4, [F_CHECK_RELOAD] = 4,
 };
 
@@ -24,7 +25,8 @@ static const char *fault_names[F_NKINDS] = {
 	"server-cut", "server-crash", "server-lag", "blip", "isolate",
 	"freeze", "crash", "resign", "pause", "resume", "stop",
 	"delete-node", "delete-leader", "health", "set-data", "auth",
-	"switchover", "priority", "forge-mark", "run-exit", "check-reload",
+	"switchover", "priority", "forge-mark", "server-restart", "election",
+	"run-exit", "check-reload",
 };
 
 const char *
@@ -82,6 +84,8 @@ fault_config(struct sim *s)
 		if ((i == F_SWITCHOVER && !s->switchover) ||
 		    ((i == F_PRIORITY || i == F_FORGE_MARK) &&
 		    !s->priorities) ||
+		    ((i == F_SRV_RESTART || i == F_ELECTION) &&
+		    !s->lease_model) ||
 		    ((i == F_RUN_EXIT || i == F_CHECK_RELOAD) && !s->reloads)) {
 			fc->w[i] = 0;
 			continue;
@@ -230,6 +234,36 @@ fault_forge_mark(struct sim *s)
 }
 
 
+/* Often the server of the leader's connection: defect 1's topology. */
+static int
+fault_pick_server(struct sim *s)
+{
+	struct peer *p;
+	int srv;
+
+	srv = (int)rng_between(&s->rng, 0, SIM_SERVERS - 1);
+	p = fault_pick_peer(s, 1000);
+	if (p != NULL && p->cl.conn != -1 &&
+	    election_role(p->el) == ROLE_LEADER &&
+	    rng_permille(&s->rng, 600))
+		srv = conn_get(s, p->cl.conn)->server;
+	return srv;
+}
+
+/*
+ * -L: how long followers take to notice that their leader is gone: at
+ * once when its process died (the sockets close), up to syncLimit (2-5)
+ * ticks when it hangs or is cut off.
+ */
+static int64_t
+fault_notice_leader(struct sim *s, int crashed)
+{
+	if (crashed || rng_permille(&s->rng, 400))
+		return rng_between(&s->rng, 10, 500);
+	return rng_between(&s->rng, 10, s->tick_ms * rng_between(&s->rng, 2,
+	    5));
+}
+
 static void
 fault_inject(struct sim *s, int kind)
 {
@@ -238,26 +272,38 @@ fault_inject(struct sim *s, int kind)
 	int64_t d;
 
 	s->st.faults[kind]++;
+	/* Without a leader, the ensemble commits nothing at all. */
+	if (s->qu.electing && (kind == F_DELETE_NODE ||
+	    kind == F_DELETE_LEADER || kind == F_FORGE_MARK))
+		return;
 	switch (kind) {
 	case F_SRV_CUT:
 		if (!fault_servers_all_up(s))
 			return;
-		srv = (int)rng_between(&s->rng, 0, SIM_SERVERS - 1);
-		/* Often the leader's own server: defect 1's topology. */
-		p = fault_pick_peer(s, 1000);
-		if (p != NULL && p->cl.conn != -1 &&
-		    election_role(p->el) == ROLE_LEADER &&
-		    rng_permille(&s->rng, 600))
-			srv = conn_get(s, p->cl.conn)->server;
+		srv = fault_pick_server(s);
 		/* Noticing takes syncLimit x tickTime: often more than T. */
 		server_cut(s, srv, fault_duration(s, 350, 300));
+		/* Its followers lost their leader: they elect another. */
+		if (s->lease_model && srv == s->qu.leader)
+			ensemble_elect_start(s, fault_notice_leader(s, 0));
 		return;
 	case F_SRV_CRASH:
+	case F_SRV_RESTART:
 		if (!fault_servers_all_up(s))
 			return;
-		srv = (int)rng_between(&s->rng, 0, SIM_SERVERS - 1);
-		trace(s, -1, "fault: server %d crashes", srv);
+		srv = kind == F_SRV_RESTART ? fault_pick_server(s) :
+		    (int)rng_between(&s->rng, 0, SIM_SERVERS - 1);
+		trace(s, -1, "fault: server %d %s", srv, kind == F_SRV_CRASH ?
+		    "crashes" : "restarts");
 		server_notice(s, srv, s->srv[srv].inc);
+		if (s->lease_model && srv == s->qu.leader)
+			ensemble_elect_start(s, fault_notice_leader(s, 1));
+		return;
+	case F_ELECTION:
+		if (!fault_servers_all_up(s))
+			return;
+		/* The leader hangs or loses its quorum: it leads no more. */
+		ensemble_elect_start(s, fault_notice_leader(s, 0));
 		return;
 	case F_SRV_LAG:
 		srv = (int)rng_between(&s->rng, 0, SIM_SERVERS - 1);
@@ -417,6 +463,7 @@ fault_quiet(struct sim *s)
 	s->quiet = 1;
 	s->auth_until = 0;
 	trace(s, -1, "faults stop");
+	ensemble_quiet(s);
 	for (i = 0; i < SIM_SERVERS; i++) {
 		server_lag(s, i, rng_between(&s->rng, 0, 20));
 		if (s->srv[i].state == SRV_CUT)
@@ -441,8 +488,11 @@ fault_quiet(struct sim *s)
 			candidates++;
 		if (p->params.hook_timeout_ms > hook)
 			hook = p->params.hook_timeout_ms;
-		if (p->params.demote_timeout_ms > demote)
-			demote = p->params.demote_timeout_ms;
+		/* Unset (-L), it is T/4. */
+		if (p->params.demote_timeout_ms > demote ||
+		    (p->params.demote_timeout_ms == 0 && s->T / 4 > demote))
+			demote = p->params.demote_timeout_ms != 0 ?
+			    p->params.demote_timeout_ms : s->T / 4;
 		if (p->params.retry_backoff_ms > backoff)
 			backoff = p->params.retry_backoff_ms;
 		if (p->check && (p->params.check_rise + 1) *

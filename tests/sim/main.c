@@ -19,6 +19,10 @@
  * (comma-separated, as -S names them), to tell causes apart. -k TICK
  * models ZooKeeper's tickTime (capped at T/2): followers report the
  * sessions they heard from to the leader every TICK/2 instead of at once.
+ * -L models the ensemble's leader, its tick (drawn per run), elections
+ * and server restarts, and leaves some settings unset (README.md); -K
+ * lets the tick reach T (implies -L); -A checks availability: no
+ * needless demote (invariant AV).
  * The last line is the summary that scripts/check.sh reads:
  *   sim: N schedules, N passed, N failed, N events, N.N s, N sched/s,
  *   N events/s
@@ -49,7 +53,7 @@ main_usage(void)
 {
 	(void)fprintf(stderr, "usage: sim [-s SEED] [-n COUNT] [-v] [-x] "
 	    "[-t LINES] [-l MAX] [-S] [-D KIND,...] [-k TICK] [-B LIE]\n"
-	    "       [-W] [-P] [-R]\n"
+	    "       [-W] [-P] [-L] [-K] [-A] [-R]\n"
 	    "       sim -f FILE [-M] [-v] [-t LINES]\n");
 	exit(2);
 }
@@ -126,8 +130,9 @@ main_one(struct main_run *r, uint64_t seed, const struct sim_opts *o,
 		(void)printf("sim: trace of seed %llu (last %d lines; all: "
 		    "build/sim -s %llu -v%s):\n", (unsigned long long)seed,
 		    r->lines, (unsigned long long)seed,
-		    o->disabled || o->tick_ms || o->sabotage ?
-		    " with the same -D/-k/-B" : "");
+		    o->disabled || o->tick_ms || o->sabotage ||
+		    o->switchover || o->priorities || o->lease_model ||
+		    o->big_tick || o->avail ? " with the same options" : "");
 		replay = *o;
 		replay.tracing = r->lines;
 		(void)sim_run(seed, &replay, NULL, NULL, 0);
@@ -190,8 +195,11 @@ main_stats(const struct main_run *r)
 	    (unsigned long long)r->st.gone_hooks,
 	    (unsigned long long)r->st.over_crumb,
 	    (unsigned long long)r->st.stale_crumb);
-	(void)printf("sim: yields-to-a-higher-priority=%llu\n",
-	    (unsigned long long)r->st.yields);
+	(void)printf("sim: yields-to-a-higher-priority=%llu "
+	    "elections-in-the-ensemble=%llu needless-demotes=%llu\n",
+	    (unsigned long long)r->st.yields,
+	    (unsigned long long)r->st.elections,
+	    (unsigned long long)r->st.needless);
 }
 
 int
@@ -206,7 +214,7 @@ main(int argc, char **argv)
 	memset(&r, 0, sizeof(r));
 	r.lines = 300;
 	r.max_shown = UINT64_MAX;
-	while ((ch = getopt(argc, argv, "s:n:vxf:t:l:SD:k:MB:WPR")) != -1) {
+	while ((ch = getopt(argc, argv, "s:n:vxf:t:l:SD:k:MB:WPLKAR")) != -1) {
 		switch (ch) {
 		case 's':
 			seed = main_number(optarg);
@@ -250,6 +258,15 @@ main(int argc, char **argv)
 			break;
 		case 'P':
 			r.o.priorities = 1;
+			break;
+		case 'L':
+			r.o.lease_model = 1;
+			break;
+		case 'K':
+			r.o.big_tick = 1;
+			break;
+		case 'A':
+			r.o.avail = 1;
 			break;
 		case 'R':
 			r.o.reloads = 1;

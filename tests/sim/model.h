@@ -222,6 +222,7 @@ struct qsession {
 	int owner;		/* the server it last connected through */
 	int live;
 	int check_pending;
+	int64_t expired_at;	/* the quorum expired it then (0: it did not) */
 };
 
 struct quorum {
@@ -232,6 +233,12 @@ struct quorum {
 	struct qsession *s;
 	int ns, caps;
 	uint64_t sid_next;
+	/* -L: the server that leads the ensemble (its clients' touches
+	 * count at once, the others' at its next ping), or -1 while the
+	 * ensemble elects one */
+	int leader;
+	int electing;
+	int ping_gen;
 };
 
 /* client.c: the library inside one daemon. */
@@ -250,6 +257,7 @@ struct cwatch {
 struct cpending {
 	int64_t xid;
 	enum el_op op;
+	int64_t sent;		/* when it went on the wire */
 	struct zreq *unsent;	/* issued while connecting: sent once
 				 * connected */
 	enum zreq_kind kind;
@@ -309,6 +317,16 @@ void server_notice(struct sim *s, int srv, int inc);
 void server_rejoin(struct sim *s, int srv, int inc);
 void server_lag(struct sim *s, int srv, int64_t lag_ms);
 void server_report(struct sim *s, int srv);
+void server_report_touches(struct sim *s, int srv);
+void server_up(struct sim *s, int srv);
+
+/* ensemble.c */
+void ensemble_init(struct sim *s);
+int ensemble_leads(const struct sim *s, int srv);
+void ensemble_ping(struct sim *s, int gen);
+void ensemble_elect_start(struct sim *s, int64_t notice_ms);
+void ensemble_elect(struct sim *s, int phase, int gen);
+void ensemble_quiet(struct sim *s);
 void server_conn_gone(struct sim *s, struct conn *c);
 
 /* swatch.c */

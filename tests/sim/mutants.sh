@@ -16,7 +16,8 @@ only=" $* "
 sim="$build/sim"
 admin=delete-leader,delete-node
 
-# mutant, fault kinds left out, what its violation looks like
+# mutant, fault kinds left out, what its violation looks like, and the
+# model's options it needs (for build/sim, then as seeds.txt words)
 spec() {
 	cat <<EOT
 1|$admin|\((a|c|g)\)
@@ -37,22 +38,33 @@ spec() {
 17|delete-node|E/leader is missing|reports leader
 18|$admin|\(a\) two|\(i\)
 19|$admin|\(a\) two|\(i\)
+26|$admin|\(L1\)|-L|l=1
+27|$admin|\(L1\)|-k 2000|k=2000
+28|$admin|\(L2\) .*promote starts
+41||\(prio\) .*preempts|-P -W|p=1 w=1
+42||\(prio\) .*yields|-P -W|p=1 w=1
+43||\(sw\)|-P -W|p=1 w=1
+44||pause asked
+45||unhealthy with no check|-R|r=1
+47||\(top\)|-P -W|p=1 w=1
+49||\(answer\)|-P|p=1
 EOT
 }
 
 missing=0
-while IFS='|' read -r m off re; do
+while IFS='|' read -r m off re opts words; do
 	[ "$only" = "  " ] || [[ "$only" == *" $m "* ]] || continue
 	found=0
+	# shellcheck disable=SC2086 # opts are words on purpose
 	while read -r seed why; do
 		if ZKELECT_MUTANT=0 "$sim" -s "$seed" -n 1 -t 0 -D "$off" \
-		    >/dev/null; then
-			printf '%-6s D=%s m=%s  # %s\n' "$seed" "$off" "$m" \
-			    "${why#t=* }"
+		    $opts >/dev/null; then
+			printf '%-6s D=%s%s m=%s  # %s\n' "$seed" "$off" \
+			    "${words:+ $words}" "$m" "${why#t=* }"
 			found=$((found + 1))
 			[ "$found" -ge "$want" ] && break
 		fi
-	done < <(ZKELECT_MUTANT=$m "$sim" -s 1 -n "$count" -t 0 -D "$off" |
+	done < <(ZKELECT_MUTANT=$m "$sim" -s 1 -n "$count" -t 0 -D "$off" $opts |
 	    sed -n 's/^sim: seed \([0-9]*\) FAILED: \(.*\)/\1 \2/p' |
 	    grep -E -- "$re")
 	if [ "$found" -eq 0 ]; then

@@ -15,6 +15,16 @@
 #include "sim.h"
 #include "xmalloc.h"
 
+/*
+ * What election_params holds for a disconnect_grace left out of the
+ * configuration: the whole lease where the core has that default, else 0.
+ */
+#ifdef EL_GRACE_LEASE
+#define PEER_GRACE_UNSET EL_GRACE_LEASE
+#else
+#define PEER_GRACE_UNSET 0
+#endif
+
 static void
 peer_clock(struct sim *s, struct peer *p)
 {
@@ -64,6 +74,14 @@ peer_setup(struct sim *s, int i)
 	e->retry_backoff_ms = rng_between(&s->rng, 100, 5000);
 	e->disconnect_grace_ms = rng_permille(&s->rng, 700) ? 0 :
 	    rng_between(&s->rng, 100, req);
+	p->grace_set = 1;
+	/* -L: settings the core has defaults for are sometimes unset. */
+	if (s->lease_model && rng_permille(&s->rng, 300))
+		e->demote_timeout_ms = 0;
+	if (s->lease_model && rng_permille(&s->rng, 500)) {
+		e->disconnect_grace_ms = PEER_GRACE_UNSET;
+		p->grace_set = 0;
+	}
 	/* Leave at least one candidate. */
 	e->observer = i > 0 && rng_permille(&s->rng, 100);
 	p->observer = e->observer;

@@ -188,7 +188,9 @@ quorum_expire_check(struct sim *s, int64_t sid)
 {
 	struct qsession *qs = quorum_session(s, sid);
 
-	if (qs == NULL || !qs->live) {
+	/* Nobody expires sessions while the ensemble elects: its new
+	 * leader touches them all (ensemble.c). */
+	if (qs == NULL || !qs->live || s->qu.electing) {
 		if (qs != NULL)
 			qs->check_pending = 0;
 		return;
@@ -200,7 +202,9 @@ quorum_expire_check(struct sim *s, int64_t sid)
 	}
 	qs->check_pending = 0;
 	s->st.expiries++;
+	qs->expired_at = s->now;
 	quorum_close_session(s, sid, "expired");
+	check_lease_expired(s, sid);
 }
 
 void

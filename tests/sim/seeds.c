@@ -5,7 +5,8 @@
  *   1302 D=delete-leader,delete-node k=2000 m=6  # what it found
  *
  * D= leaves fault kinds out and k= sets the tick model, as -D and -k do,
- * so that the run is the one that found it. m=N marks a seed that finds
+ * and w=1, p=1, l=1, K=1, A=1 and r=1 stand for -W, -P, -L, -K, -A and -R, so
+ * that the run is the one that found it. m=N marks a seed that finds
  * mutant N of the core (an old defect put back, see EL_MUTANT): run with
  * -M by a simulator built with EL_MUTANTS, it must fail; run plainly, it
  * must pass like every other line. B=KIND marks a self-test of the
@@ -43,6 +44,15 @@ seeds_word(struct seed_entry *e, const char *w, const char *path, int line)
 		return 0;
 	} else if (strcmp(w, "p=1") == 0) {
 		e->opts.priorities = 1;
+		return 0;
+	} else if (strcmp(w, "l=1") == 0) {
+		e->opts.lease_model = 1;
+		return 0;
+	} else if (strcmp(w, "K=1") == 0) {
+		e->opts.big_tick = 1;
+		return 0;
+	} else if (strcmp(w, "A=1") == 0) {
+		e->opts.avail = 1;
 		return 0;
 	} else if (strcmp(w, "r=1") == 0) {
 		e->opts.reloads = 1;

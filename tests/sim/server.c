@@ -31,7 +31,7 @@ server_init(struct sim *s)
 		ztree_copy(&v->tree, &s->qu.tree);
 		v->lag_ms = rng_between(&s->rng, 0, 20);
 	}
-	for (i = 0; s->tick_ms > 0 && i < SIM_SERVERS; i++)
+	for (i = 0; s->tick_ms > 0 && !s->lease_model && i < SIM_SERVERS; i++)
 		sim_push(s, rng_between(&s->rng, 1, s->tick_ms / 2),
 		    EV_SRV_PING, -1, i, 0, 0, NULL);
 	/* Some ensembles have a slow follower (a slow disk, a far site). */
@@ -75,7 +75,9 @@ server_on_commit(struct sim *s)
  * A client's packet reached this server. By default the quorum hears of
  * it at once; with -k, as in ZooKeeper, a follower reports the sessions
  * it heard from with its next ping to the leader (every tick/2), and a
- * follower cut off meanwhile never reports them.
+ * follower cut off meanwhile never reports them. With -L, the server that
+ * leads the ensemble touches at once, the others report at the leader's
+ * ping rounds (ensemble.c).
  */
 static void
 server_touch(struct sim *s, struct server *v, int64_t sid)
@@ -84,7 +86,7 @@ server_touch(struct sim *s, struct server *v, int64_t sid)
 
 	if (v->state != SRV_UP)
 		return;
-	if (s->tick_ms == 0) {
+	if (s->tick_ms == 0 || (s->lease_model && s->qu.leader == v->idx)) {
 		quorum_touch(s, sid);
 		return;
 	}
@@ -99,8 +101,9 @@ server_touch(struct sim *s, struct server *v, int64_t sid)
 	v->touched[v->ntouched++] = sid;
 }
 
+/* What the server heard of since its last report reaches the quorum. */
 void
-server_report(struct sim *s, int srv)
+server_report_touches(struct sim *s, int srv)
 {
 	struct server *v = &s->srv[srv];
 	int i;
@@ -109,6 +112,12 @@ server_report(struct sim *s, int srv)
 		for (i = 0; i < v->ntouched; i++)
 			quorum_touch(s, v->touched[i]);
 	v->ntouched = 0;
+}
+
+void
+server_report(struct sim *s, int srv)
+{
+	server_report_touches(s, srv);
 	sim_push(s, s->now + s->tick_ms / 2, EV_SRV_PING, -1, srv, 0, 0, NULL);
 }
 
@@ -477,6 +486,7 @@ server_cut(struct sim *s, int srv, int64_t notice_ms)
 		return;
 	v->state = SRV_CUT;
 	v->inc++;
+	v->ntouched = 0;	/* never reported now */
 	trace(s, -1, "server %d: cut off from the quorum (notices in %lld ms)",
 	    srv, (long long)notice_ms);
 	sim_push(s, s->now + notice_ms, EV_SRV_NOTICE, -1, srv, v->inc, 0,
@@ -496,6 +506,7 @@ server_notice(struct sim *s, int srv, int inc)
 	v->state = SRV_DOWN;
 	v->inc++;
 	v->conn_inc++;
+	v->ntouched = 0;
 	for (i = 0; i < s->nconns; i++) {
 		struct conn *c = s->conns[i];
 
@@ -512,7 +523,19 @@ server_rejoin(struct sim *s, int srv, int inc)
 {
 	struct server *v = &s->srv[srv];
 
-	if (v->state != SRV_DOWN || v->inc != inc)
+	/* While the ensemble elects, nobody serves (ensemble.c). */
+	if (v->state != SRV_DOWN || v->inc != inc || s->qu.electing)
+		return;
+	server_up(s, srv);
+}
+
+/* The server follows the quorum's leader again, with its whole tree. */
+void
+server_up(struct sim *s, int srv)
+{
+	struct server *v = &s->srv[srv];
+
+	if (v->state != SRV_DOWN)
 		return;
 	trace(s, -1, "server %d: back in the quorum", srv);
 	v->state = SRV_UP;

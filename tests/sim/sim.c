@@ -75,6 +75,12 @@ sim_dispatch(struct sim *s, const struct ev *ev)
 	case EV_SRV_PING:
 		server_report(s, ev->a);
 		break;
+	case EV_ENS_PING:
+		ensemble_ping(s, ev->a);
+		break;
+	case EV_ELECT:
+		ensemble_elect(s, ev->a, ev->b);
+		break;
 	case EV_OPERATOR:
 		/* A resume planned during the faults is one of them. */
 		if (ev->x == 1 && s->quiet)
@@ -124,41 +130,71 @@ sim_drain(struct sim *s)
 	}
 }
 
+/*
+ * -L: the ensemble's tickTime, per run: ZooKeeper's default 2 s (as T
+ * allows) or anything from T/20 up to T/2; with -K, 40 % of the runs
+ * have a tick above T/2, up to T.
+ */
+static int64_t
+sim_draw_tick(struct sim *s)
+{
+	int64_t lo = s->T / 20;
+
+	if (s->big_tick && rng_permille(&s->rng, 400))
+		return rng_between(&s->rng, s->T / 2 + 1, s->T);
+	if (rng_permille(&s->rng, 400))
+		return 2000;
+	return rng_between(&s->rng, lo, s->T / 2);
+}
+
 static void
 sim_setup(struct sim *s)
 {
 	int i;
 
 	s->T = rng_between(&s->rng, 2000, 10000);
-	/* minSessionTimeout is 2 ticks: the tick never exceeds T/2. */
-	if (s->tick_ms > s->T / 2)
+	if (s->lease_model && s->tick_ms == 0)
+		s->tick_ms = sim_draw_tick(s);
+	/*
+	 * minSessionTimeout is 2 ticks by default, and then the tick never
+	 * exceeds T/2; with -K an administrator set it lower (ZooKeeper
+	 * only asks min <= max), so the tick may reach T.
+	 */
+	if (s->tick_ms > s->T / 2 && !s->big_tick)
 		s->tick_ms = s->T / 2;
+	if (s->tick_ms > s->T)
+		s->tick_ms = s->T;
 	s->npeers = (int)rng_between(&s->rng, 2, SIM_MAX_PEERS);
 	fault_config(s);
 	s->quiet_at = s->fc.fault_ms;
 	quorum_init(s);
 	server_init(s);
+	ensemble_init(s);
 	for (i = 0; i < s->npeers; i++) {
 		peer_setup(s, i);
 		sim_push(s, rng_between(&s->rng, 0, 500), EV_PEER_START, i, 0,
 		    0, 0, NULL);
 	}
-	trace(s, -1, "seed %llu: %d daemons, T %lld ms, faults for %lld ms "
-	    "every ~%lld ms, fence %s", (unsigned long long)s->seed,
-	    s->npeers, (long long)s->T, (long long)s->fc.fault_ms,
-	    (long long)s->fc.mean_gap_ms, s->fc.fence ? "on" : "off");
+	trace(s, -1, "seed %llu: %d daemons, T %lld ms, tick %lld ms, faults "
+	    "for %lld ms every ~%lld ms, fence %s", (unsigned long long)s->seed,
+	    s->npeers, (long long)s->T, (long long)s->tick_ms,
+	    (long long)s->fc.fault_ms, (long long)s->fc.mean_gap_ms,
+	    s->fc.fence ? "on" : "off");
 	for (i = 0; i < s->npeers; i++) {
 		const struct election_params *e = &s->peer[i].params;
 
-		trace(s, i, "%s: T req %lld, hook %lld, demote %lld, check %s "
-		    "%lld/%lld/%lld, backoff %lld, grace %lld",
+		trace(s, i, "%s: T req %lld, hook %lld, demote %lld%s, check %s "
+		    "%lld/%lld/%lld, backoff %lld, grace %lld%s",
 		    e->observer ? "observer" : "candidate",
 		    (long long)e->session_timeout_ms,
 		    (long long)e->hook_timeout_ms,
-		    (long long)e->demote_timeout_ms, e->check ? "on" : "off",
+		    (long long)e->demote_timeout_ms,
+		    e->demote_timeout_ms == 0 ? " (unset)" : "",
+		    e->check ? "on" : "off",
 		    (long long)e->check_interval_ms, (long long)e->check_fall,
 		    (long long)e->check_rise, (long long)e->retry_backoff_ms,
-		    (long long)e->disconnect_grace_ms);
+		    (long long)e->disconnect_grace_ms,
+		    s->peer[i].grace_set ? "" : " (unset)");
 	}
 	if (s->sabotage != SAB_NONE)
 		trace(s, -1, "sabotage: %s (the model lies on purpose)",
@@ -182,6 +218,9 @@ sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
 	s->tick_ms = o->tick_ms;
 	s->switchover = o->switchover;
 	s->priorities = o->priorities;
+	s->big_tick = o->big_tick;
+	s->lease_model = o->lease_model || o->big_tick;
+	s->avail = o->avail;
 	s->reloads = o->reloads;
 	s->sabotage = o->sabotage;
 	trace_init(s, o->tracing);
@@ -218,6 +257,8 @@ sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
 		st->over_crumb += s->st.over_crumb;
 		st->stale_crumb += s->st.stale_crumb;
 		st->yields += s->st.yields;
+		st->elections += s->st.elections;
+		st->needless += s->st.needless;
 		for (i = 0; i < F_NKINDS; i++)
 			st->faults[i] += s->st.faults[i];
 	}

@@ -13,6 +13,8 @@
  *              their owner server and their expiry
  *   server.c   the three servers: replicas that apply the log, requests
  *              served in order, cut-offs from the quorum, crashes
+ *   ensemble.c with -L: which server leads the ensemble, its PING rounds
+ *              (followers' touch reports), elections
  *   swatch.c   a server's one-shot watches and setWatches
  *   conn.c     TCP connections: FIFO per direction, latency, partitions
  *   client.c   the ZooKeeper client library inside each daemon: connect,
@@ -25,6 +27,8 @@
  *   check.c    the invariants, checked on every step
  *   check_queue.c  invariant (j): the queue's order, at the quorum's commit
  *   check_final.c  the end of a run: answers (e) and convergence (f)
+ *   check_lease.c  the lease against the model's truth (L1, L2) and
+ *              availability (AV)
  *   sabotage.c lies of the model (-B), to show that an invariant fires
  *   trace.c    the readable trace of a run
  *   sim.c      one run: setup, the event loop, the end
@@ -66,6 +70,8 @@ enum ev_type {
 	EV_SRV_NOTICE,		/* a cut-off server notices, drops clients */
 	EV_SRV_REJOIN,		/* a server is back in the quorum */
 	EV_SRV_PING,		/* a server reports its touches (-k) */
+	EV_ENS_PING,		/* the ZooKeeper leader pings followers (-L) */
+	EV_ELECT,		/* the next phase of an election (-L) */
 	EV_CL_PING,		/* the client library's ping timer */
 	EV_CL_RECV,		/* its "nothing heard for 2T/3" timer */
 	EV_CL_CONNECT,		/* its next connection attempt */
@@ -150,6 +156,7 @@ struct peer {
 	int64_t last_lease;
 	int64_t auth_failed_at;	/* its last AUTH_FAILED */
 	int64_t restarts[16];	/* when the last sessions were replaced */
+	int grace_set;		/* disconnect_grace set in its configuration */
 	int nrestarts;
 	/* the operator's waiting clients */
 	int resign_wait, pause_wait;
@@ -181,6 +188,25 @@ struct pcheck {
 	int64_t fenced_epoch;	/* and the breadcrumb's epoch it fenced */
 	int64_t admin_at;	/* an administrator last deleted a node of
 				 * its session (E/leader included) */
+	/* check_lease.c: what a lease done right could know (AV) */
+	int64_t av_sid;		/* the session it is about */
+	int64_t av_base;	/* the latest send time the quorum is known
+				 * to have touched the session after */
+	const char *av_from;	/* what gave it: request, reconnect, pair */
+	int64_t av_req;		/* when its session was last asked for */
+	int64_t av_answered;	/* the send time of the latest request a
+				 * server answered, this session */
+	int av_conn;		/* the connection of av_conf */
+	int64_t av_freeze_at;	/* its demote point when it froze */
+	int av_woke_late;	/* woke past it, not renewed since: AV
+				 * excuses its demote */
+	int64_t av_cut_at;	/* a promote or fence was killed then, */
+	int64_t av_cut_base;	/* ...with this base: the demote's cause */
+	const char *av_cut_from;
+	struct {
+		int64_t sent, replied;
+	} av_conf[16];		/* confirmations on av_conn */
+	int av_nconf;
 };
 
 /* fault.c: the knobs of a run and what it injected. */
@@ -205,6 +231,8 @@ enum fault_kind {
 	F_SWITCHOVER,		/* only with -W (w=1): older seeds stay as they were */
 	F_PRIORITY,		/* only with -P (p=1): a reload's new priority */
 	F_FORGE_MARK,		/* only with -P: a hand-made priority marker */
+	F_SRV_RESTART,		/* only with -L (l=1): a server restarts */
+	F_ELECTION,		/* only with -L: an election in the ensemble */
 	F_RUN_EXIT,		/* only with -R (r=1): hooks.run exits on its own */
 	F_CHECK_RELOAD,		/* only with -R: a reload adds or removes
 				 * hooks.check */
@@ -234,6 +262,8 @@ struct sim_stats {
 	uint64_t over_crumb;	/* promotes over another epoch's crumb */
 	uint64_t stale_crumb;	/* ...that the daemon's view lacked */
 	uint64_t yields;	/* heads that yielded to a higher priority */
+	uint64_t elections;	/* elections inside the ensemble (-L) */
+	uint64_t needless;	/* demotes AV calls needless (-A or not) */
 };
 
 struct sim {
@@ -248,6 +278,9 @@ struct sim {
 	int sabotage;		/* enum sabotage_kind: the model lies */
 	int switchover;		/* operators ask leaders for switchovers */
 	int priorities;		/* candidates have priorities (-P) */
+	int lease_model;	/* the ZooKeeper lease model, new faults (-L) */
+	int big_tick;		/* ticks up to T, not T/2 (-K) */
+	int avail;		/* the availability invariant (-A) */
 	int reloads;		/* F_RUN_EXIT, F_CHECK_RELOAD (-R) */
 	int npeers;
 	struct peer peer[SIM_MAX_PEERS];
@@ -292,6 +325,9 @@ struct sim_opts {
 	int sabotage;		/* enum sabotage_kind (0: none) */
 	int switchover;		/* F_SWITCHOVER may be drawn (-W, w=1) */
 	int priorities;		/* priorities, F_PRIORITY, F_FORGE_MARK (-P) */
+	int lease_model;	/* -L (l=1): see sim.c */
+	int big_tick;		/* -K (K=1): ticks up to T, implies -L */
+	int avail;		/* -A (A=1): no needless demote */
 	int reloads;		/* F_RUN_EXIT, F_CHECK_RELOAD may be drawn (-R) */
 };
 int sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
@@ -381,6 +417,20 @@ int64_t check_epoch_of(const char *data);
 void check_queue_commit(struct sim *s, const struct zreq *req, int64_t sid);
 void check_queue_hook(struct sim *s, struct peer *p, const char *node,
     enum hook_kind kind);
+
+/* check_lease.c */
+void check_lease_step(struct sim *s, struct peer *p);
+void check_lease_expired(struct sim *s, int64_t sid);
+void check_lease_promote(struct sim *s, struct peer *p, enum hook_kind kind);
+void check_lease_demote(struct sim *s, struct peer *p,
+    const struct el_action *act);
+void check_lease_requested(struct sim *s, struct peer *p);
+void check_lease_connected(struct sim *s, struct peer *p, int64_t sid);
+void check_lease_reply(struct sim *s, struct peer *p,
+    const struct cpending *pd, int rc);
+void check_lease_freeze(struct sim *s, struct peer *p);
+void check_lease_wake(struct sim *s, struct peer *p);
+void check_lease_cancel(struct sim *s, struct peer *p);
 
 /* check_final.c */
 void check_final(struct sim *s);

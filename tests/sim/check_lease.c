@@ -1,0 +1,305 @@
+/*
+ * The lease against the model's truth, and availability:
+ *  (L1) the core's lease end is never later than the earliest moment the
+ *       quorum could expire the session: its expiry as the quorum's
+ *       leader has it now, from the touches it has really heard (a
+ *       follower's come with its next report, and may never come). No
+ *       session can expire while the ensemble elects a leader, and the
+ *       new leader renews them all, so nothing is checked meanwhile.
+ *  (L2) a demote that ends a leadership starts with its whole budget
+ *       (act->ms) before that moment; a promote or fence starts before
+ *       the core's own demote point and with a whole demote's budget
+ *       before that moment too.
+ *  (AV) with -A: no needless demote. A demote ending a leadership with
+ *       reason disconnected or lease-lost is needless when a lease done
+ *       right, from what the daemon had received in that session, still
+ *       had more than a whole demote before it: see check_lease_demote().
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <zookeeper/zookeeper.h>
+
+#include "sim.h"
+
+/* The core's margin after a demote's SIGKILL (EL_LEASE_MARGIN_MS). */
+#define CHECK_LEASE_MARGIN_MS 100
+/* What AV allows for the daemon's timers and the model's rounding. */
+#define CHECK_AV_SLACK_MS 50
+
+/*
+ * The earliest moment the quorum could expire session sid: SIM_NEVER
+ * while nothing can (an election; a session closed by its own daemon).
+ */
+static int64_t
+check_lease_expiry(struct sim *s, int64_t sid)
+{
+	struct qsession *qs = quorum_session(s, sid);
+
+	if (qs == NULL || s->qu.electing)
+		return SIM_NEVER;
+	if (qs->live)
+		return qs->expire_at;
+	return qs->expired_at != 0 ? qs->expired_at : SIM_NEVER;
+}
+
+/* (L1), for one daemon, after each of its steps. */
+void
+check_lease_step(struct sim *s, struct peer *p)
+{
+	struct election_view v;
+	int64_t e;
+
+	election_view(p->el, &v);
+	/* Woke past its demote point, but a buffered reply renewed it. */
+	if (s->pc[p->idx].av_woke_late && v.demote_at > s->now)
+		s->pc[p->idx].av_woke_late = 0;
+	if (v.lease_end == 0 || v.sid == 0)
+		return;
+	e = check_lease_expiry(s, v.sid);
+	if (v.lease_end > e)
+		check_fail(s, "(L1) %s: lease_end %lld, but the quorum could "
+		    "expire session %016llx at %lld", p->id,
+		    (long long)v.lease_end, (unsigned long long)v.sid,
+		    (long long)e);
+}
+
+/* (L1) when the quorum expires a session: nobody's lease may go on. */
+void
+check_lease_expired(struct sim *s, int64_t sid)
+{
+	int i;
+
+	for (i = 0; i < s->npeers; i++)
+		if (s->peer[i].running && s->peer[i].el != NULL)
+			check_lease_step(s, &s->peer[i]);
+	(void)sid;
+}
+
+/* (L2) at a promote's or fence's start. */
+void
+check_lease_promote(struct sim *s, struct peer *p, enum hook_kind kind)
+{
+	struct election_view v;
+	int64_t e;
+
+	election_view(p->el, &v);
+	if (v.demote_at != 0 && s->now >= v.demote_at)
+		check_fail(s, "(L2) %s: %s starts at or past its demote point "
+		    "%lld", p->id, trace_hook(kind), (long long)v.demote_at);
+	e = check_lease_expiry(s, v.sid);
+	if (s->now + v.demote_timeout_ms + CHECK_LEASE_MARGIN_MS > e)
+		check_fail(s, "(L2) %s: %s starts with no room for a demote of "
+		    "%lld ms before the quorum could expire session %016llx "
+		    "at %lld", p->id, trace_hook(kind),
+		    (long long)v.demote_timeout_ms, (unsigned long long)v.sid,
+		    (long long)e);
+}
+
+/* Whether rc is the quorum's answer (as el_answered()). */
+static int
+check_lease_answered(int rc)
+{
+	switch (rc) {
+	case ZOK:
+	case ZNONODE:
+	case ZNODEEXISTS:
+	case ZBADVERSION:
+	case ZNOTEMPTY:
+	case ZNOCHILDRENFOREPHEMERALS:
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The report lag a daemon told the ensemble's tick could allow for: a
+ * follower reports its touches every tick/2. Without the tick modelled,
+ * ZooKeeper's default tick (2 s, as T allows).
+ */
+static int64_t
+check_lease_lag(struct sim *s)
+{
+	int64_t tick = s->tick_ms;
+
+	if (tick == 0)
+		tick = s->T / 2 < 2000 ? s->T / 2 : 2000;
+	return tick / 2 + 20;
+}
+
+static void
+check_lease_base(struct pcheck *pc, int64_t base, const char *from)
+{
+	if (base > pc->av_base) {
+		pc->av_base = base;
+		pc->av_from = from;
+	}
+}
+
+/* A new session is asked for now. */
+void
+check_lease_requested(struct sim *s, struct peer *p)
+{
+	s->pc[p->idx].av_req = s->now;
+}
+
+/*
+ * A connection established for session sid: a new session runs from when
+ * it was asked for; a known one was revalidated by the quorum's leader,
+ * which touched it after the reconnection was asked for, so after every
+ * request answered on an older connection was sent. (The send time, not
+ * the reply's: a daemon reads its clock when it gets to a reply, maybe
+ * after the library asked for the new connection.)
+ */
+void
+check_lease_connected(struct sim *s, struct peer *p, int64_t sid)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+
+	if (sid != pc->av_sid) {
+		pc->av_sid = sid;
+		pc->av_base = pc->av_req;
+		pc->av_from = "request";
+		pc->av_answered = pc->av_req;
+	} else
+		check_lease_base(pc, pc->av_answered, "reconnect");
+	pc->av_conn = p->cl.conn;
+	pc->av_nconf = 0;
+}
+
+/*
+ * A reply: a write's or sync's answer from the quorum, sent at `sent`,
+ * pairs with an earlier one on the same connection answered at least a
+ * report lag before it was sent: that earlier one's touch was reported
+ * to a live session.
+ */
+void
+check_lease_reply(struct sim *s, struct peer *p, const struct cpending *pd,
+    int rc)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+	int64_t lag = check_lease_lag(s);
+	int i;
+
+	if (p->cl.sid != pc->av_sid || pd->sent == 0)
+		return;
+	if (pd->sent > pc->av_answered)
+		pc->av_answered = pd->sent;
+	if ( !check_lease_answered(rc) || (pd->kind !=
+	    ZR_SYNC && pd->kind != ZR_CREATE && pd->kind != ZR_MULTI))
+		return;
+	if (p->cl.conn != pc->av_conn) {
+		pc->av_conn = p->cl.conn;
+		pc->av_nconf = 0;
+	}
+	for (i = pc->av_nconf - 1; i >= 0; i--)
+		if (pc->av_conf[i].replied + lag <= pd->sent) {
+			check_lease_base(pc, pc->av_conf[i].sent, "pair");
+			break;
+		}
+	if (pc->av_nconf == 16) {
+		memmove(&pc->av_conf[0], &pc->av_conf[1],
+		    15 * sizeof(pc->av_conf[0]));
+		pc->av_nconf--;
+	}
+	pc->av_conf[pc->av_nconf].sent = pd->sent;
+	pc->av_conf[pc->av_nconf].replied = s->now;
+	pc->av_nconf++;
+}
+
+/* A freeze: the core's demote point then, for AV's excuse at the wake. */
+void
+check_lease_freeze(struct sim *s, struct peer *p)
+{
+	struct election_view v;
+
+	election_view(p->el, &v);
+	s->pc[p->idx].av_freeze_at = v.demote_at;
+}
+
+void
+check_lease_wake(struct sim *s, struct peer *p)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+
+	if (pc->av_freeze_at != 0 && s->now >= pc->av_freeze_at)
+		pc->av_woke_late = 1;
+}
+
+/*
+ * A promote or fence killed (at the demote point): the demote that
+ * follows was decided now, on what the daemon knew now, even if a reply
+ * read in the same instant renews the lease before the demote starts.
+ */
+void
+check_lease_cancel(struct sim *s, struct peer *p)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+
+	if (!p->hook_on || (p->hook_kind != HOOK_PROMOTE &&
+	    p->hook_kind != HOOK_FENCE) || pc->av_cut_at != 0)
+		return;
+	pc->av_cut_at = s->now;
+	pc->av_cut_base = pc->av_base;
+	pc->av_cut_from = pc->av_from;
+}
+
+/*
+ * (L2) and (AV) at the start of a demote that ends a leadership of the
+ * session pc->sid. AV: with a lease done right the daemon demotes at
+ * av_base + T - demote_timeout - margin, where av_base is the latest of:
+ * the session's request (a new session), the send time of the latest
+ * request a server answered before a reconnection (the leader touched the
+ * session when revalidating it), and each
+ * confirmation's send time once a confirmation sent a report lag after
+ * its reply came back. Before that point, minus a slack, a demote for
+ * `disconnected` or `lease-lost` is needless, unless the daemon's
+ * disconnect_grace is set in its configuration (then `disconnected` is
+ * what was asked for).
+ */
+void
+check_lease_demote(struct sim *s, struct peer *p, const struct el_action *act)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+	struct election_view v;
+	int64_t e, at, t = s->now, base = pc->av_base;
+	const char *why = act->reason != NULL ? act->reason : "";
+	const char *from = pc->av_from;
+	int late = pc->av_woke_late;
+
+	if (pc->av_cut_at != 0) {
+		t = pc->av_cut_at;
+		base = pc->av_cut_base;
+		from = pc->av_cut_from;
+	}
+	pc->av_cut_at = 0;
+	pc->av_woke_late = 0;
+	if (strcmp(why, "startup") == 0)
+		return;
+	e = check_lease_expiry(s, pc->sid);
+	if (!pc->excused && s->now + act->ms > e)
+		check_fail(s, "(L2) %s: demote (reason %s) starts at %lld with "
+		    "%lld ms to run, but the quorum could expire session "
+		    "%016llx at %lld", p->id, why, (long long)s->now,
+		    (long long)act->ms, (unsigned long long)pc->sid,
+		    (long long)e);
+	if (pc->av_sid != pc->sid || base == 0 || late)
+		return;
+	if (strcmp(why, "lease-lost") != 0 && (strcmp(why, "disconnected") !=
+	    0 || p->grace_set))
+		return;
+	election_view(p->el, &v);
+	at = base + v.session_timeout_ms - v.demote_timeout_ms -
+	    CHECK_LEASE_MARGIN_MS;
+	if (t >= at - CHECK_AV_SLACK_MS)
+		return;
+	/* Counted (-S) whether or not AV is checked. */
+	s->st.needless++;
+	if (s->avail)
+		check_fail(s, "(AV) %s: needless demote (reason %s, %s): the "
+		    "quorum touched session %016llx after %lld (%s), a lease "
+		    "done right demotes from %lld", p->id, why, v.zk ==
+		    EL_ZK_CONNECTED ? "connected" : "not connected",
+		    (unsigned long long)pc->sid, (long long)base, from,
+		    (long long)at);
+}
