@@ -598,7 +598,7 @@ daemon_perform(struct daemon *d, const struct el_action *act)
 	case EL_ACT_QUEUE:
 	case EL_ACT_OUTRANKED:
 	case EL_ACT_PREEMPT:
-		preempt_perform(d, act);
+		switchover_perform(d, act);
 		break;
 	}
 }

@@ -1050,6 +1050,29 @@ el_next_check(struct election *el, struct el_action *act)
 	}
 }
 
+/*
+ * A preemption due (election_preempt.c): the switchover to the candidate
+ * that outranks us starts. Why an operator's switchover was given up, if
+ * it was in this very step, is still to be told (election_switchover_
+ * failed()). What the action points to goes at the next call.
+ */
+static int
+el_next_preempt_go(struct election *el, struct el_action *act)
+{
+	const char *why = el->sw_failed;
+
+	if (!el->pre_go || !el_preempt_on(el))
+		return 0;
+	el->pre_go = 0;
+	if (election_switchover(el, el->pre_node, "preempted") == -1) {
+		el_preempt_forget(el);
+		return 0;
+	}
+	el->sw_failed = why;
+	el_preempt_act(el, act, EL_ACT_PREEMPT);
+	return 1;
+}
+
 void
 election_next(struct election *el, struct el_action *act)
 {
@@ -1131,7 +1154,8 @@ election_next(struct election *el, struct el_action *act)
 		act->path = "/";
 		return;
 	}
-	if (el_next_preempt(el, act))
+	if (el_next_preempt_go(el, act) ||
+	    el_next_preempt(el, act, el_preempt_on(el)))
 		return;
 	if (el->npipe < EL_PIPE_MAX && el->zk == EL_ZK_CONNECTED &&
 	    el->retry_until == 0) {

@@ -679,6 +679,20 @@ election_hook_done(struct election *el, enum hook_kind kind, int ok)
 	}
 }
 
+/* Whether this leader looks at the queue: nothing else under way. */
+int
+el_preempt_on(const struct election *el)
+{
+	return el->preempt_ms >= 0 && election_role(el) == ROLE_LEADER &&
+	    !el->resigning && !el->release_pending && el->sw_phase == 0;
+}
+
+void
+election_queue(struct election *el, const struct el_queue *q)
+{
+	el_preempt_listed(el, q, el_preempt_on(el));
+}
+
 void
 election_candidates(struct election *el, int n)
 {

@@ -297,9 +297,16 @@ int el_pipe_has(const struct election *el, enum el_op op);
 
 /* election_preempt.c */
 void el_preempt_forget(struct election *el);
-int64_t el_preempt_deadline(const struct election *el);
-int el_next_preempt(struct election *el, struct el_action *act);
+int64_t el_preempt_deadline(const struct election *el, int on);
+void el_preempt_act(struct election *el, struct el_action *act,
+    enum el_act_type type);
+int el_next_preempt(struct election *el, struct el_action *act, int on);
+void el_preempt_listed(struct election *el, const struct el_queue *q,
+    int on);
 void el_pred_head(struct election *el);
+
+/* election_event.c */
+int el_preempt_on(const struct election *el);
 
 /* election_time.c */
 int64_t el_lease_end(const struct election *el);

@@ -117,7 +117,7 @@ struct daemon {
 	char *sw_target;	/* the target's id of the one under way */
 	int sw_preempt;		/* it is the core's preemption */
 	struct event *ev_sw;	/* its timeout */
-	int pre_querying;	/* preempt.c: 1 the queue is read, 2 in step */
+	int pre_querying;	/* preemption's queue read: 1 out, 2 in step */
 
 	int stopping;
 	char *last_error;
@@ -162,14 +162,13 @@ void run_hook_free(struct daemon *d);
 void run_hook_update(struct daemon *d);
 int run_hook_before_demote(struct daemon *d, const struct el_action *act);
 
-/* preempt.c */
-void preempt_perform(struct daemon *d, const struct el_action *act);
 
 /* switchover.c */
 int switchover_start(struct daemon *d, uint64_t client, const char *id);
 void switchover_found(struct daemon *d, uint64_t client, const char *id,
     const struct queue_read *r, const char *why);
 void switchover_follow(struct daemon *d, const char *id, int preempt);
+void switchover_perform(struct daemon *d, const struct el_action *act);
 void switchover_check(struct daemon *d, const struct election_view *v);
 void switchover_free(struct daemon *d);
 

@@ -1,5 +1,5 @@
 /*
- * What daemon.c's preempt.c and switchover.c do around the core, for the
+ * What the daemon's switchover.c does around the core, for the
  * simulated daemons: the leader's queue read for preemption
  * (EL_ACT_QUEUE), and following a switchover (an operator's, or the
  * core's preemption, EL_ACT_PREEMPT) until its target leads, the core
