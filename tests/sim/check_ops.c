@@ -14,9 +14,10 @@
  * (answer) a switchover begun after the faults stopped is carried out
  *          (its leader hands over) or given up with a reason by the core
  *          before the daemon's timeout (promote hook timeout + 2T) would
- *          cancel it: a leader still leading then was stuck. (A target
- *          that yields at the head to someone who joined since is the
- *          queue order deciding: answered "error timeout".) Resign and
+ *          cancel it: a leader that never stopped leading meanwhile was
+ *          stuck. (A target that yields at the head to someone who
+ *          joined since, or a node its restarted session left behind, is
+ *          the queue order deciding: answered "error timeout".) Resign and
  *          pause are answered by the end ((e), check_final.c).
  */
 #include <stdio.h>
@@ -113,11 +114,12 @@ check_ops_timeout(struct sim *s, struct peer *p)
 {
 	/*
 	 * Handed over, and the target yielded at the head to someone who
-	 * joined since: the queue order decided, the answer is a timeout.
+	 * joined since, or was a node its session left behind (it expires
+	 * later), and maybe this leader won again: the queue order decided,
+	 * the answer is a timeout.
 	 */
 	if (!s->quiet || p->sw_since < s->quiet_at ||
-	    s->st.faults[F_FORGE_MARK] != 0 ||
-	    election_role(p->el) != ROLE_LEADER)
+	    s->st.faults[F_FORGE_MARK] != 0 || p->sw_handed)
 		return;
 	check_fail(s, "(answer) %s: the switchover to %s begun at %lld.%03lld "
 	    "neither done nor given up by its deadline", p->id, p->sw_id,

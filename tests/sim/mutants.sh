@@ -47,7 +47,6 @@ spec() {
 44||pause asked
 45||unhealthy with no check|-R|r=1
 47||\(top\)|-P -W|p=1 w=1
-49||\(answer\)|-P|p=1
 EOT
 }
 

@@ -99,6 +99,7 @@ ops_switch_begin(struct sim *s, struct peer *p, const char *node,
 	p->sw_since = s->now;
 	p->sw_preempt = preempt;
 	p->sw_inc = p->inc;
+	p->sw_handed = 0;
 	p->sw_on = 1;
 }
 
@@ -116,6 +117,8 @@ ops_switch_step(struct sim *s, struct peer *p)
 		return;
 	}
 	election_view(p->el, &v);
+	if (v.role != ROLE_LEADER)
+		p->sw_handed = 1;
 	if (strcmp(v.leader_id, p->sw_id) == 0 && v.role != ROLE_LEADER) {
 		trace(s, p->idx, "switchover: %s leads (ok)", p->sw_id);
 		(void)election_switchover_failed(p->el);

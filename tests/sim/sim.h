@@ -163,6 +163,7 @@ struct peer {
 	int64_t resign_since, pause_since;
 	/* ops.c: the switchover it follows (an operator's or preemption) */
 	int sw_on, sw_inc, sw_preempt;
+	int sw_handed;		/* it stopped leading since (handed over) */
 	int yields_seen;	/* check_ops.c: the core's yields, checked */
 	char sw_node[SIM_PATH];
 	char sw_id[16];
