@@ -62,7 +62,7 @@ $(BUILD)/libzkelect.a: $(LIBOBJ)
 # The daemon around the core and libzkelect.a (the fuzz harnesses link it
 # too, without zkelectd.c's main).
 DAEMON_MAIN = daemon command diagnose metrics notify_hook run_hook \
-              switchover
+              switchover lease
 
 $(BUILD)/zkelectd: $(BUILD)/zkelectd.o $(DAEMON_MAIN:%=$(BUILD)/%.o) \
     $(BUILD)/libzkelect.a

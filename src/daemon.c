@@ -192,6 +192,8 @@ daemon_run_hook(struct daemon *d, const struct el_action *act)
 	/* hooks.run ends first; its end runs this demote (run_hook.c). */
 	if (kind == HOOK_DEMOTE && run_hook_before_demote(d, act))
 		return;
+	if (kind == HOOK_DEMOTE)
+		lease_log_demote(d, act->reason);
 	election_view(d->el, &v);
 	history_hook(&d->hist, kind, act->reason, act->epoch);
 	if (cmd == NULL) {
@@ -666,6 +668,7 @@ daemon_status(struct daemon *d, struct status *st, struct election_view *v)
 	st->data = d->cfg.data;
 	st->my_epoch = v->epoch;
 	st->last_error = d->last_error != NULL ? d->last_error : "";
+	st->lease_error = v->lease_error != NULL ? v->lease_error : "";
 	st->queue_position = v->position;
 	st->priority = d->cfg.priority;
 	st->paused = v->paused != 0;
@@ -710,6 +713,7 @@ daemon_report(struct daemon *d)
 		d->since = time(NULL);
 	}
 	(void)history_note(&d->hist, wall_ms(), &v);
+	lease_report(d, &v);
 	daemon_diagnose_view(d, &v);
 	switchover_check(d, &v);
 	/* Every node says who leads, so a follower's log tells it too. */

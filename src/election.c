@@ -137,6 +137,7 @@ election_new(const struct election_params *p)
 	election_reconfigure(el, p);
 	el->zk = EL_ZK_CONNECTING;
 	el->hook = -1;
+	el->answered_sent = INT64_MIN;
 	return el;
 }
 
@@ -289,7 +290,7 @@ el_demote_reason(const struct election *el)
 	if (el->zk == EL_ZK_EXPIRED || el->zk == EL_ZK_AUTH_FAILED)
 		return "session-expired";
 	if (el->conn_lost)
-		return "disconnected";
+		return el->conn_lost_why;
 	if (el->stopping)
 		return "shutdown";
 	if (el->resigning)
@@ -298,6 +299,8 @@ el_demote_reason(const struct election *el)
 		return "pause";
 	if (el->unhealthy)
 		return "health";
+	if (el->lease_error != NULL)
+		return "lease-lost";
 	if (el->promote_failed)
 		return "promote-failed";
 	if (el->run_exited)
@@ -319,7 +322,7 @@ el_may_queue(const struct election *el)
 {
 	return !el->observer && !el->paused && !el->unhealthy &&
 	    !el->stopping && el->backoff_until == 0 && !el->promote_failed &&
-	    !el->run_exited && !el->restart;
+	    !el->run_exited && !el->restart && el->lease_error == NULL;
 }
 
 int
@@ -392,6 +395,8 @@ el_session_lost(struct election *el)
 	el->lease_known = 0;
 	el->lease_lapsed = 0;
 	el->nconf = 0;
+	el->confirmed_at = 0;
+	el->answered_sent = INT64_MIN;
 }
 
 static void
@@ -1101,12 +1106,11 @@ election_next(struct election *el, struct el_action *act)
 		}
 		/*
 		 * The slot is a check being killed: nothing else until the
-		 * demote starts, past its point nothing may go to ZooKeeper
-		 * in the leader's name.
+		 * demote starts (past the demote point nothing may go to
+		 * ZooKeeper in the leader's name, issue 19.6).
 		 */
-		if (el_take_slot(el, act, HOOK_DEMOTE, reason) ||
-		    !EL_MUTANT(50))
-			return;
+		(void)el_take_slot(el, act, HOOK_DEMOTE, reason);
+		return;
 	}
 	/* A promote or fence may not outlive the lease: it is killed. */
 	if ((el->hook == HOOK_PROMOTE || el->hook == HOOK_FENCE) &&

@@ -139,8 +139,17 @@ struct election_params {
 	int64_t check_fall;
 	int64_t check_rise;
 	int64_t retry_backoff_ms;
-	int64_t disconnect_grace_ms;
+	int64_t disconnect_grace_ms;	/* or EL_GRACE_LEASE */
+	/*
+	 * The ensemble's tickTime. A touch made on a follower reaches the
+	 * quorum's leader with the follower's next ping, tick/2 later at
+	 * most; 0: at once (the simulator's plain model).
+	 */
+	int64_t tick_ms;
 };
+
+/* disconnect_grace_ms: a disconnected leader leads on while its lease holds. */
+#define EL_GRACE_LEASE (-1)
 
 struct election;
 
@@ -257,6 +266,13 @@ struct election_view {
 	int demote_clamped;	/* configured demote_timeout >= T/3 */
 	int64_t lease_end;	/* 0 before a quorum-confirmed reply */
 	int64_t demote_at;	/* a leader demotes from then on; 0 as lease_end */
+	int64_t confirmed_at;	/* the last quorum confirmation came; 0 none */
+	int64_t report_lag_ms;	/* tick/2: allowed for a follower's report */
+	/*
+	 * NULL, or why the negotiated timeout leaves no room for a lease
+	 * with this tickTime: the daemon then stays out of the queue.
+	 */
+	const char *lease_error;
 	int64_t backoff_until;	/* 0 when not backing off */
 };
 void election_view(const struct election *el, struct election_view *v);

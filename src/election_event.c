@@ -32,8 +32,10 @@ election_session(struct election *el, enum el_zk state, int64_t sid,
 			    el->session_req;
 			el->lease_known = 1;
 			el->lease_lapsed = 0;
+			el->answered_sent = el->session_req;
 			el->session_req = 0;
-		}
+		} else if (sid == el->sid)
+			el_reconnected(el);
 		el->sid = sid;
 		el->sync_retry = 0;
 		el->zk = EL_ZK_CONNECTED;
@@ -53,9 +55,13 @@ election_session(struct election *el, enum el_zk state, int64_t sid,
 		el->conn_gen++;
 		el->synced = 0;
 		el_invalidate(el);
-		if (el_leading(el) && !el->conn_lost) {
+		if (state == EL_ZK_READONLY && EL_MUTANT(24))
+			el_reconnected(el);
+		/* Unless told otherwise, a leader leads on while its lease holds. */
+		if (el_leading(el) && !el->conn_lost &&
+		    el->grace_ms != EL_GRACE_LEASE) {
 			if (el->grace_ms == 0)
-				el->conn_lost = 1;
+				el_lose_contact(el, "disconnected");
 			else if (el->grace_until == 0)
 				el->grace_until = el->now + el->grace_ms;
 		}
@@ -312,6 +318,8 @@ election_op_done(struct election *el, enum el_op op,
 	if (el_writes(op) ? el_answered(rc) :
 	    EL_MUTANT(1) && (rc == ZOK || rc == ZNONODE))
 		el_confirmed(el, sent);
+	else if (el_answered(rc))
+		el_answered_sent(el, sent);
 	switch (op) {
 	case EL_OP_NONE:
 	case EL_OP_SYNC:
@@ -706,6 +714,7 @@ election_reconfigure(struct election *el, const struct election_params *p)
 	el->preempt_ms = p->preempt_delay_ms;
 	el->backoff_ms = p->retry_backoff_ms;
 	el->grace_ms = p->disconnect_grace_ms;
+	el->tick_ms = p->tick_ms > 0 ? p->tick_ms : 0;
 	el->hook_timeout_ms = p->hook_timeout_ms;
 	el->demote_cfg_ms = p->demote_timeout_ms > 0 ? p->demote_timeout_ms : 0;
 	el_set_timeout(el, 0);
@@ -867,7 +876,9 @@ election_role(const struct election *el)
 	}
 	if (el->observer || el->paused || el->unhealthy)
 		return ROLE_OBSERVER;
-	if (el->zk != EL_ZK_CONNECTED || !el->listed_once)
+	/* Kept out by lease_error, it still follows whoever leads. */
+	if (el->zk != EL_ZK_CONNECTED ||
+	    (!el->listed_once && el->lease_error == NULL))
 		return ROLE_UNKNOWN;
 	return ROLE_FOLLOWER;
 }
@@ -949,6 +960,9 @@ election_view(const struct election *el, struct election_view *v)
 	v->demote_clamped = el->demote_clamped;
 	v->lease_end = el->lease_known ? el_lease_end(el) : 0;
 	v->demote_at = el->lease_known ? el_demote_point(el) : 0;
+	v->confirmed_at = el->confirmed_at;
+	v->report_lag_ms = el->lag_ms;
+	v->lease_error = el->lease_error;
 	v->backoff_until = el->backoff_until;
 	v->crumb_id = el->crumb_exists ? el->crumb_id : "";
 	v->crumb_data = el->crumb_exists ? el->crumb_data : "";

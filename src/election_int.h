@@ -17,17 +17,19 @@
 /* A check killed to free the slot for a promote: SIGTERM, then SIGKILL. */
 #define EL_CANCEL_GRACE_MS 100
 /*
- * The quorum learns of a session's activity through its servers' reports,
- * one every tickTime/2; ZooKeeper negotiates T >= 2 tickTime, so a report
- * lags by at most T/4. The lease is shortened by that much.
+ * ZooKeeper's default bounds of the session timeout are 2 and 20 ticks;
+ * below 2 ticks (minSessionTimeout set lower) the daemon does not lead.
  */
-#define EL_REPORT_LAG_DIV 4
+#define EL_MIN_TICKS 2
 /* Confirmations kept to pair a new one with (see el_confirmed()). */
 #define EL_CONF_MAX 16
 /* A promote or fence starts only with T/8 of lease before the demote. */
 #define EL_PROMOTE_ROOM_DIV 8
-/* Keepalive syncs per session timeout. */
-#define EL_SYNCS_PER_T 6
+/*
+ * A keepalive sync goes a report lag after the last confirmation, when it
+ * can renew the lease, but no more than this many per session timeout.
+ */
+#define EL_SYNCS_PER_T 10
 
 /*
  * A build with EL_MUTANTS puts one old defect back, the one numbered by
@@ -46,12 +48,15 @@
  * version, 20 a new session's lease runs from when it is heard of, not
  * from when it was asked for, 21 a create that finds no parent retries at
  * once, 22 E/leader of any session is shown, 23 a head yields to a
- * higher priority however often it has yielded, 26 the lease rests on a
- * confirmation's reply time, not its send time, 27 the report lag is
- * subtracted where it must be added (confirmations closer than it pair),
- * 28 a promote's room is measured to the lease's end, not to the demote
- * point (26-28: the simulator's, tests/sim/seeds.txt). Issue 19's (40 on,
- * each caught by a unit test): 40 a release whose reply was lost forgets
+ * higher priority however often it has yielded, 24 a read-only connection
+ * renews the lease as a reconnect does, 25 a reconnect's lease runs from
+ * when it is heard of, not from the last reply before it was asked for,
+ * 26 the lease rests on a confirmation's reply time, not its send time,
+ * 27 the report lag is subtracted where it must be added (confirmations
+ * closer than it pair), 28 a promote's room is measured to the lease's
+ * end, not to the demote point (26-28: the simulator's,
+ * tests/sim/seeds.txt). Issue 19's (40 on, each caught by a unit test):
+ * 40 a release whose reply was lost forgets
  * the priority marker it may have left, 41 a leader preempts to the best
  * of the others even below its own priority, 42 a head yields to any
  * marked session behind it, whatever its priority, 43 a switchover
@@ -62,9 +67,8 @@
  * while a SET_DATA is in flight is never written, 48 a leader of a
  * priority below 0 that hands over keeps its marker away (and so counts
  * as 0 to a head below it, which yields back), 49 a head below 0 takes a
- * listed node whose marker came after its read of the markers for a 0,
- * 50 a leader past its demote point whose check is being killed sends
- * requests meanwhile (issue 19.6). The tests must catch each.
+ * listed node whose marker came after its read of the markers for a 0.
+ * The tests must catch each.
  */
 #ifdef EL_MUTANTS
 extern int el_mutant;
@@ -102,6 +106,9 @@ struct election {
 	int64_t check_interval_ms;
 	int64_t check_fall;
 	int64_t check_rise;
+	int64_t tick_ms;	/* the ensemble's tickTime, 0: no report lag */
+	int64_t lag_ms;		/* report lag allowed: tick/2 */
+	const char *lease_error;	/* no room for a lease: not queued */
 
 	/* time */
 	int64_t now;
@@ -114,6 +121,13 @@ struct election {
 	} conf[EL_CONF_MAX];	/* confirmations on this connection */
 	int nconf;
 	int conf_conn;		/* conn_gen of conf[] */
+	int64_t confirmed_at;	/* the last confirmation came then */
+	/*
+	 * The send time of the latest request a server answered, in this
+	 * session (the session's request at first): it precedes any
+	 * reconnect asked for after the reply came (see election_time.c).
+	 */
+	int64_t answered_sent;
 	int64_t session_req;	/* when the session to come was asked for */
 	int sync_inflight;
 	int64_t sync_sent;
@@ -131,7 +145,8 @@ struct election {
 	/* session */
 	enum el_zk zk;
 	int64_t sid;
-	int conn_lost;		/* a leader must demote: disconnected */
+	int conn_lost;		/* a leader must demote: lost contact */
+	const char *conn_lost_why;	/* disconnected or lease-lost */
 	int64_t grace_until;	/* 0, or when a disconnected leader demotes */
 	int restart;		/* the session must be replaced */
 	int64_t restart_at;
@@ -314,6 +329,9 @@ int64_t el_demote_point(const struct election *el);
 int el_lease_short(const struct election *el);
 int el_answered(int rc);
 void el_confirmed(struct election *el, int64_t sent);
+void el_answered_sent(struct election *el, int64_t sent);
+void el_reconnected(struct election *el);
+void el_lose_contact(struct election *el, const char *why);
 void el_set_timeout(struct election *el, int64_t timeout_ms);
 int el_sync_due(const struct election *el);
 void el_check_done(struct election *el, int ok);

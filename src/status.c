@@ -163,6 +163,7 @@ status_render(const struct status *st, int json)
 		status_json_str(&b, "data", st->data, 1);
 		status_json_num(&b, "my_epoch", st->my_epoch, 1);
 		status_json_str(&b, "last_error", st->last_error, 1);
+		status_json_str(&b, "lease_error", st->lease_error, 1);
 		status_json_num(&b, "queue_position", st->queue_position, 1);
 		status_json_num(&b, "paused", st->paused != 0, 1);
 		status_json_num(&b, "healthy", st->healthy != 0, 1);
@@ -194,6 +195,7 @@ status_render(const struct status *st, int json)
 	status_shell(&b, "data", st->data);
 	status_shell(&b, "my_epoch", myepoch);
 	status_shell(&b, "last_error", st->last_error);
+	status_shell(&b, "lease_error", st->lease_error);
 	status_shell(&b, "queue_position", qpos);
 	status_shell(&b, "paused", st->paused ? "1" : "0");
 	status_shell(&b, "healthy", st->healthy ? "1" : "0");

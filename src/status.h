@@ -25,6 +25,7 @@ struct status {
 	const char *data;
 	int64_t my_epoch;
 	const char *last_error;
+	const char *lease_error;	/* "" or why this node may not lead */
 	int queue_position;	/* 1-based; 0 when not queued */
 	int64_t priority;	/* election.priority */
 	int paused;

@@ -69,6 +69,13 @@ int zk_open(struct zk *zk, const char *hosts, int timeout_ms,
 /* Closes the current handle, if any; its pending events are dropped. */
 void zk_close(struct zk *zk);
 int zk_is_open(const struct zk *zk);
+/* Moves the live session to another server list (zoo_set_servers);
+ * returns ZOK, or the error with which the list was refused (errno set
+ * for ZSYSTEMERROR). */
+int zk_set_hosts(struct zk *zk, const char *hosts);
+/* 1 when two host:port lists hold the same entries (ports = 1) or name
+ * the same hosts (ports = 0, what the client library compares). */
+int zk_hosts_same(const char *a, const char *b, int ports);
 void zk_set_loglevel(int level);
 
 /*

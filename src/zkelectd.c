@@ -64,7 +64,9 @@ daemon_election_params(const struct daemon *d, struct election_params *ep)
 	ep->demote_on_start = d->cfg.demote_on_start &&
 	    d->cfg.mode == CONFIG_MODE_CANDIDATE;
 	ep->retry_backoff_ms = d->cfg.retry_backoff_ms;
-	ep->disconnect_grace_ms = d->cfg.disconnect_grace_ms;
+	ep->disconnect_grace_ms = d->cfg.disconnect_grace_ms < 0 ?
+	    EL_GRACE_LEASE : d->cfg.disconnect_grace_ms;
+	ep->tick_ms = d->cfg.tick_ms;
 	ep->check = d->cfg.hook_check != NULL;
 	ep->session_timeout_ms = d->cfg.session_timeout_ms;
 	ep->hook_timeout_ms = d->cfg.hook_timeout_ms;
@@ -74,6 +76,52 @@ daemon_election_params(const struct daemon *d, struct election_params *ep)
 	ep->check_interval_ms = d->cfg.check_interval_ms;
 	ep->check_fall = d->cfg.check_fall;
 	ep->check_rise = d->cfg.check_rise;
+}
+
+/*
+ * A new zookeeper.hosts moves the live session to those servers: same
+ * session, role and epoch, the client reconnects as after a blip. Returns
+ * why the list cannot be used, or NULL once the client took it. An expired
+ * handle is about to be replaced: the new session takes the list.
+ */
+static const char *
+daemon_move_hosts(struct daemon *d, const char *hosts)
+{
+	int rc;
+
+	if (zk_hosts_same(hosts, d->cfg.hosts, 0) &&
+	    !zk_hosts_same(hosts, d->cfg.hosts, 1))
+		return "the same hosts on other ports, which the ZooKeeper "
+		    "client cannot tell apart (it compares addresses only): "
+		    "restart to apply it";
+	errno = 0;
+	rc = zk_set_hosts(d->zk, hosts);
+	if (rc == ZOK || rc == ZINVALIDSTATE)
+		return NULL;
+	/* The client maps a name that does not resolve to ENOENT. */
+	if (rc == ZSYSTEMERROR)
+		return errno == ENOENT ? "a host name does not resolve" :
+		    strerror(errno);
+	return zk_strerror(rc);
+}
+
+/* A list that cannot be used is refused and the old one stays. */
+static void
+daemon_reload_hosts(struct daemon *d, struct config *nc)
+{
+	const char *why;
+
+	if (strcmp(nc->hosts, d->cfg.hosts) == 0)
+		return;
+	if ((why = daemon_move_hosts(d, nc->hosts)) == NULL) {
+		log_notice("reload: zookeeper.hosts %s -> %s: the session "
+		    "moves to them", d->cfg.hosts, nc->hosts);
+		return;
+	}
+	log_warnx("reload: zookeeper.hosts %s refused: %s; keeping %s",
+	    nc->hosts, why, d->cfg.hosts);
+	free(nc->hosts);
+	nc->hosts = xstrdup(d->cfg.hosts);
 }
 
 static void
@@ -100,7 +148,6 @@ daemon_reload(struct daemon *d)
 		nc.f = xstrdup(d->cfg.f);				\
 	}								\
 } while (0)
-	KEEP(hosts, "zookeeper.hosts");
 	KEEP(root, "zookeeper.root");
 	KEEP(service, "election.service");
 	KEEP(id, "election.id");
@@ -128,6 +175,7 @@ daemon_reload(struct daemon *d)
 		    "restart to apply it");
 		nc.mode = d->cfg.mode;
 	}
+	daemon_reload_hosts(d, &nc);
 	config_free(&d->cfg);
 	d->cfg = nc;
 	daemon_election_params(d, &ep);

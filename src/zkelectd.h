@@ -109,6 +109,8 @@ struct daemon {
 	int64_t last_leader_epoch;
 	int hook_cancelled;
 	int warned_clamp;
+	const char *lease_error;	/* as last logged (lease.c) */
+	int64_t lease_error_T;
 
 	struct members_query *queries;
 	struct waiter *resign_waiters;
@@ -132,6 +134,10 @@ struct daemon {
 	struct metrics m;
 	struct history hist;
 };
+
+/* lease.c */
+void lease_report(struct daemon *d, const struct election_view *v);
+void lease_log_demote(struct daemon *d, const char *reason);
 
 /* daemon.c */
 void daemon_step(struct daemon *d);

@@ -555,6 +555,8 @@ class Daemon:
         self.options = {
             "zookeeper.hosts": election.zk_hosts,
             "zookeeper.session_timeout": f"{election.session_timeout_ms}ms",
+            # The servers' real tickTime: the lease's report lag rests on it.
+            "zookeeper.tick_time": f"{election.tick_ms}ms",
             "election.service": election.service,
             "election.id": id,
             "election.data": data,
@@ -790,10 +792,12 @@ class Election:
     """The daemons of one test: one election service, one temporary
     directory, one hook history file."""
 
-    def __init__(self, zk_hosts, test_name, session_timeout_ms=3000):
+    def __init__(self, zk_hosts, test_name, session_timeout_ms=3000,
+                 tick_ms=200):
         self.zk_hosts = zk_hosts
         self.service = service_name(test_name)
         self.session_timeout_ms = session_timeout_ms
+        self.tick_ms = tick_ms  # the servers' (ZkServer's default)
         self.dir = make_tmpdir("zke-")
         self.history = self.dir / "history"
         self.history.touch()

@@ -46,7 +46,6 @@ spec() {
 43||\(sw\)|-P -W|p=1 w=1
 44||pause asked
 45||unhealthy with no check|-R|r=1
-47||\(top\)|-P -W|p=1 w=1
 EOT
 }
 

@@ -82,6 +82,8 @@ peer_setup(struct sim *s, int i)
 		e->disconnect_grace_ms = PEER_GRACE_UNSET;
 		p->grace_set = 0;
 	}
+	/* The lag the model's followers report with (0: at once). */
+	e->tick_ms = s->tick_ms;
 	/* Leave at least one candidate. */
 	e->observer = i > 0 && rng_permille(&s->rng, 100);
 	p->observer = e->observer;

@@ -24,6 +24,7 @@
 #define NEWER "candidate-000000001234abcd_0000000009"
 #define OTHER1_LATER "candidate-00000000000000aa_0000000004"
 #define T_MS 10000
+#define EL_TEST_MARGIN 100	/* EL_LEASE_MARGIN_MS */
 
 static int hold_syncs;		/* keepalive syncs are the test's to answer */
 static int hold_claims;		/* E/claim multis are the test's to answer */
@@ -63,6 +64,8 @@ params_init(struct election_params *p, int demote_on_start, int fence,
 	p->retry_backoff_ms = 5000;
 	p->disconnect_grace_ms = grace_ms;
 	p->session_timeout_ms = T_MS;
+	/* The longest tick ZooKeeper allows by default: a lag of T/4. */
+	p->tick_ms = T_MS / 2;
 	p->hook_timeout_ms = 30000;
 }
 
@@ -750,7 +753,7 @@ test_lease_expired_relearns_before_promoting(void **state)
 	/* Frozen past the lease while the client still says connected. */
 	hold_syncs = 1;
 	tick(el, T_MS + 1);
-	expect_hook(el, HOOK_DEMOTE, "disconnected");
+	expect_hook(el, HOOK_DEMOTE, "lease-lost");
 	election_hook_done(el, HOOK_DEMOTE, 1);
 	/* Nothing from before is trusted: it reads again, no promote yet. */
 	a = next(el);
@@ -781,7 +784,7 @@ test_reads_do_not_refresh_the_lease(void **state)
 	assert_true(end > now);
 	hold_syncs = 1;
 	/* A sync goes out on its schedule and hangs (a cut-off server). */
-	tick(el, T_MS / 6);
+	tick(el, T_MS / 4);
 	a = next(el);
 	assert_int_equal(a.type, EL_ACT_ZK);
 	assert_int_equal(a.op, EL_OP_SYNC);
@@ -789,7 +792,7 @@ test_reads_do_not_refresh_the_lease(void **state)
 	 * Reads still come back, long enough after the last write for a
 	 * confirmation to pair with it: the lease does not move.
 	 */
-	tick(el, T_MS / 4);
+	tick(el, 1);
 	election_watch(el, 0, CAND "/" OURS);
 	expect_op(el, EL_OP_WATCH_OWN, NULL);
 	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
@@ -798,7 +801,7 @@ test_reads_do_not_refresh_the_lease(void **state)
 	assert_int_equal(election_role(el), ROLE_LEADER);
 	/* Short of the demote's budget before the lease's end: demote. */
 	now = end - v.demote_timeout_ms - 100;
-	expect_hook(el, HOOK_DEMOTE, "disconnected");
+	expect_hook(el, HOOK_DEMOTE, "lease-lost");
 	assert_int_equal(election_role(el), ROLE_DEMOTING);
 	election_hook_done(el, HOOK_DEMOTE, 1);
 	/*
@@ -864,7 +867,250 @@ test_grace_capped_by_the_lease(void **state)
 	assert_int_equal(election_deadline(el),
 	    v.lease_end - v.demote_timeout_ms - 100);
 	now = v.lease_end - v.demote_timeout_ms - 100;
-	expect_hook(el, HOOK_DEMOTE, "disconnected");
+	expect_hook(el, HOOK_DEMOTE, "lease-lost");
+	election_free(el);
+}
+
+/* Every action until none, answering nothing: no hook may come. */
+static void
+drain_no_hook(struct election *el)
+{
+	struct el_action a;
+	int i;
+
+	for (i = 0; i < 32; i++) {
+		a = next(el);
+		assert_int_not_equal(a.type, EL_ACT_HOOK);
+		if (a.type == EL_ACT_NONE)
+			return;
+	}
+	fail_msg("the election never settles");
+}
+
+/* A leader leads until demote_at, then demotes: the lease ran out. */
+static void
+leads_until(struct election *el, int64_t demote_at)
+{
+	now = demote_at - 1;
+	drain_no_hook(el);
+	assert_int_equal(election_role(el), ROLE_LEADER);
+	now = demote_at;
+	expect_hook(el, HOOK_DEMOTE, "lease-lost");
+	election_free(el);
+}
+
+/*
+ * A reconnect of the session is a touch by the quorum's leader after the
+ * reconnect was asked for: the lease runs from the send time of the last
+ * request answered before it, and a leader rides through (issue 17).
+ */
+static void
+test_reconnect_renews_the_lease(void **state)
+{
+	struct election *el = el_new_grace(0, 0, EL_GRACE_LEASE);
+	struct election_view v;
+	int64_t last_sent, old_end;
+
+	(void)state;
+	become_leader(el);
+	hold_syncs = 1;
+	now = election_deadline(el);
+	expect_op(el, EL_OP_SYNC, NULL);
+	last_sent = now;
+	tick(el, 5);
+	reply(el, EL_OP_SYNC, ZOK);
+	election_view(el, &v);
+	old_end = v.lease_end;
+	assert_true(old_end < last_sent + T_MS);
+	/* Lost, and 3 s without a server: it leads on. */
+	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
+	expect_none(el);
+	tick(el, 3000);
+	expect_none(el);
+	assert_int_equal(election_role(el), ROLE_LEADER);
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+	election_view(el, &v);
+	assert_int_equal(v.lease_end, last_sent + T_MS);
+	/* Past the old lease's demote point with no confirmation since. */
+	now = old_end - v.demote_timeout_ms - EL_TEST_MARGIN;
+	drain_no_hook(el);
+	leads_until(el, v.demote_at);
+}
+
+/* A read-only server revalidates nothing with a quorum: no lease. */
+static void
+test_readonly_reconnect_is_no_lease(void **state)
+{
+	struct election *el = el_new_grace(0, 0, EL_GRACE_LEASE);
+	struct election_view v;
+	int64_t old_end;
+
+	(void)state;
+	become_leader(el);
+	hold_syncs = 1;
+	now = election_deadline(el);
+	expect_op(el, EL_OP_SYNC, NULL);
+	reply(el, EL_OP_SYNC, ZOK);
+	election_view(el, &v);
+	old_end = v.lease_end;
+	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
+	expect_none(el);
+	election_session(el, EL_ZK_READONLY, 0, T_MS);
+	election_view(el, &v);
+	assert_int_equal(v.lease_end, old_end);
+	now = old_end - v.demote_timeout_ms - EL_TEST_MARGIN;
+	expect_hook(el, HOOK_DEMOTE, "lease-lost");
+	election_free(el);
+}
+
+/*
+ * The keepalive goes when it can renew the lease, a report lag after the
+ * last confirmation: a leader that stops hearing the quorum then leads
+ * on for W = T - tick/2 - demote_timeout - margin (6.4 s of 10 s with
+ * tickTime 2 s), and the demote's reason says the lease was lost.
+ */
+static void
+test_ride_through_window(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	struct election_view v;
+	int i;
+
+	(void)state;
+	params_init(&p, 0, 0, EL_GRACE_LEASE);
+	p.tick_ms = 2000;
+	el = el_start(&p);
+	become_leader(el);
+	for (i = 0; i < 5; i++) {
+		assert_int_equal(election_deadline(el), now + 1000);
+		now = election_deadline(el);
+		expect_none(el);	/* the sync, answered at once */
+	}
+	hold_syncs = 1;
+	election_view(el, &v);
+	assert_int_equal(v.confirmed_at, now);
+	assert_int_equal(v.demote_at - v.confirmed_at,
+	    T_MS - 1000 - T_MS / 4 - EL_TEST_MARGIN);
+	now = election_deadline(el);
+	expect_op(el, EL_OP_SYNC, NULL);	/* it hangs */
+	leads_until(el, v.demote_at);
+}
+
+/*
+ * minSessionTimeout below 2 ticks: the report lag may exceed anything T
+ * allows, so the node stays out of the queue and says why, until a
+ * session with room for a lease (issue 19, defect 1).
+ */
+static void
+test_timeout_below_two_ticks_stays_out(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	struct election_view v;
+
+	(void)state;
+	params_init(&p, 0, 0, EL_GRACE_LEASE);
+	p.tick_ms = 2000;
+	el = el_start(&p);
+	election_view(el, &v);
+	assert_null(v.lease_error);
+	election_session(el, EL_ZK_CONNECTED, 0x99, 1000);
+	election_view(el, &v);
+	assert_non_null(v.lease_error);
+	assert_string_equal(v.lease_error, "timeout-below-2-ticks");
+	expect_op(el, EL_OP_LEADER, E "/leader");
+	reply(el, EL_OP_LEADER, ZNONODE);
+	expect_op(el, EL_OP_LEADER_EXISTS, E "/leader");
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	expect_none(el);
+	tick(el, 60000);
+	expect_none(el);
+	assert_int_equal(election_role(el), ROLE_FOLLOWER);
+	/* A new session gets 10 s: it joins. */
+	election_session(el, EL_ZK_EXPIRED, 0, 0);
+	(void)next(el);		/* EL_ACT_RESTART */
+	election_restarted(el);
+	join(el, SID, CAND "/" OURS);
+	election_view(el, &v);
+	assert_null(v.lease_error);
+	election_free(el);
+
+	/* T above 2 ticks, but the lag and the demote leave no room. */
+	params_init(&p, 0, 0, EL_GRACE_LEASE);
+	p.tick_ms = 100;
+	p.session_timeout_ms = 200;
+	el = el_start(&p);
+	election_view(el, &v);
+	assert_non_null(v.lease_error);
+	assert_string_equal(v.lease_error, "no-room-for-lease");
+	election_free(el);
+}
+
+/* A reload that leaves no room for a lease: an ordered handoff. */
+static void
+test_reload_without_lease_room_hands_over(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	char *kids[] = { OURS };
+
+	(void)state;
+	params_init(&p, 0, 0, EL_GRACE_LEASE);
+	el = el_start(&p);
+	become_leader(el);
+	p.tick_ms = T_MS;
+	election_reconfigure(el, &p);
+	expect_hook(el, HOOK_DEMOTE, "lease-lost");
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	expect_op(el, EL_OP_RELEASE, NULL);
+	reply(el, EL_OP_RELEASE, ZOK);
+	expect_none(el);
+	/* The right tick again: it rejoins. */
+	p.tick_ms = 2000;
+	election_reconfigure(el, &p);
+	expect_op(el, EL_OP_CREATE, NULL);
+	reply_create(el, CAND "/" NEWER);
+	expect_op(el, EL_OP_WATCH_OWN, NULL);
+	(void)kids;
+	election_free(el);
+}
+
+/*
+ * Issue 19, defect 6 (found by the simulator): a leader woken past its
+ * demote point while its health check runs has the check killed, and
+ * sends nothing to ZooKeeper (here: its new data) before its demote.
+ */
+static void
+test_woken_past_demote_point_sends_nothing_first(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	struct election_view v;
+	struct el_action a;
+
+	(void)state;
+	params_init(&p, 0, 0, EL_GRACE_LEASE);
+	p.check = 1;
+	p.check_interval_ms = 100000;
+	p.check_fall = 1;
+	p.check_rise = 1;
+	el = el_start(&p);
+	become_leader(el);
+	now = election_deadline(el);
+	while (next(el).type != EL_ACT_HOOK)
+		now = election_deadline(el);
+	election_view(el, &v);
+	assert_int_equal(v.hook, HOOK_CHECK);
+	/* Frozen past the demote point; new data came meanwhile. */
+	election_set_data(el, "10.0.0.9:5432");
+	now = v.demote_at + 1000;
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_CANCEL);
+	assert_int_equal(a.hook, HOOK_CHECK);
+	expect_none(el);
+	election_hook_done(el, HOOK_CHECK, 0);
+	expect_hook(el, HOOK_DEMOTE, "lease-lost");
 	election_free(el);
 }
 
@@ -1443,6 +1689,7 @@ test_past_the_demote_point_nothing_before_the_demote(void **state)
 {
 	struct election_params p;
 	struct election *el;
+	struct election_view v;
 	struct el_action a;
 
 	(void)state;
@@ -1456,7 +1703,10 @@ test_past_the_demote_point_nothing_before_the_demote(void **state)
 	tick(el, 100);
 	expect_hook(el, HOOK_CHECK, "health");
 	election_set_data(el, "new");
-	now += T_MS;		/* frozen past the lease */
+	/* Frozen past the demote point, not yet past the lease's end. */
+	election_view(el, &v);
+	assert_true(v.demote_at + 10 < v.lease_end);
+	now = v.demote_at + 10;
 	election_clock(el, now);
 	election_next(el, &a);
 	assert_int_equal(a.type, EL_ACT_CANCEL);
@@ -2355,7 +2605,7 @@ test_one_sync_after_a_freeze_is_no_lease(void **state)
 	become_leader(el);
 	hold_syncs = 1;
 	tick(el, T_MS + 1);
-	expect_hook(el, HOOK_DEMOTE, "disconnected");
+	expect_hook(el, HOOK_DEMOTE, "lease-lost");
 	election_hook_done(el, HOOK_DEMOTE, 1);
 	expect_op(el, EL_OP_SYNC, NULL);
 	reply(el, EL_OP_SYNC, ZOK);
@@ -2390,31 +2640,35 @@ test_one_sync_after_a_freeze_is_no_lease(void **state)
  * network answers late, a second one right after it; the server is cut
  * off before it reports either. The lease may rest only on a touch the
  * quorum is known to have heard of: an earlier confirmation, answered a
- * report lag (T/4) before a later one was sent on the same connection.
+ * report lag (tick/2) before a later one was sent on the same connection.
  */
 static void
 test_late_sync_does_not_stretch_the_lease(void **state)
 {
 	struct election *el = el_new(0, 0);
 	struct election_view v;
-	int64_t ack_sent;
+	int64_t ack_sent, sync_sent;
 
 	(void)state;
 	become_leader(el);
 	ack_sent = now;
 	hold_syncs = 1;
-	tick(el, T_MS / 6);
+	/* The keepalive goes a report lag after the ack, and answers late. */
+	tick(el, T_MS / 4);
 	expect_op(el, EL_OP_SYNC, NULL);
-	tick(el, 3000);
+	sync_sent = now;
+	tick(el, 1000);
 	reply(el, EL_OP_SYNC, ZOK);
 	election_view(el, &v);
-	assert_int_equal(v.lease_end, ack_sent - T_MS / 4 + T_MS);
-	/* Overdue: the next sync goes at once and answers at once. */
-	expect_op(el, EL_OP_SYNC, NULL);
-	reply(el, EL_OP_SYNC, ZOK);
-	election_view(el, &v);
-	/* It proves the ack's touch, not the late sync's. */
 	assert_int_equal(v.lease_end, ack_sent + T_MS);
+	/* The next one goes a report lag after that reply, answers at once. */
+	assert_int_equal(election_deadline(el), now + T_MS / 4);
+	tick(el, T_MS / 4);
+	expect_op(el, EL_OP_SYNC, NULL);
+	reply(el, EL_OP_SYNC, ZOK);
+	election_view(el, &v);
+	/* It proves the late sync's touch, from when it was sent. */
+	assert_int_equal(v.lease_end, sync_sent + T_MS);
 	election_free(el);
 }
 
@@ -2572,6 +2826,12 @@ main(void)
 		cmocka_unit_test(test_reads_do_not_refresh_the_lease),
 		cmocka_unit_test(test_disconnect_grace),
 		cmocka_unit_test(test_grace_capped_by_the_lease),
+		cmocka_unit_test(test_reconnect_renews_the_lease),
+		cmocka_unit_test(test_readonly_reconnect_is_no_lease),
+		cmocka_unit_test(test_ride_through_window),
+		cmocka_unit_test(test_timeout_below_two_ticks_stays_out),
+		cmocka_unit_test(test_reload_without_lease_room_hands_over),
+		cmocka_unit_test(test_woken_past_demote_point_sends_nothing_first),
 		cmocka_unit_test(test_promote_failure),
 		cmocka_unit_test(test_run_exited_resigns_and_backs_off),
 		cmocka_unit_test(test_stop_is_an_ordered_handoff),
