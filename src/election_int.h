@@ -55,7 +55,11 @@
  * 27 the report lag is subtracted where it must be added (confirmations
  * closer than it pair), 28 a promote's room is measured to the lease's
  * end, not to the demote point (26-28: the simulator's,
- * tests/sim/seeds.txt). Issue 19's (40 on, each caught by a unit test):
+ * tests/sim/seeds.txt), 30 a resumed leader does not check that its node
+ * and E/claim are still its own, 31 a resumed daemon that was not leading
+ * never ends its checks nor demotes at its lease's demote point, 32 a
+ * re-opened session's lease is not renewed by its re-opening. Issue 19's
+ * (40 on, each caught by a unit test):
  * 40 a release whose reply was lost forgets
  * the priority marker it may have left, 41 a leader preempts to the best
  * of the others even below its own priority, 42 a head yields to any
@@ -292,6 +296,11 @@ struct election {
 	int data_dirty;		/* election.data changed: rewrite our nodes */
 	int data_gen;		/* counts election_set_data() */
 	int data_sent_gen;	/* data_gen of the SET_DATA in flight */
+
+	/* a resumed session (election_resume(), el_resume_next()) */
+	int resume_check;	/* what it holds is not all read back yet */
+	int resume_exact;	/* handed over by a live image: no guess in it */
+	int resume_demote;	/* demote_on_start, for a resume that fails */
 };
 
 /* election.c */
@@ -319,6 +328,8 @@ int el_next_preempt(struct election *el, struct el_action *act, int on);
 void el_preempt_listed(struct election *el, const struct el_queue *q,
     int on);
 void el_pred_head(struct election *el);
+void el_resume_next(struct election *el);
+
 
 /* election_event.c */
 int el_preempt_on(const struct election *el);

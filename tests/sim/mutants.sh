@@ -45,7 +45,7 @@ spec() {
 42||\(prio\) .*yields|-P -W|p=1 w=1
 43||\(sw\)|-P -W|p=1 w=1
 44||pause asked
-45||unhealthy with no check|-R|r=1
+45||unhealthy with no check|-H|h=1
 EOT
 }
 

@@ -170,7 +170,7 @@ ops_draw_preempt_delay(struct sim *s)
 }
 
 /*
- * With -R: hooks.run ends on its own (run_hook.c's report: an ordered
+ * With -H: hooks.run ends on its own (run_hook.c's report: an ordered
  * handoff, then a backoff), mostly the leader's; or a SIGHUP reload adds
  * or takes away hooks.check (with its interval, fall and rise as drawn),
  * maybe while a check runs.
