@@ -1044,8 +1044,13 @@ election_resume(struct election *el, const struct el_resume *r)
 	el->resume_exact = r->exact;
 	el->resume_demote = el->startup_demote;
 	el->startup_demote = 0;
-	/* Our node, if the session still has one, is found by a listing. */
+	/*
+	 * Our node, if the session still has one, is found by a listing. Its
+	 * data is written again once found: a reload may have changed it
+	 * just before the old image could (issue 19, sim -P -W -R 3703).
+	 */
 	el->create_unknown = 1;
+	el->data_dirty = 1;
 	el->claim_known = 0;
 	/* Out of the election for its health: it stays out until it rises. */
 	if (r->unhealthy && el->check_configured) {
