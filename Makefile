@@ -31,6 +31,7 @@ endif
 
 COMMON    = clock log xmalloc util
 DAEMON    = config config_value zk candidate election election_event \
+            election_preempt \
             election_time election_claim hook \
             ctl ctl_listen status session_file notify http
 DAEMON   += history
@@ -40,7 +41,7 @@ UNIT      = $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 # The simulator links the real pure core, nothing of the daemon around it.
 SIMSRC    = $(wildcard tests/sim/*.c)
 SIMCORE   = $(patsubst %,$(BUILD)/%.o,election election_event election_time \
-            election_claim \
+            election_preempt election_claim \
             candidate xmalloc log util clock)
 SEEDS    ?= 20000
 SEED     ?= random
@@ -62,7 +63,7 @@ $(BUILD)/libzkelect.a: $(LIBOBJ)
 # too, without zkelectd.c's main).
 DAEMON_MAIN = daemon command diagnose metrics notify_hook run_hook \
               reexec resume crashed \
-              switchover preempt lease
+              switchover lease
 
 $(BUILD)/zkelectd: $(BUILD)/zkelectd.o $(DAEMON_MAIN:%=$(BUILD)/%.o) \
     $(BUILD)/libzkelect.a

@@ -533,7 +533,7 @@ daemon_deadline(evutil_socket_t fd, short what, void *arg)
 	daemon_step(d);
 }
 
-static void
+void
 daemon_arm_deadline(struct daemon *d)
 {
 	struct itimerspec its;
@@ -597,6 +597,11 @@ daemon_perform(struct daemon *d, const struct el_action *act)
 		break;
 	case EL_ACT_PAUSED:
 		command_wake(d, &d->pause_waiters, "ok");
+		break;
+	case EL_ACT_QUEUE:
+	case EL_ACT_OUTRANKED:
+	case EL_ACT_PREEMPT:
+		switchover_perform(d, act);
 		break;
 	}
 }

@@ -222,6 +222,7 @@ election_free(struct election *el)
 	free(el->leader_id);
 	free(el->leader_data);
 	el_switch_clear(el, NULL);
+	el_preempt_forget(el);
 	free(el->ahead);
 	free(el);
 }
@@ -400,8 +401,11 @@ el_release_done(struct election *el)
 		/*
 		 * Handed over on purpose: our marker stays away until another
 		 * leader is seen (or T), or the next head would yield back.
+		 * Not a priority below 0: without its marker it would count
+		 * as 0, and a head below that would yield back to it.
 		 */
-		el->mark_hold_until = el->now + el->timeout_ms;
+		if (el->priority > 0 || EL_MUTANT(48))
+			el->mark_hold_until = el->now + el->timeout_ms;
 	}
 	el->sw_handing = 0;
 }
@@ -428,6 +432,7 @@ el_session_lost(struct election *el)
 	el->crumb_exists = 0;
 	el_claim_forget(&el->cl);
 	el_replace(&el->mark_have, NULL);
+	el->mark_unsure = 0;
 	/*
 	 * The lease was the old session's: what the new one confirms says
 	 * nothing of when the old one expired. A promote still running for
@@ -596,7 +601,7 @@ el_build_release(struct election *el, struct el_action *act)
 	 * without the node; it is made again before the next node.
 	 */
 	el->release_marked = (act->nsub > 0 || el->cl.have) &&
-	    el->mark_have != NULL;
+	    el->mark_have != NULL && !el->mark_unsure;
 	if (el->release_marked)
 		el_sub(act, ZK_MOP_DELETE, el->mark_have, NULL);
 	/*
@@ -675,6 +680,14 @@ el_mark_wanted(const struct election *el)
 	    el->now >= el->mark_hold_until && el_may_queue(el);
 }
 
+static void
+el_unmark(struct election *el, struct el_action *act)
+{
+	act->nsub = 0;
+	el_sub(act, ZK_MOP_DELETE, el->mark_have, NULL);
+	el_act_zk(el, act, EL_OP_UNMARK, NULL);
+}
+
 /* Our marker as it should be: made, replaced or deleted. */
 static int
 el_next_mark(struct election *el, struct el_action *act)
@@ -687,12 +700,12 @@ el_next_mark(struct election *el, struct el_action *act)
 		    el->prio_dir, (unsigned long long)el->sid,
 		    (long long)el->priority);
 	if (el->mark_have != NULL && strcmp(el->mark_have, want) != 0) {
-		act->nsub = 0;
-		el_sub(act, ZK_MOP_DELETE, el->mark_have, NULL);
-		el_act_zk(el, act, EL_OP_UNMARK, NULL);
+		el_unmark(el, act);
 		return 1;
 	}
-	if (want[0] == '\0' || el->mark_have != NULL || !el->parents_done)
+	/* One a lost release may have deleted is made again (or found). */
+	if (want[0] == '\0' || (el->mark_have != NULL && !el->mark_unsure) ||
+	    !el->parents_done)
 		return 0;
 	el_replace(&el->mark_path, want);
 	el_act_zk(el, act, EL_OP_MARK, el->mark_path);
@@ -739,12 +752,13 @@ el_yield(struct election *el, struct el_action *act)
 		return 1;
 	}
 	for (i = 0; i < el->nmarks && !maybe; i++)
-		if (el->mark_sid[i] != el->sid && el->mark_prio[i] > top)
+		if (el->mark_sid[i] != el->sid && (el->mark_prio[i] > top ||
+		    EL_MUTANT(42)))
 			maybe = 1;
 	if (!maybe)
 		return 0;
 	/* Who is behind us, listed after the markers were read. */
-	if (el->yield_listed != 2) {
+	if (el->yield_listed != 2 && el->yield_listed != 3) {
 		if (el->yield_listed == 0) {
 			el->yield_listed = 1;
 			el->listed = 0;
@@ -752,11 +766,24 @@ el_yield(struct election *el, struct el_action *act)
 		}
 		return 1;
 	}
+	/*
+	 * Below 0 a node without a marker counts as 0. A marker is made
+	 * before its node, so the markers read again after the listing (same
+	 * server, so no older) show every marker of a listed node: one made
+	 * after the first read no longer looks like a 0 (issue 19).
+	 */
+	if (el->priority < 0 && el->yield_listed == 2 && !EL_MUTANT(49)) {
+		el->yield_listed = 3;
+		el->marks_fresh = 0;
+		if (!el_read_marks(el, act) && !el_pipe_has(el, EL_OP_MARKS))
+			return 0;
+		return 1;
+	}
 	for (i = 0; i < el->nbehind; i++) {
 		if (el->behind[i] == el->sid)
 			continue;
 		p = el_marked(el, el->behind[i], 0);
-		if (p > top) {
+		if (p > top || (EL_MUTANT(42) && p != 0 && sid == 0)) {
 			top = p;
 			sid = el->behind[i];
 		}
@@ -796,6 +823,14 @@ el_next_release(struct election *el, struct el_action *act)
 {
 	if ((el->hook != -1 && el->hook != HOOK_CHECK) || el->promoted)
 		return;
+	/*
+	 * A marker a lost release may have left goes first, on its own
+	 * (NONODE is fine): never a marker without a node behind it.
+	 */
+	if (el->mark_unsure && el->mark_have != NULL) {
+		el_unmark(el, act);
+		return;
+	}
 	if (el->node == NULL && el->create_unknown && !EL_MUTANT(3)) {
 		/* Find the node a lost create may have made, to delete it. */
 		if (el->synced && !el->listed)
@@ -949,6 +984,7 @@ el_next_queue(struct election *el, struct el_action *act)
 		    el_need_crumb(el, act))
 			return;
 		el_build_set_data(el, act);
+		el->data_sent_gen = el->data_gen;
 		el_act_zk(el, act, EL_OP_SET_DATA, NULL);
 		return;
 	}
@@ -1056,7 +1092,8 @@ el_switch_listed(struct election *el, const struct candidate *c, int n,
 		return;
 	}
 	el->sw_nbetween = 0;
-	for (i = 1; i < t && el->sw_nbetween < EL_MAX_SUBOPS; i++)
+	for (i = 1; i < t + EL_MUTANT(43) && el->sw_nbetween < EL_MAX_SUBOPS;
+	    i++)
 		(void)xasprintf(&el->sw_between[el->sw_nbetween++], "%s/%s",
 		    el->cand_dir, c[i].name);
 	el->sw_phase = 2;
@@ -1152,6 +1189,29 @@ el_next_check(struct election *el, struct el_action *act)
 		el->check_due = el->now + el->check_interval_ms;
 		el_act_hook(el, act, HOOK_CHECK, "health");
 	}
+}
+
+/*
+ * A preemption due (election_preempt.c): the switchover to the candidate
+ * that outranks us starts. Why an operator's switchover was given up, if
+ * it was in this very step, is still to be told (election_switchover_
+ * failed()). What the action points to goes at the next call.
+ */
+static int
+el_next_preempt_go(struct election *el, struct el_action *act)
+{
+	const char *why = el->sw_failed;
+
+	if (!el->pre_go || !el_preempt_on(el))
+		return 0;
+	el->pre_go = 0;
+	if (election_switchover(el, el->pre_node, "preempted") == -1) {
+		el_preempt_forget(el);
+		return 0;
+	}
+	el->sw_failed = why;
+	el_preempt_act(el, act, EL_ACT_PREEMPT);
+	return 1;
 }
 
 /* What the checks decided, once every fact is read back. */
@@ -1250,14 +1310,13 @@ election_next(struct election *el, struct el_action *act)
 			el_act_hook(el, act, HOOK_DEMOTE, reason);
 			return;
 		}
-		if (el_take_slot(el, act, HOOK_DEMOTE, reason))
-			return;
 		/*
-		 * Past the demote point, nothing goes to ZooKeeper in the
-		 * leader's name while its demote waits for the slot.
+		 * The slot is a check being killed: nothing else until the
+		 * demote starts (past the demote point nothing may go to
+		 * ZooKeeper in the leader's name, issue 19.6).
 		 */
-		if (el_lease_short(el))
-			return;
+		(void)el_take_slot(el, act, HOOK_DEMOTE, reason);
+		return;
 	}
 	/* A promote or fence may not outlive the lease: it is killed. */
 	if ((el->hook == HOOK_PROMOTE || el->hook == HOOK_FENCE) &&
@@ -1305,6 +1364,9 @@ election_next(struct election *el, struct el_action *act)
 		act->path = "/";
 		return;
 	}
+	if (el_next_preempt_go(el, act) ||
+	    el_next_preempt(el, act, el_preempt_on(el)))
+		return;
 	if (el->npipe < EL_PIPE_MAX && el->zk == EL_ZK_CONNECTED &&
 	    el->retry_until == 0) {
 		el_next_zk(el, act);

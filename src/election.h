@@ -76,6 +76,18 @@ enum el_act_type {
 	EL_ACT_STOPPED,		/* the stop handoff is complete: exit */
 	EL_ACT_RESIGNED,	/* resign done and rejoined: answer "ok" */
 	EL_ACT_PAUSED,		/* pause done: answer "ok" */
+	/*
+	 * Preemption (election.preempt_delay): read the queue, path's
+	 * children in queue order and each one's data, and answer with
+	 * election_queue(). Outside the pipeline: at most one at a time.
+	 */
+	EL_ACT_QUEUE,
+	/* A candidate outranks this leader (path: its node, data: its id,
+	 * priority): it leads ms from now unless it goes. For the log. */
+	EL_ACT_OUTRANKED,
+	/* The switchover to it (path, data, priority) has begun (reason
+	 * preempted): election_switchover_failed() tells if it is given up. */
+	EL_ACT_PREEMPT,
 };
 
 #define EL_MAX_SUBOPS 5
@@ -94,6 +106,7 @@ struct el_action {
 	enum hook_kind hook;
 	const char *reason;	/* ZKELECT_REASON of the hook */
 	int64_t epoch;		/* ZKELECT_EPOCH of the hook */
+	int64_t priority;	/* OUTRANKED, PREEMPT: the candidate's */
 	int64_t ms;		/* HOOK: its timeout; it must have ended
 				 * (group gone) by then for DEMOTE.
 				 * CANCEL: from SIGTERM to SIGKILL */
@@ -116,6 +129,7 @@ struct election_params {
 	const char *id;
 	const char *data;
 	int64_t priority;	/* advertised in our node's data when not 0 */
+	int64_t preempt_delay_ms;	/* -1: never preempted */
 	int observer;
 	int fence;		/* a fence hook is configured */
 	int check;		/* a health check is configured */
@@ -194,6 +208,16 @@ void election_resume(struct election *el, const struct el_resume *r);
 /* A reload: data, fence, check, hook timings, backoff and grace. */
 void election_reconfigure(struct election *el,
     const struct election_params *p);
+/*
+ * The queue read for EL_ACT_QUEUE: n names in queue order, each one's data
+ * (NULL when its read failed). NULL: the listing itself failed.
+ */
+struct el_queue {
+	int n;
+	char *const *names;
+	char *const *datas;
+};
+void election_queue(struct election *el, const struct el_queue *q);
 /* The number of candidates, counted elsewhere (E/candidates' stat). */
 void election_candidates(struct election *el, int n);
 

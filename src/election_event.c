@@ -196,6 +196,8 @@ el_list_done(struct election *el, const struct el_result *res)
 	}
 	if (el->yield_listed == 1 && el->marks_fresh)
 		el->yield_listed = 2;
+	else if (el->yield_listed == 3)
+		el->yield_listed = 2;	/* newer nodes: the markers again */
 	el->first = me == 0;
 	el->position = me + 1;
 	/* A resign is done once the new node is seen in the queue. */
@@ -388,6 +390,7 @@ election_op_done(struct election *el, enum el_op op,
 	case EL_OP_MARK:
 		if (rc == ZOK || rc == ZNODEEXISTS) {
 			el->create_nonode = 0;
+			el->mark_unsure = 0;
 			el_replace(&el->mark_have, el->mark_path);
 		} else if (rc == ZNONODE) {
 			/* E/priority is gone: made again, as a create's. */
@@ -399,8 +402,10 @@ election_op_done(struct election *el, enum el_op op,
 			el_op_error(el, rc);	/* lost: made again */
 		break;
 	case EL_OP_UNMARK:
-		if (rc == ZOK || rc == ZNONODE)
+		if (rc == ZOK || rc == ZNONODE) {
 			el_replace(&el->mark_have, NULL);
+			el->mark_unsure = 0;
+		}
 		else
 			el_op_error(el, rc);	/* lost: deleted again */
 		break;
@@ -429,11 +434,7 @@ election_op_done(struct election *el, enum el_op op,
 				el->parents_done = 1;
 			}
 		} else {
-			/*
-			 * Its own parent is gone (a pass begun at E/priority,
-			 * whose E was deleted): from the top again, after a
-			 * pause.
-			 */
+			/* An ancestor is gone (deleted by hand): all again. */
 			if (rc == ZNONODE)
 				el->parent_idx = 0;
 			el_op_error(el, rc);
@@ -579,7 +580,9 @@ election_op_done(struct election *el, enum el_op op,
 		break;
 	case EL_OP_SET_DATA:
 		if (rc == ZOK) {
-			el->data_dirty = 0;
+			/* Data changed again while it flew: written again. */
+			if (el->data_sent_gen == el->data_gen || EL_MUTANT(47))
+				el->data_dirty = 0;
 			if (el->crumb_version_next != el->crumb_version)
 				el->crumb_fresh = 1;	/* ours, as written */
 			el->crumb_version = el->crumb_version_next;
@@ -592,10 +595,15 @@ election_op_done(struct election *el, enum el_op op,
 		break;
 	case EL_OP_RELEASE:
 		/*
-		 * Whatever became of it, the marker is not counted on: made
-		 * again (or found there) when it is wanted.
+		 * Deleted, or maybe (a lost reply), or not (a failed multi):
+		 * until it is deleted for sure it is not forgotten, or the
+		 * next head would yield back to it (see el_next_mark()).
 		 */
-		if (el->release_marked)
+		if (el->release_marked && rc == ZOK && !EL_MUTANT(40))
+			el_replace(&el->mark_have, NULL);
+		else if (el->release_marked && !EL_MUTANT(40))
+			el->mark_unsure = 1;
+		else if (el->release_marked)
 			el_replace(&el->mark_have, NULL);
 		el->release_marked = 0;
 		if (rc == ZOK) {
@@ -696,8 +704,12 @@ election_hook_done(struct election *el, enum hook_kind kind, int ok)
 	el->hook_cancelled = 0;
 	switch (kind) {
 	case HOOK_CHECK:
-		/* A check killed to free the slot tells nothing. */
-		if (!cancelled)
+		/*
+		 * A check killed to free the slot tells nothing, nor one
+		 * that a reload took away while it ran: nothing would ever
+		 * make us healthy again.
+		 */
+		if (!cancelled && (el->check_configured || EL_MUTANT(45)))
 			el_check_done(el, ok);
 		break;
 	case HOOK_FENCE:
@@ -734,6 +746,20 @@ election_hook_done(struct election *el, enum hook_kind kind, int ok)
 	}
 }
 
+/* Whether this leader looks at the queue: nothing else under way. */
+int
+el_preempt_on(const struct election *el)
+{
+	return el->preempt_ms >= 0 && election_role(el) == ROLE_LEADER &&
+	    !el->resigning && !el->release_pending && el->sw_phase == 0;
+}
+
+void
+election_queue(struct election *el, const struct el_queue *q)
+{
+	el_preempt_listed(el, q, el_preempt_on(el));
+}
+
 void
 election_candidates(struct election *el, int n)
 {
@@ -744,6 +770,7 @@ void
 election_reconfigure(struct election *el, const struct election_params *p)
 {
 	el->fence_configured = p->fence;
+	el->preempt_ms = p->preempt_delay_ms;
 	el->backoff_ms = p->retry_backoff_ms;
 	el->grace_ms = p->disconnect_grace_ms;
 	el->tick_ms = p->tick_ms > 0 ? p->tick_ms : 0;
@@ -764,8 +791,12 @@ election_reconfigure(struct election *el, const struct election_params *p)
 	el->check_configured = p->check;
 	if (el->data != NULL && (strcmp(p->data, el->data) != 0 ||
 	    p->priority != el->priority)) {
-		/* E/priority is made when a priority first comes. */
-		if (el->priority == 0 && p->priority != 0) {
+		/*
+		 * E/priority is made when a priority first comes: after the
+		 * others when they are made, else in their turn.
+		 */
+		if (el->priority == 0 && p->priority != 0 &&
+		    el->parents_done) {
 			el->parents_done = 0;
 			el->parent_idx = el->nbase;
 		}
@@ -784,7 +815,13 @@ election_set_data(struct election *el, const char *data)
 {
 	el_replace(&el->data, data);
 	el_make_data(el);
-	if (el->node != NULL)
+	el->data_gen++;
+	/*
+	 * A create in flight, or lost, carries the old data: the node it
+	 * made is written again once known.
+	 */
+	if (el->node != NULL || ((el->create_unknown ||
+	    el_pipe_has(el, EL_OP_CREATE)) && !EL_MUTANT(46)))
 		el->data_dirty = 1;
 }
 
@@ -855,6 +892,8 @@ el_has_node(const struct election *el)
 void
 election_pause(struct election *el, int paused)
 {
+	int was_paused = el->paused;
+
 	if (paused && !el->paused) {
 		el->paused = 1;
 		if (el_has_node(el)) {
@@ -863,7 +902,7 @@ election_pause(struct election *el, int paused)
 		}
 	} else if (!paused)
 		el->paused = 0;
-	if (paused)
+	if (paused && !(EL_MUTANT(44) && was_paused))
 		el->pause_reply = 1;
 }
 
@@ -1059,8 +1098,13 @@ election_resume(struct election *el, const struct el_resume *r)
 	el->resume_exact = r->exact;
 	el->resume_demote = el->startup_demote;
 	el->startup_demote = 0;
-	/* Our node, if the session still has one, is found by a listing. */
+	/*
+	 * Our node, if the session still has one, is found by a listing. Its
+	 * data is written again once found: a reload may have changed it
+	 * just before the old image could (issue 19, sim -P -W -R 3703).
+	 */
 	el->create_unknown = 1;
+	el->data_dirty = 1;
 	el->cl.known = 0;	/* which claim is ours: E/claims is listed */
 	/* Out of the election for its health: it stays out until it rises. */
 	if (r->unhealthy && el->check_configured) {

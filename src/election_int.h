@@ -58,9 +58,23 @@
  * tests/sim/seeds.txt), 30 a resumed leader does not check that its node
  * and E/claim are still its own, 31 a resumed daemon that was not leading
  * never ends its checks nor demotes at its lease's demote point, 32 a
- * re-opened session's lease is not renewed by its re-opening, 60 (issue
- * 21) a prepared claim is taken for the right to lead: the heir promotes
- * once first, without the release (the claim before its own, E/leader).
+ * re-opened session's lease is not renewed by its re-opening. Issue 19's
+ * (40 on, each caught by a unit test):
+ * 40 a release whose reply was lost forgets
+ * the priority marker it may have left, 41 a leader preempts to the best
+ * of the others even below its own priority, 42 a head yields to any
+ * marked session behind it, whatever its priority, 43 a switchover
+ * deletes the target's node with those before it, 44 a pause of a
+ * candidate already paused is never answered, 45 a check that a reload
+ * took away while it ran still counts, 46 new data (or priority) while a
+ * create is in flight is never written to the node it made, 47 new data
+ * while a SET_DATA is in flight is never written, 48 a leader of a
+ * priority below 0 that hands over keeps its marker away (and so counts
+ * as 0 to a head below it, which yields back), 49 a head below 0 takes a
+ * listed node whose marker came after its read of the markers for a 0;
+ * 60 (issue 21) a prepared claim is taken for the right to lead: the
+ * heir promotes once first, without the release (the claim before its
+ * own, E/leader).
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS
@@ -244,9 +258,11 @@ struct election {
 	 * read for a claim, with the sessions behind our node (priority < 0).
 	 */
 	char *mark_have;
+	int mark_unsure;	/* a lost release may have deleted it */
 	char *mark_path;	/* the one being made */
 	int marks_fresh;
-	int yield_listed;	/* 1 a listing is wanted for a yield, 2 made */
+	int yield_listed;	/* 1 a listing is wanted for a yield, 2 made,
+				 * 3 the markers read again after it (< 0) */
 	int64_t yield_until;	/* no yield again before then */
 	int64_t mark_hold_until;	/* none after a resign, until then */
 	int release_marked;	/* the release in flight deletes it */
@@ -260,6 +276,22 @@ struct election {
 	int64_t yield_sid;	/* to whom, for the log */
 	int64_t yield_prio;
 	int yields;		/* counts yields */
+
+	/*
+	 * Preemption (el_next_preempt()): a leader reads the queue every
+	 * preempt_delay/4 (0.5 s to 5 s); the first of the highest priority
+	 * above ours, seen with the same node for preempt_delay, gets the
+	 * leadership by a switchover (reason preempted).
+	 */
+	int64_t preempt_ms;	/* -1: never */
+	int64_t pre_due;	/* the next look, 0: at once */
+	int pre_reading;	/* EL_ACT_QUEUE out */
+	char *pre_node;		/* who outranks us, seen since pre_since */
+	char *pre_id;
+	int64_t pre_prio;
+	int64_t pre_since;
+	int pre_told;		/* EL_ACT_OUTRANKED sent for pre_node */
+	int pre_go;		/* preempt_delay passed: hand over */
 
 	/* E/breadcrumb */
 	int crumb_fresh;
@@ -288,6 +320,8 @@ struct election {
 	const char *release_why;	/* the request that asked for it */
 	int release_attempts;
 	int data_dirty;		/* election.data changed: rewrite our nodes */
+	int data_gen;		/* counts election_set_data() */
+	int data_sent_gen;	/* data_gen of the SET_DATA in flight */
 
 	/* a resumed session (election_resume(), el_resume_next()) */
 	int resume_check;	/* what it holds is not all read back yet */
@@ -310,9 +344,21 @@ void el_switch_listed(struct election *el, const struct candidate *c, int n,
     int me);
 int el_want_join(const struct election *el);
 int el_pipe_has(const struct election *el, enum el_op op);
+
+/* election_preempt.c */
+void el_preempt_forget(struct election *el);
+int64_t el_preempt_deadline(const struct election *el, int on);
+void el_preempt_act(struct election *el, struct el_action *act,
+    enum el_act_type type);
+int el_next_preempt(struct election *el, struct el_action *act, int on);
+void el_preempt_listed(struct election *el, const struct el_queue *q,
+    int on);
 void el_pred_head(struct election *el);
 void el_resume_next(struct election *el);
 
+
+/* election_event.c */
+int el_preempt_on(const struct election *el);
 
 /* election_claim.c */
 void el_claim_init(struct el_claim *cl, const char *path);

@@ -382,5 +382,6 @@ election_deadline(const struct election *el)
 	if (el->check_configured && el->hook == -1 && !el->stopping &&
 	    el->check_due != 0)
 		el_min(&d, el->check_due);
+	el_min(&d, el_preempt_deadline(el, el_preempt_on(el)));
 	return d;
 }

@@ -58,6 +58,7 @@ daemon_election_params(const struct daemon *d, struct election_params *ep)
 	ep->id = d->cfg.id;
 	ep->data = d->cfg.data;
 	ep->priority = d->cfg.priority;
+	ep->preempt_delay_ms = d->cfg.preempt_delay_ms;
 	ep->observer = d->cfg.mode == CONFIG_MODE_OBSERVER;
 	ep->fence = d->cfg.hook_fence != NULL;
 	ep->demote_on_start = d->cfg.demote_on_start &&
@@ -450,7 +451,6 @@ main(int argc, char *argv[])
 	    d.ev_publish == NULL || event_add(d.ev_deadline, NULL) == -1)
 		fatalx("event_new");
 	daemon_arm(d.ev_count, d.cfg.session_timeout_ms / 3);
-	preempt_init(&d);
 
 	log_notice("starting: service %s, id %s, %s, election path %s",
 	    d.cfg.service, d.cfg.id, d.cfg.mode == CONFIG_MODE_OBSERVER ?
@@ -484,7 +484,6 @@ main(int argc, char *argv[])
 
 	reexec_free(&d);
 	switchover_free(&d);
-	preempt_free(&d);
 	ctl_close(d.ctl);
 	http_close(&d);
 	hook_runner_free(d.hooks);

@@ -118,13 +118,11 @@ struct daemon {
 	struct members_query *queries;
 	struct waiter *resign_waiters;
 	struct waiter *pause_waiters;
-	uint64_t sw_client;	/* a switchover's client, 0 none */
-	char *sw_target;	/* its target's id, once its node is known */
+	uint64_t sw_client;	/* an operator's switchover, 0 none */
+	char *sw_target;	/* the target's id of the one under way */
+	int sw_preempt;		/* it is the core's preemption */
 	struct event *ev_sw;	/* its timeout */
-	struct event *ev_preempt;	/* preempt.c: the leader's look */
-	char *pre_node;		/* who outranks us, since pre_since */
-	int64_t pre_since;
-	int pre_querying;
+	int pre_querying;	/* preemption's queue read: 1 out, 2 in step */
 
 	int stopping;
 	char *last_error;
@@ -176,6 +174,7 @@ void lease_log_demote(struct daemon *d, const char *reason);
 
 /* daemon.c */
 void daemon_step(struct daemon *d);
+void daemon_arm_deadline(struct daemon *d);
 void daemon_check_lease(struct daemon *d);
 void daemon_open(struct daemon *d);
 void daemon_arm(struct event *ev, int64_t ms);
@@ -221,18 +220,13 @@ void run_hook_update(struct daemon *d);
 void run_hook_adopt(struct daemon *d, pid_t pid, int fd, time_t since);
 int run_hook_before_demote(struct daemon *d, const struct el_action *act);
 
-/* preempt.c */
-void preempt_init(struct daemon *d);
-void preempt_listed(struct daemon *d, uint64_t client, const char *arg,
-    const struct queue_read *r, const char *why);
-void preempt_free(struct daemon *d);
 
 /* switchover.c */
 int switchover_start(struct daemon *d, uint64_t client, const char *id);
 void switchover_found(struct daemon *d, uint64_t client, const char *id,
     const struct queue_read *r, const char *why);
-int switchover_begin(struct daemon *d, uint64_t client, const char *id,
-    const char *node, const char *reason);
+void switchover_follow(struct daemon *d, const char *id, int preempt);
+void switchover_perform(struct daemon *d, const struct el_action *act);
 void switchover_check(struct daemon *d, const struct election_view *v);
 void switchover_free(struct daemon *d);
 
@@ -252,13 +246,6 @@ void command_fail_queries(struct daemon *d, const char *why);
  */
 void command_read_queue(struct daemon *d, uint64_t client, queue_fn fn,
     const char *arg);
-/*
- * In a queue read: the first candidate, in queue order, of the highest
- * advertised priority above floor, the nodes named skip1 and skip2 (or
- * NULL) left out; -1 when there is none.
- */
-int queue_outranking(const struct queue_read *r, int64_t floor,
-    const char *skip1, const char *skip2);
 void command_wake(struct daemon *d, struct waiter **list, const char *text);
 char *command_watch_state(struct daemon *d);
 char *command_watch_line(struct daemon *d);

@@ -490,6 +490,10 @@ check_action(struct sim *s, struct peer *p, const struct el_action *act)
 		trace(s, p->idx, "-> cancel hook");
 		check_lease_cancel(s, p);
 		break;
+	case EL_ACT_QUEUE:
+	case EL_ACT_OUTRANKED:
+	case EL_ACT_PREEMPT:
+		break;		/* check_ops_action() */
 	case EL_ACT_RESTART:
 		trace(s, p->idx, "-> restart session");
 		break;

@@ -19,6 +19,7 @@ static const int fault_weight[F_NKINDS] = {
 	[F_SWITCHOVER] = 8, [F_PRIORITY] = 4, [F_FORGE_MARK] = 3,
 	[F_SRV_RESTART] = 6, [F_ELECTION] = 5,
 	[F_REEXEC] = 6,
+	[F_RUN_EXIT] = 4, [F_CHECK_RELOAD] = 4,
 };
 
 static const char *fault_names[F_NKINDS] = {
@@ -26,7 +27,7 @@ static const char *fault_names[F_NKINDS] = {
 	"freeze", "crash", "resign", "pause", "resume", "stop",
 	"delete-node", "delete-leader", "health", "set-data", "auth",
 	"switchover", "priority", "forge-mark", "server-restart", "election",
-	"reexec",
+	"reexec", "run-exit", "check-reload",
 };
 
 const char *
@@ -85,7 +86,8 @@ fault_config(struct sim *s)
 		    ((i == F_PRIORITY || i == F_FORGE_MARK) &&
 		    !s->priorities) ||
 		    ((i == F_SRV_RESTART || i == F_ELECTION) &&
-		    !s->lease_model) || (i == F_REEXEC && !s->resume)) {
+		    !s->lease_model) || (i == F_REEXEC && !s->resume) ||
+		    ((i == F_RUN_EXIT || i == F_CHECK_RELOAD) && !s->reloads)) {
 			fc->w[i] = 0;
 			continue;
 		}
@@ -338,7 +340,7 @@ fault_inject(struct sim *s, int kind)
 		return;
 	}
 	p = fault_pick_peer(s, kind == F_RESIGN || kind == F_SWITCHOVER ||
-	    kind == F_REEXEC ? 800 :
+	    kind == F_REEXEC || kind == F_RUN_EXIT ? 800 :
 	    kind == F_FREEZE ||
 	    kind == F_CRASH || kind == F_ISOLATE ? 500 : 200);
 	if (p == NULL)
@@ -405,6 +407,12 @@ fault_inject(struct sim *s, int kind)
 		break;
 	case F_PRIORITY:
 		fault_operator(s, p, OP_PRIORITY, 0, 0);
+		break;
+	case F_RUN_EXIT:
+		fault_operator(s, p, OP_RUN_EXIT, 0, 0);
+		break;
+	case F_CHECK_RELOAD:
+		fault_operator(s, p, OP_CHECK_RELOAD, 0, 0);
 		break;
 	default:
 		break;
@@ -505,7 +513,7 @@ fault_quiet(struct sim *s)
 		demote = s->T / 3;
 	/* An auth failure's restart backoff reaches 30 s (its cap). */
 	s->bound_ms = 3 * s->T + 2 * hook + 2 * demote + backoff + rise +
-	    3000 + 2000 + (s->fc.w[F_AUTH] > 0 ? 30000 : 0);
+	    3000 + 2000 + (s->fc.w[F_AUTH] > 0 ? 30000 : 0) + ops_bound_ms(s);
 	s->end_at = s->now + s->bound_ms;
 	sim_push(s, s->end_at, EV_END, -1, 0, 0, 0, NULL);
 }

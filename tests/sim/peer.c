@@ -88,8 +88,11 @@ peer_setup(struct sim *s, int i)
 	e->observer = i > 0 && rng_permille(&s->rng, 100);
 	p->observer = e->observer;
 	/* No draw without -P: the seeds found before stay the same. */
-	if (s->priorities)
+	e->preempt_delay_ms = -1;
+	if (s->priorities) {
 		e->priority = peer_draw_priority(s);
+		e->preempt_delay_ms = ops_draw_preempt_delay(s);
+	}
 }
 
 /* Mostly 0, some above, a few below. */
@@ -363,6 +366,7 @@ static void
 peer_perform(struct sim *s, struct peer *p, const struct el_action *act)
 {
 	check_action(s, p, act);
+	check_ops_action(s, p, act);
 	switch (act->type) {
 	case EL_ACT_NONE:
 		break;
@@ -406,6 +410,10 @@ peer_perform(struct sim *s, struct peer *p, const struct el_action *act)
 	case EL_ACT_PAUSED:
 		p->pause_wait = 0;
 		break;
+	case EL_ACT_QUEUE:
+	case EL_ACT_OUTRANKED:
+	case EL_ACT_PREEMPT:
+		break;		/* check_ops_action() carries them out */
 	}
 }
 
@@ -462,6 +470,8 @@ peer_step(struct sim *s, struct peer *p)
 	p->in_step = 0;
 	check_step(s, p);
 	peer_session_file(s, p);
+	check_ops_step(s, p);
+	ops_switch_step(s, p);
 	peer_schedule(s, p);
 }
 
@@ -522,7 +532,7 @@ void
 peer_operator(struct sim *s, struct peer *p, int cmd)
 {
 	static const char *names[] = { "resign", "pause", "resume", "stop",
-	    "set-data", "switchover", "priority" };
+	    "set-data", "switchover", "priority", "run-exit", "check-reload" };
 	struct election_view v;
 	struct peer *q;
 	int rc;
@@ -572,6 +582,12 @@ peer_operator(struct sim *s, struct peer *p, int cmd)
 		rc = election_switchover(p->el, v.node, "switchover");
 		trace(s, p->idx, "operator: switchover to %s (%s) -> %s",
 		    q->id, v.node, rc == 0 ? "accepted" : "refused");
+		if (rc == 0)
+			ops_switch_begin(s, p, v.node, q->id, 0);
+		break;
+	case OP_RUN_EXIT:
+	case OP_CHECK_RELOAD:
+		ops_operator(s, p, cmd);
 		break;
 	}
 	peer_step(s, p);
@@ -610,6 +626,9 @@ peer_dispatch(struct sim *s, struct peer *p, const struct ev *ev)
 		break;
 	case EV_OPERATOR:
 		peer_operator(s, p, ev->a);
+		break;
+	case EV_QUEUE:
+		ops_queue_answer(s, p, ev);
 		break;
 	default:
 		break;

@@ -83,6 +83,7 @@ enum ev_type {
 	EV_OPERATOR,		/* a zkelectctl command reaches the daemon */
 	EV_WAKE,		/* a frozen daemon runs again */
 	EV_PEER_START,		/* a daemon process (re)starts */
+	EV_QUEUE,		/* a leader's queue read is answered (ops.c) */
 	EV_FAULT,		/* the next fault of the schedule */
 	EV_QUIET,		/* faults stop */
 	EV_END,			/* the convergence bound is over */
@@ -160,6 +161,13 @@ struct peer {
 	/* the operator's waiting clients */
 	int resign_wait, pause_wait;
 	int64_t resign_since, pause_since;
+	/* ops.c: the switchover it follows (an operator's or preemption) */
+	int sw_on, sw_inc, sw_preempt;
+	int sw_handed;		/* it stopped leading since (handed over) */
+	int yields_seen;	/* check_ops.c: the core's yields, checked */
+	char sw_node[SIM_PATH];
+	char sw_id[16];
+	int64_t sw_since;
 	/* -R: the session file, as resume.c keeps it after every step */
 	struct el_resume sf;
 	int sf_valid;
@@ -233,6 +241,9 @@ enum fault_kind {
 	F_SRV_RESTART,		/* only with -L (l=1): a server restarts */
 	F_ELECTION,		/* only with -L: an election in the ensemble */
 	F_REEXEC,		/* only with -R (r=1): SIGUSR2, a re-exec */
+	F_RUN_EXIT,		/* only with -H (h=1): hooks.run exits on its own */
+	F_CHECK_RELOAD,		/* only with -H: a reload adds or removes
+				 * hooks.check */
 	F_NKINDS,
 };
 
@@ -282,6 +293,7 @@ struct sim {
 	int big_tick;		/* ticks up to T, not T/2 (-K) */
 	int avail;		/* the availability invariant (-A) */
 	int resume;		/* restarts resume the session (-R) */
+	int reloads;		/* F_RUN_EXIT, F_CHECK_RELOAD (-H) */
 	int npeers;
 	struct peer peer[SIM_MAX_PEERS];
 	struct pcheck pc[SIM_MAX_PEERS];
@@ -329,6 +341,7 @@ struct sim_opts {
 	int big_tick;		/* -K (K=1): ticks up to T, implies -L */
 	int avail;		/* -A (A=1): no needless demote */
 	int resume;		/* crashes resume, F_REEXEC (-R) */
+	int reloads;		/* F_RUN_EXIT, F_CHECK_RELOAD may be drawn (-H) */
 };
 int sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
     char *why, size_t whylen);
@@ -385,6 +398,8 @@ enum op_cmd {
 	OP_SET_DATA,
 	OP_SWITCHOVER,
 	OP_PRIORITY,
+	OP_RUN_EXIT,
+	OP_CHECK_RELOAD,
 };
 
 /* fault.c */
@@ -434,6 +449,23 @@ void check_lease_cancel(struct sim *s, struct peer *p);
 
 /* check_final.c */
 void check_final(struct sim *s);
+
+/* check_ops.c: switchovers, priorities, answers (issue 19) */
+void check_ops_action(struct sim *s, struct peer *p,
+    const struct el_action *act);
+void check_ops_timeout(struct sim *s, struct peer *p);
+void check_ops_step(struct sim *s, struct peer *p);
+void check_ops_final(struct sim *s);
+
+/* ops.c: preempt.c and switchover.c of the simulated daemon */
+void ops_queue_ask(struct sim *s, struct peer *p);
+void ops_queue_answer(struct sim *s, struct peer *p, const struct ev *ev);
+void ops_switch_begin(struct sim *s, struct peer *p, const char *node,
+    const char *id, int preempt);
+void ops_switch_step(struct sim *s, struct peer *p);
+int64_t ops_bound_ms(const struct sim *s);
+int64_t ops_draw_preempt_delay(struct sim *s);
+void ops_operator(struct sim *s, struct peer *p, int cmd);
 void check_fail(struct sim *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

@@ -58,6 +58,7 @@ resumed(const struct el_resume *r, int demote_on_start)
 	p.check_interval_ms = 60000;
 	p.check_fall = 1;
 	p.check_rise = 1;
+	p.preempt_delay_ms = -1;	/* preemption is tested elsewhere */
 	el = election_new(&p);
 	election_clock(el, now);
 	election_resume(el, r);
