@@ -56,7 +56,7 @@
  * closer than it pair), 28 a promote's room is measured to the lease's
  * end, not to the demote point (26-28: the simulator's,
  * tests/sim/seeds.txt), 30 a resumed leader does not check that its node
- * and E/claim are still its own, 31 a resumed daemon that was not leading
+ * and claim are still its own, 31 a resumed daemon that was not leading
  * never ends its checks nor demotes at its lease's demote point, 32 a
  * re-opened session's lease is not renewed by its re-opening. Issue 19's
  * (40 on, each caught by a unit test):
