@@ -199,6 +199,23 @@ el_list_done(struct election *el, const struct el_result *res)
 	free(c);
 }
 
+/*
+ * A marker of our session that we do not know we have (a resumed
+ * session's) becomes ours: el_next_mark() then keeps, replaces or
+ * deletes it. Not while a MARK flies: its reply says what it made.
+ */
+static void
+el_mark_adopt(struct election *el, int64_t sid, const char *name)
+{
+	char *path;
+
+	if (sid != el->sid || el->sid == 0 || el->mark_have != NULL ||
+	    el_pipe_has(el, EL_OP_MARK) || EL_MUTANT(33))
+		return;
+	(void)xasprintf(&path, "%s/%s", el->prio_dir, name);
+	el->mark_have = path;
+}
+
 /* The markers of E/priority, for a yield (see el_yield()). */
 static void
 el_marks_done(struct election *el, const struct el_result *res)
@@ -211,6 +228,7 @@ el_marks_done(struct election *el, const struct el_result *res)
 		return;
 	}
 	el->nmarks = 0;
+	el->marks_unknown = 0;
 	free(el->mark_sid);
 	free(el->mark_prio);
 	el->mark_sid = el->mark_prio = NULL;
@@ -224,6 +242,7 @@ el_marks_done(struct election *el, const struct el_result *res)
 			    &prio) == 0) {
 				el->mark_sid[el->nmarks] = sid;
 				el->mark_prio[el->nmarks++] = prio;
+				el_mark_adopt(el, sid, res->children[i]);
 			}
 	}
 	el->marks_fresh = 1;
@@ -1052,6 +1071,13 @@ election_resume(struct election *el, const struct el_resume *r)
 	el->create_unknown = 1;
 	el->data_dirty = 1;
 	el->claim_known = 0;
+	/*
+	 * So are its priority markers: the image before may have made one
+	 * for a priority that a reload has changed since, and a marker
+	 * left behind makes the heads yield to it for good (sim -W -P -L
+	 * -R 30000017). E/priority is listed and ours is adopted.
+	 */
+	el->marks_unknown = 1;
 	/* Out of the election for its health: it stays out until it rises. */
 	if (r->unhealthy && el->check_configured) {
 		el->unhealthy = 1;
