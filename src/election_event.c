@@ -665,6 +665,14 @@ election_hook_done(struct election *el, enum hook_kind kind, int ok)
 	case HOOK_RUN:
 		break;
 	}
+	/*
+	 * A fence that ends without a promote leaves no leadership behind:
+	 * the contact it lost (a fence killed at the demote point) was that
+	 * attempt's, and must not demote the next one once the lease is
+	 * renewed. A promote ended by then is promoted, and still demotes.
+	 */
+	if (!el_leading(el))
+		el->conn_lost = 0;
 }
 
 void
