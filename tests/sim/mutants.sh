@@ -38,6 +38,7 @@ spec() {
 17|delete-node|E/leader is missing|reports leader
 18|$admin|\(a\) two|\(i\)
 19|$admin|\(a\) two|\(i\)
+25|$admin|\(L1\)|-L|l=1
 26|$admin|\(L1\)|-L|l=1
 27|$admin|\(L1\)|-k 2000|k=2000
 28|$admin|\(L2\) .*promote starts
