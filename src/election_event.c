@@ -401,8 +401,12 @@ election_op_done(struct election *el, enum el_op op,
 				el->parent_idx = 0;
 				el->parents_done = 1;
 			}
-		} else
+		} else {
+			/* An ancestor is gone (deleted by hand): from the top. */
+			if (rc == ZNONODE)
+				el->parent_idx = 0;
 			el_op_error(el, rc);
+		}
 		break;
 	case EL_OP_CREATE:
 		if (rc == ZOK) {
@@ -441,6 +445,8 @@ election_op_done(struct election *el, enum el_op op,
 			el->parent_idx = 0;
 			if (el->node != NULL)
 				el_node_lost(el);
+			/* No parent, no node: a lost create made none. */
+			el->create_unknown = 0;
 		} else
 			el_op_error(el, rc);
 		break;
@@ -705,8 +711,12 @@ election_reconfigure(struct election *el, const struct election_params *p)
 	el->check_configured = p->check;
 	if (el->data != NULL && (strcmp(p->data, el->data) != 0 ||
 	    p->priority != el->priority)) {
-		/* E/priority is made when a priority first comes. */
-		if (el->priority == 0 && p->priority != 0) {
+		/*
+		 * E/priority is made when a priority first comes: after the
+		 * queue's parents, unless they are still being made.
+		 */
+		if (el->priority == 0 && p->priority != 0 &&
+		    el->parents_done) {
 			el->parents_done = 0;
 			el->parent_idx = el->nbase;
 		}

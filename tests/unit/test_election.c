@@ -1494,15 +1494,12 @@ test_pause_during_create_releases_it(void **state)
 	election_free(el);
 }
 
-/* Defect: a lost create, then pause: the orphan is found and deleted. */
+/* A create's reply lost, then a pause: the listing that looks for it. */
 static void
-test_pause_after_lost_create_deletes_orphan(void **state)
+lost_create_then_pause(struct election *el)
 {
-	struct election *el = el_new(0, 0);
-	char *kids[] = { OTHER1, OURS };
 	struct el_action a;
 
-	(void)state;
 	up_no_leader(el);
 	for (a = next(el); a.op == EL_OP_PARENT; a = next(el))
 		reply(el, EL_OP_PARENT, ZOK);
@@ -1521,6 +1518,18 @@ test_pause_after_lost_create_deletes_orphan(void **state)
 	reply(el, EL_OP_SYNC, ZOK);
 	hold_syncs = 0;
 	expect_op(el, EL_OP_LIST, NULL);
+}
+
+/* Defect: a lost create, then pause: the orphan is found and deleted. */
+static void
+test_pause_after_lost_create_deletes_orphan(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *kids[] = { OTHER1, OURS };
+	struct el_action a;
+
+	(void)state;
+	lost_create_then_pause(el);
 	reply_list(el, kids, 2);
 	expect_op(el, EL_OP_BREADCRUMB, NULL);
 	reply(el, EL_OP_BREADCRUMB, ZNONODE);
@@ -1534,6 +1543,26 @@ test_pause_after_lost_create_deletes_orphan(void **state)
 	/* Resumed: exactly one new node. */
 	election_pause(el, 0);
 	expect_op(el, EL_OP_CREATE, NULL);
+	election_free(el);
+}
+
+/*
+ * Found by the simulator (-k 2000 -P -L, seed 13000326): a create's reply
+ * lost, a pause, and the queue's parent gone (deleted by hand): the
+ * listing that looks for the orphan failed NONODE, again and again, and
+ * the pause was never answered. No parent, no node of ours.
+ */
+static void
+test_pause_after_lost_create_without_parent(void **state)
+{
+	struct election *el = el_new(0, 0);
+
+	(void)state;
+	lost_create_then_pause(el);
+	reply(el, EL_OP_LIST, ZNONODE);
+	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	assert_int_equal(next(el).type, EL_ACT_PAUSED);
 	election_free(el);
 }
 
@@ -2099,6 +2128,50 @@ test_priority_marker_made_before_the_node(void **state)
  * not made again with its next node until another leader is seen, so
  * that the next head does not yield back to it.
  */
+/*
+ * Found by the simulator (-W -P -K, seed 22000326): a priority given by a
+ * reload while the queue's parents were still being made skipped to
+ * E/priority, whose own parent did not exist yet: NONODE for ever, and the
+ * daemon never joined. The parents are made from the top, and a NONODE
+ * (a tree deleted by hand) starts them again from the top.
+ */
+static void
+test_priority_reload_before_the_parents_exist(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	struct el_action a;
+
+	(void)state;
+	params_init(&p, 0, 0, 0);
+	el = el_start(&p);
+	up_no_leader(el);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_PARENT);
+	assert_string_equal(a.path, "/zkelectd");
+	p.priority = 5;
+	election_reconfigure(el, &p);
+	reply(el, EL_OP_PARENT, ZOK);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_PARENT);
+	assert_string_equal(a.path, E);
+	/* Deleted by hand meanwhile: from the top again. */
+	reply(el, EL_OP_PARENT, ZNONODE);
+	a = next(el);
+	if (a.type == EL_ACT_NONE) {
+		now = election_deadline(el);
+		a = next(el);
+	}
+	assert_int_equal(a.op, EL_OP_PARENT);
+	assert_string_equal(a.path, "/zkelectd");
+	while (a.type == EL_ACT_ZK && a.op == EL_OP_PARENT) {
+		reply(el, EL_OP_PARENT, ZOK);
+		a = next(el);
+	}
+	assert_int_equal(a.op, EL_OP_MARK);
+	election_free(el);
+}
+
 static void
 test_resigned_marker_stays_away_until_another_leads(void **state)
 {
@@ -2502,6 +2575,7 @@ main(void)
 		cmocka_unit_test(test_promote_failed_then_expiry_rejoins),
 		cmocka_unit_test(test_pause_during_create_releases_it),
 		cmocka_unit_test(test_pause_after_lost_create_deletes_orphan),
+		cmocka_unit_test(test_pause_after_lost_create_without_parent),
 		cmocka_unit_test(test_orphan_leader_node_is_deleted),
 		cmocka_unit_test(test_check_shares_the_slot),
 		cmocka_unit_test(test_fence_during_expiry_counts_for_nothing),
@@ -2522,6 +2596,7 @@ main(void)
 		cmocka_unit_test(test_no_promote_on_a_lease_nearly_spent),
 		cmocka_unit_test(test_head_yields_once_to_a_higher_priority),
 		cmocka_unit_test(test_priority_marker_made_before_the_node),
+		cmocka_unit_test(test_priority_reload_before_the_parents_exist),
 		cmocka_unit_test(
 		    test_resigned_marker_stays_away_until_another_leads),
 	};
