@@ -265,14 +265,18 @@ daemon_open(struct daemon *d)
 	d->zk_state = ZOO_CONNECTING_STATE;
 	daemon_clock(d);
 	election_session_requested(d->el);
-	if (zk_open(d->zk, d->cfg.hosts, (int)d->cfg.session_timeout_ms,
-	    d->cfg.auth) == -1) {
+	if (zk_open_session(d->zk, d->cfg.hosts,
+	    (int)d->cfg.session_timeout_ms, d->cfg.auth,
+	    d->resume_open ? &d->resume_zs : NULL) == -1) {
 		log_warn("zookeeper_init %s", d->cfg.hosts);
 		if (event_add(d->ev_reopen, &tv) == -1)
 			fatalx("event_add");
 		return;
 	}
 	log_info("connecting to %s", d->cfg.hosts);
+	/* Re-attached once: a session that expired is replaced. */
+	d->resume_open = 0;
+	explicit_bzero(&d->resume_zs, sizeof(d->resume_zs));
 }
 
 void
@@ -635,6 +639,8 @@ daemon_step(struct daemon *d)
 	run_hook_update(d);
 	daemon_arm_deadline(d);
 	daemon_report(d);
+	resume_save(d);
+	crashed_save(d);
 }
 
 /* Reporting. */

@@ -989,11 +989,12 @@ el_next_zk(struct election *el, struct el_action *act)
 	/*
 	 * An acknowledgement or claim of ours with no node of ours behind
 	 * it (the node was deleted after a demote) would make the next head
-	 * wait forever: it goes.
+	 * wait forever: it goes. A node not known yet (a lost create, a
+	 * resumed session) is looked for first.
 	 */
 	if (!el->release_pending && (el_owns_leader(el) || el->claimed ||
 	    !el->claim_known) && !el_leading(el) && el->node == NULL &&
-	    !EL_MUTANT(4))
+	    !el->create_unknown && !EL_MUTANT(4))
 		el->release_pending = 1;
 	if (el->release_pending) {
 		el_next_release(el, act);
@@ -1017,6 +1018,65 @@ el_next_check(struct election *el, struct el_action *act)
 	}
 }
 
+/* What the checks decided, once every fact is read back. */
+static void
+el_resume_decide(struct election *el)
+{
+	el->resume_check = 0;
+	if (el->promoted) {
+		if (!el->claimed && !EL_MUTANT(30))
+			el->lost_reason = "preempted";
+		return;
+	}
+	/* A promote, fence or demote was under way: its outcome is unknown. */
+	if (el->claimed || el_owns_leader(el))
+		el->startup_demote = 1;
+}
+
+/*
+ * Called by election_next() before it decides: takes the resume's checks
+ * one step further. It acts only through the state it sets.
+ */
+void
+el_resume_next(struct election *el)
+{
+	if (!el->resume_check)
+		return;
+	/* A hook decided on it meanwhile (a demote, whatever asked). */
+	if (el->hook != -1 && el->hook != HOOK_CHECK) {
+		el->resume_check = 0;
+		return;
+	}
+	/* Stopped before it knew: as a start would have. */
+	if (el->stopping && !el->promoted && !el->resume_exact) {
+		el->resume_check = 0;
+		el->startup_demote = el->resume_demote;
+		return;
+	}
+	if (el->promoted && el_lease_short(el)) {
+		/* Not confirmed in time: demoted as at a start. */
+		el->resume_check = 0;
+		el->lost_reason = "startup";
+		return;
+	}
+	if (!el->promoted && !el->resume_exact && el_lease_short(el) &&
+	    !EL_MUTANT(31)) {
+		/* Not confirmed in time: as a start would. */
+		el->resume_check = 0;
+		el->startup_demote = el->resume_demote;
+		return;
+	}
+	if (el->zk != EL_ZK_CONNECTED || el->create_unknown)
+		return;
+	/* The listing found no node of ours: the leadership is gone. */
+	if (el->promoted && el->node == NULL && !EL_MUTANT(30))
+		el_node_lost(el);
+	if (!el->leader_fresh || !el->claim_known ||
+	    (el->node != NULL && !el->node_ok))
+		return;
+	el_resume_decide(el);
+}
+
 void
 election_next(struct election *el, struct el_action *act)
 {
@@ -1026,12 +1086,19 @@ election_next(struct election *el, struct el_action *act)
 	act->type = EL_ACT_NONE;
 	if (el->stopped)
 		return;
+	el_resume_next(el);
 
 	/* A demote comes first: it never waits for ZooKeeper. */
 	if (el->startup_demote && el->hook == -1) {
 		el->startup_demote = 0;
 		el->lead_epoch = 0;
 		el_act_hook(el, act, HOOK_DEMOTE, "startup");
+		return;
+	}
+	/* A resume's, decided while a check ran: the check makes way. */
+	if (el->startup_demote && el->hook == HOOK_CHECK &&
+	    !el->hook_cancelled) {
+		el_act_cancel(el, act, 0);
 		return;
 	}
 	if (el->promoted && (reason = el_demote_reason(el)) != NULL) {
@@ -1059,7 +1126,7 @@ election_next(struct election *el, struct el_action *act)
 		return;
 	}
 	if (el->stopping && (el->hook == -1 || el->hook == HOOK_CHECK) &&
-	    !el->promoted &&
+	    !el->promoted && !el->startup_demote &&
 	    (!el->release_pending || el->zk != EL_ZK_CONNECTED)) {
 		el->stopped = 1;
 		act->type = EL_ACT_STOPPED;

@@ -173,6 +173,22 @@ void election_op_done(struct election *el, enum el_op op,
 void election_watch(struct election *el, int deleted, const char *path);
 void election_hook_done(struct election *el, enum hook_kind kind, int ok);
 void election_set_data(struct election *el, const char *data);
+/*
+ * The session named in r is re-attached rather than a new one asked for
+ * (a re-exec, or a restart after a crash: see election_event.c). Called once,
+ * after election_new() and before any event; the startup demote is then
+ * run only if what the session holds cannot be confirmed.
+ */
+struct el_resume {
+	int64_t sid;
+	int64_t timeout_ms;	/* its negotiated timeout */
+	int64_t lease_sent;	/* its lease, on this clock; 0 when none */
+	int leader;		/* the application was told to lead (promoted) */
+	int64_t epoch;		/* the epoch it was told */
+	int exact;		/* handed over by the image that ran (re-exec) */
+	int unhealthy;		/* its health check had failed check_fall times */
+};
+void election_resume(struct election *el, const struct el_resume *r);
 /* A reload: data, fence, check, hook timings, backoff and grace. */
 void election_reconfigure(struct election *el,
     const struct election_params *p);
@@ -250,6 +266,9 @@ struct election_view {
 	 */
 	const char *lease_error;
 	int64_t backoff_until;	/* 0 when not backing off */
+	int resuming;		/* a resumed session's facts are being checked */
+	int promoted;		/* the application was told to lead, and its
+				 * demote has not started */
 };
 void election_view(const struct election *el, struct election_view *v);
 

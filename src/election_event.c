@@ -12,6 +12,9 @@
 #include "election_int.h"
 #include "xmalloc.h"
 
+static void el_resume_connected(struct election *el, int64_t sid);
+static void el_resume_lost(struct election *el);
+
 
 void
 election_session(struct election *el, enum el_zk state, int64_t sid,
@@ -23,6 +26,7 @@ election_session(struct election *el, enum el_zk state, int64_t sid,
 	case EL_ZK_CONNECTED:
 		if (el->sid != 0 && sid != el->sid)
 			el_session_lost(el);	/* nothing of it survives */
+		el_resume_connected(el, sid);
 		/*
 		 * A new session: the quorum made it after we asked, with
 		 * its timeout from then, whatever happened meanwhile.
@@ -74,6 +78,7 @@ election_session(struct election *el, enum el_zk state, int64_t sid,
 		el->conn_gen++;
 		el->synced = 0;
 		el_session_lost(el);
+		el_resume_lost(el);
 		el_invalidate(el);
 		el->restart = 1;
 		el->restart_sent = 0;
@@ -934,6 +939,8 @@ election_view(const struct election *el, struct election_view *v)
 	v->confirmed_at = el->confirmed_at;
 	v->report_lag_ms = el->lag_ms;
 	v->lease_error = el->lease_error;
+	v->resuming = el->resume_check;
+	v->promoted = el->promoted;
 	v->backoff_until = el->backoff_until;
 	v->crumb_id = el->crumb_exists ? el->crumb_id : "";
 	v->crumb_data = el->crumb_exists ? el->crumb_data : "";
@@ -956,4 +963,116 @@ election_op_name(enum el_op op)
 	};
 
 	return (unsigned)op < EL_OP_COUNT ? names[op] : "unknown";
+}
+
+/*
+ * Resuming a session (el_resume_next() in election.c takes it on): after
+ * a re-exec (SIGUSR2) or a crash, the daemon
+ * re-attaches the ZooKeeper session it had instead of asking for a new
+ * one, and the election takes up what that session holds without running
+ * a hook when all of it is still there.
+ *
+ * What is handed over is a hint, never a fact: the session id, its lease
+ * (a send time on the same clock, which keeps counting across an exec and
+ * a crash of the same boot) and whether the application was told to lead,
+ * with which epoch. Every fact is read back on the re-attached session
+ * before it is relied on, as after any reconnect: our node is found by
+ * listing (as after a lost create) and watched, E/leader and E/claim are
+ * read. Until they are in:
+ *
+ * - A resumed leader is a leader that has just reconnected: its lease is
+ *   the one handed over until the session is re-opened, which renews it
+ *   (el_resume_connected()), then confirmations of the new connection do
+ *   (el_confirmed()); it demotes at the lease's demote point as any
+ *   leader does. Its node gone, E/leader of another session
+ *   or E/claim not its own make it demote (node-deleted, preempted).
+ * - A daemon that was not leading may still have an application that
+ *   leads: a crash can come between a promote's start and the file that
+ *   says so. What it holds decides: E/claim or E/leader of its own with
+ *   no leadership behind them means a hook was under way, so the demote
+ *   hook runs first (reason startup), and the queue decides the rest.
+ *   When the facts cannot be read back before the lease's demote point,
+ *   it demotes as a start would (hooks.demote_on_start), unless the image
+ *   that ran handed the facts over itself.
+ * - A session found expired: the demote hook runs (reason startup), then
+ *   a new session rejoins, as a start does.
+ *
+ * So nothing is led on what was not confirmed after the restart, and the
+ * safety argument of election.c is unchanged: a resumed leader's
+ * application leads under the same lease, with the same demote point, as
+ * the image before it.
+ */
+void
+election_resume(struct election *el, const struct el_resume *r)
+{
+	el->sid = r->sid;
+	el_set_timeout(el, r->timeout_ms);
+	if (r->lease_sent != 0) {
+		el->lease_sent = r->lease_sent;
+		el->lease_known = 1;
+	}
+	el->resume_check = 1;
+	el->resume_exact = r->exact;
+	el->resume_demote = el->startup_demote;
+	el->startup_demote = 0;
+	/* Our node, if the session still has one, is found by a listing. */
+	el->create_unknown = 1;
+	el->claim_known = 0;
+	/* Out of the election for its health: it stays out until it rises. */
+	if (r->unhealthy && el->check_configured) {
+		el->unhealthy = 1;
+		el->release_pending = 1;
+		el->release_why = "health";
+	}
+	if (!r->leader || el->observer)
+		return;
+	el->promoted = 1;
+	el->acked = 1;
+	el->claimed = 1;
+	el->fenced = 1;
+	el->epoch = r->epoch;
+	el->lead_epoch = r->epoch;
+	el->leader_exists = 1;
+	el->leader_owner = r->sid;
+	el->leader_epoch = r->epoch;
+	el_replace(&el->leader_id, el->id);
+	el_replace(&el->leader_data, el->data);
+}
+
+/*
+ * The re-attached session's first connection. A server re-opens a live
+ * session only once the quorum's leader has touched it (a revalidation:
+ * see el_reconnected() and point 3 at the top of election_time.c), and
+ * this process asked for it at zookeeper_init, which it knows, where a
+ * reconnect of the library's own has only the last answered send time:
+ * the session cannot expire before that time + T. So its lease runs from
+ * then, as a new session's does. Anything else the connection confirms
+ * renews it as usual.
+ */
+static void
+el_resume_connected(struct election *el, int64_t sid)
+{
+	if (!el->resume_check || sid != el->sid || el->session_req == 0)
+		return;
+	if (!EL_MUTANT(32) && (!el->lease_known ||
+	    el->session_req > el->lease_sent)) {
+		el->lease_sent = el->session_req;
+		el->lease_known = 1;
+		if (el->now < el_lease_end(el))
+			el->lease_lapsed = 0;
+	}
+	el->session_req = 0;
+}
+
+/* The session expired before its facts were confirmed. */
+static void
+el_resume_lost(struct election *el)
+{
+	if (!el->resume_check)
+		return;
+	el->resume_check = 0;
+	if (el->promoted)
+		el->lost_reason = "startup";
+	else
+		el->startup_demote = el->resume_demote;
 }

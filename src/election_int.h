@@ -55,7 +55,11 @@
  * 27 the report lag is subtracted where it must be added (confirmations
  * closer than it pair), 28 a promote's room is measured to the lease's
  * end, not to the demote point (26-28: the simulator's,
- * tests/sim/seeds.txt). The tests must catch each.
+ * tests/sim/seeds.txt), 30 a resumed leader does not check that its node
+ * and E/claim are still its own, 31 a resumed daemon that was not leading
+ * never ends its checks nor demotes at its lease's demote point, 32 a
+ * re-opened session's lease is not renewed by its re-opening. The tests
+ * must catch each.
  */
 #ifdef EL_MUTANTS
 extern int el_mutant;
@@ -259,6 +263,11 @@ struct election {
 	const char *release_why;	/* the request that asked for it */
 	int release_attempts;
 	int data_dirty;		/* election.data changed: rewrite our nodes */
+
+	/* a resumed session (election_resume(), el_resume_next()) */
+	int resume_check;	/* what it holds is not all read back yet */
+	int resume_exact;	/* handed over by a live image: no guess in it */
+	int resume_demote;	/* demote_on_start, for a resume that fails */
 };
 
 /* election.c */
@@ -277,6 +286,8 @@ void el_switch_listed(struct election *el, const struct candidate *c, int n,
 int el_want_join(const struct election *el);
 int el_pipe_has(const struct election *el, enum el_op op);
 void el_pred_head(struct election *el);
+void el_resume_next(struct election *el);
+
 
 /* election_time.c */
 int64_t el_lease_end(const struct election *el);

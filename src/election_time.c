@@ -379,7 +379,8 @@ election_deadline(const struct election *el)
 		return d;
 	if (el->zk == EL_ZK_CONNECTED && !el->sync_inflight && !el->restart)
 		el_min(&d, el_sync_at(el));
-	if (el->lease_known && el_leading(el) && (!el->conn_lost ||
+	if (el->lease_known && (el_leading(el) ||
+	    (el->resume_check && !el->resume_exact)) && (!el->conn_lost ||
 	    ((el->hook == HOOK_PROMOTE || el->hook == HOOK_FENCE) &&
 	    !el->hook_cancelled)))
 		el_min(&d, el_demote_point(el));

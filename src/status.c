@@ -215,6 +215,12 @@ status_render(const struct status *st, int json)
 int
 status_write(const char *path, const char *text)
 {
+	return status_write_mode(path, text, 0644);
+}
+
+int
+status_write_mode(const char *path, const char *text, mode_t mode)
+{
 	char *tmp;
 	size_t len = strlen(text), off = 0;
 	ssize_t n;
@@ -226,12 +232,12 @@ status_write(const char *path, const char *text)
 	 * crash's leftover, a planted link) is removed, never written through.
 	 */
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-	    0644);
+	    mode);
 	if (fd == -1 && errno == EEXIST) {
 		if (unlink(tmp) == -1 && errno != ENOENT)
 			goto fail;
 		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-		    O_CLOEXEC, 0644);
+		    O_CLOEXEC, mode);
 	}
 	if (fd == -1)
 		goto fail;

@@ -53,5 +53,7 @@ void status_json_num(struct textbuf *b, const char *key, int64_t v,
  * same directory, then rename; no fsync.
  */
 int status_write(const char *path, const char *text);
+/* The same, the file created with mode (before the umask). */
+int status_write_mode(const char *path, const char *text, mode_t mode);
 
 #endif

@@ -364,7 +364,15 @@ zk_free(struct zk *zk)
 int
 zk_open(struct zk *zk, const char *hosts, int timeout_ms, const char *auth)
 {
+	return zk_open_session(zk, hosts, timeout_ms, auth, NULL);
+}
+
+int
+zk_open_session(struct zk *zk, const char *hosts, int timeout_ms,
+    const char *auth, const struct zk_session *sess)
+{
 	struct zk_hctx *h;
+	clientid_t cid;
 	zhandle_t *zh;
 	int rc;
 
@@ -373,8 +381,14 @@ zk_open(struct zk *zk, const char *hosts, int timeout_ms, const char *auth)
 	h = xcalloc(1, sizeof(*h));
 	h->q = &zk->q;
 	h->gen = ++zk->gen;
-	zh = zookeeper_init2(hosts, zk_watcher, timeout_ms, NULL, h, 0,
-	    zk_log);
+	if (sess != NULL) {
+		memset(&cid, 0, sizeof(cid));
+		cid.client_id = sess->sid;
+		memcpy(cid.passwd, sess->passwd, sizeof(cid.passwd));
+	}
+	zh = zookeeper_init2(hosts, zk_watcher, timeout_ms,
+	    sess != NULL ? &cid : NULL, h, 0, zk_log);
+	explicit_bzero(&cid, sizeof(cid));
 	if (zh == NULL) {
 		free(h);
 		return -1;
@@ -411,6 +425,20 @@ zk_open(struct zk *zk, const char *hosts, int timeout_ms, const char *auth)
 		zk->acl.data = zk->acl_buf;
 	} else
 		zk->acl = ZOO_OPEN_ACL_UNSAFE;
+	return 0;
+}
+
+int
+zk_session_get(const struct zk *zk, struct zk_session *sess)
+{
+	const clientid_t *cid;
+
+	memset(sess, 0, sizeof(*sess));
+	if (zk->zh == NULL || (cid = zoo_client_id(zk->zh)) == NULL ||
+	    cid->client_id == 0)
+		return -1;
+	sess->sid = cid->client_id;
+	memcpy(sess->passwd, cid->passwd, sizeof(sess->passwd));
 	return 0;
 }
 

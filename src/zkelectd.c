@@ -218,6 +218,13 @@ daemon_signal(evutil_socket_t sig, short what, void *arg)
 	case SIGHUP:
 		daemon_reload(d);
 		break;
+	case SIGUSR1:
+		/* Logs go to stderr: there is nothing to reopen. */
+		log_info("received SIGUSR1: ignored");
+		break;
+	case SIGUSR2:
+		reexec_request(d);
+		break;
 	case SIGCHLD:
 		hook_runner_reap(d->hooks);
 		break;
@@ -292,7 +299,8 @@ main(int argc, char *argv[])
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static const int sigs[5] = { SIGTERM, SIGINT, SIGHUP, SIGCHLD, 0 };
+	static const int sigs[7] = { SIGTERM, SIGINT, SIGHUP, SIGCHLD,
+	    SIGUSR1, SIGUSR2, 0 };
 	struct election_params ep;
 	struct ctl_params cp;
 	struct daemon d;
@@ -303,6 +311,10 @@ main(int argc, char *argv[])
 
 	memset(&d, 0, sizeof(d));
 	d.config_path = CONFIG_DEFAULT_PATH;
+	/* Kept as given (getopt may permute argv): a re-exec runs it again. */
+	d.argv = xcalloc((size_t)argc + 1, sizeof(char *));
+	for (i = 0; i < argc; i++)
+		d.argv[i] = argv[i];
 	while ((ch = getopt_long(argc, argv, "c:o:tVh", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
@@ -319,14 +331,17 @@ main(int argc, char *argv[])
 		case 'V':
 			(void)printf("zkelectd %s\n", ZKELECTD_VERSION);
 			free(d.overrides);
+			free(d.argv);
 			return 0;
 		case 'h':
 			usage(stdout);
 			free(d.overrides);
+			free(d.argv);
 			return 0;
 		default:
 			usage(stderr);
 			free(d.overrides);
+			free(d.argv);
 			return 2;
 		}
 	}
@@ -335,22 +350,27 @@ main(int argc, char *argv[])
 		    argv[optind]);
 		usage(stderr);
 		free(d.overrides);
+		free(d.argv);
 		return 2;
 	}
 	if (config_load(&d.cfg, d.config_path, d.overrides, d.noverrides, err,
 	    sizeof(err)) == -1) {
 		(void)fprintf(stderr, "zkelectd: %s\n", err);
 		free(d.overrides);
+		free(d.argv);
 		return 1;
 	}
 	if (check) {
 		(void)printf("configuration OK\n");
 		config_free(&d.cfg);
 		free(d.overrides);
+		free(d.argv);
 		return 0;
 	}
 	log_init("zkelectd", d.cfg.log_level);
 	zk_set_loglevel(d.cfg.log_level);
+	reexec_inherit(&d);
+	crashed_init(&d);
 	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
 		fatal("signal");
 	/* Children a hook leaves behind are ours to reap, not init's. */
@@ -378,6 +398,7 @@ main(int argc, char *argv[])
 	cp.group = d.cfg.socket_group;
 	cp.max_clients = zkelectd_fd_budget(&d.cfg);
 	cp.idle_timeout_ms = 5000;
+	cp.inherit_fd = d.rx_ctl;
 	d.ctl = ctl_open(d.base, &cp, command_handle, &d, ctlerr,
 	    sizeof(ctlerr));
 	if (d.ctl == NULL)
@@ -391,14 +412,27 @@ main(int argc, char *argv[])
 	d.notify = notify_new(d.base);
 	d.zk = zk_new(d.base, daemon_zk_event, &d);
 	daemon_election_params(&d, &ep);
+	/* A re-exec with no session: the image before ran no hook undone. */
+	if (d.rx_inherited && !d.rx_session)
+		ep.demote_on_start = 0;
 	d.el = election_new(&ep);
+	/* Once the socket is ours: no other daemon runs on this session. */
+	(void)resume_load(&d);
+	if (d.rx_paused)
+		election_pause(d.el, 1);
 	run_hook_init(&d);
+	reexec_adopt(&d);
 
 	for (i = 0; sigs[i] != 0; i++) {
 		d.ev_sig[i] = evsignal_new(d.base, sigs[i], daemon_signal, &d);
 		if (d.ev_sig[i] == NULL || event_add(d.ev_sig[i], NULL) == -1)
 			fatalx("signal event");
 	}
+	/* What a re-exec blocked (reexec.c) arrives now, if it came. */
+	reexec_unblock();
+	/* Its end may have come during the exec: looked at in the loop. */
+	if (d.rx_run_pid != -1 && kill(d.pid, SIGCHLD) == -1)
+		log_warn("kill SIGCHLD");
 	/*
 	 * One timer for all the election's deadlines, on the lease's clock:
 	 * after a suspend it fires at once, so a leader demotes on wake.
@@ -428,6 +462,8 @@ main(int argc, char *argv[])
 
 	/* Closing the session removes whatever ephemeral node is left. */
 	zk_close(d.zk);
+	resume_remove(&d);
+	crashed_remove(&d);
 	command_fail_queries(&d, "error stopping");
 	/* No publishing still due may overwrite "stopped". */
 	(void)event_del(d.ev_publish);
@@ -446,6 +482,7 @@ main(int argc, char *argv[])
 		(void)event_base_loop(d.base, EVLOOP_NONBLOCK);
 	log_notice("stopped");
 
+	reexec_free(&d);
 	switchover_free(&d);
 	preempt_free(&d);
 	ctl_close(d.ctl);
@@ -471,6 +508,7 @@ main(int argc, char *argv[])
 	free(d.last_leader);
 	free(d.notified_leader);
 	free(d.overrides);
+	free(d.argv);
 	config_free(&d.cfg);
 	return 0;
 }

@@ -34,6 +34,9 @@ struct waiter {
 
 struct daemon;
 
+/* HTTP listeners a re-exec hands over, at most. */
+#define RX_HTTP_MAX 16
+
 /* The queue as read for a command: candidates in queue order, their
  * data NULL where a node went while it was read. */
 struct queue_read {
@@ -75,7 +78,7 @@ struct daemon {
 	struct http *http;	/* NULL without control.http_listen */
 	struct notify *notify;
 
-	struct event *ev_sig[5];
+	struct event *ev_sig[7];
 	int deadline_fd;	/* timerfd on CLOCK_BOOTTIME */
 	struct event *ev_deadline;	/* the election's deadline */
 	int64_t armed_deadline;
@@ -135,6 +138,36 @@ struct daemon {
 	time_t since;
 	struct metrics m;
 	struct history hist;
+
+	/* reexec.c: SIGUSR2, and what the image before this one handed over */
+	char **argv;		/* main's, to run again */
+	int rx_pending;		/* a re-exec waits for its moment */
+	int64_t rx_since;
+	int64_t rx_lease_end;	/* the lease when it was asked for */
+	struct event *ev_rx;
+	int rx_inherited;	/* this image was started by a re-exec */
+	int rx_ctl;		/* inherited descriptors, 0 when none */
+	int rx_http[RX_HTTP_MAX];
+	size_t rx_nhttp;
+	pid_t rx_run_pid;	/* hooks.run's process, -1 when none */
+	int rx_run_fd;
+	time_t rx_run_since;
+	int rx_paused;
+	int rx_unhealthy;
+	int rx_exact;		/* the image before had confirmed its facts */
+	int rx_session;		/* the image before had a session */
+
+	/* resume.c: the session file and the session to re-attach */
+	char *session_path;
+	char *session_text;	/* as last written */
+	char session_boot[64];	/* the kernel's boot id, read once */
+	int resume_open;	/* the first open re-attaches resume_zs */
+	int resume_told;	/* its outcome is still to be logged */
+
+	/* crashed.c: the demote script for the unit's OnFailure= */
+	char *crashed_path;
+	char *crashed_text;	/* as last written ("" when there is none) */
+	struct zk_session resume_zs;
 };
 
 /* lease.c */
@@ -160,6 +193,24 @@ void daemon_run_hook(struct daemon *d, const struct el_action *act);
 void daemon_set_error(struct daemon *d, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* reexec.c */
+void reexec_request(struct daemon *d);
+void reexec_inherit(struct daemon *d);
+void reexec_adopt(struct daemon *d);
+void reexec_free(struct daemon *d);
+void reexec_unblock(void);
+
+/* crashed.c */
+void crashed_init(struct daemon *d);
+void crashed_save(struct daemon *d);
+void crashed_remove(struct daemon *d);
+
+/* resume.c */
+/* Reads the session file: 1 when a session is to be re-attached. */
+int resume_load(struct daemon *d);
+void resume_save(struct daemon *d);
+void resume_remove(struct daemon *d);
+
 /* notify_hook.c */
 void notify_hook_update(struct daemon *d);
 
@@ -167,6 +218,7 @@ void notify_hook_update(struct daemon *d);
 void run_hook_init(struct daemon *d);
 void run_hook_free(struct daemon *d);
 void run_hook_update(struct daemon *d);
+void run_hook_adopt(struct daemon *d, pid_t pid, int fd, time_t since);
 int run_hook_before_demote(struct daemon *d, const struct el_action *act);
 
 /* preempt.c */

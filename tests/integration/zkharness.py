@@ -552,6 +552,7 @@ class Daemon:
         self.san_report = None
         self.extra_env = dict(env or {})
         self.wrapper = []       # argv put before zkelectd's, e.g. prlimit
+        self.exe = None         # another zkelectd binary than binary()'s
         self.options = {
             "zookeeper.hosts": election.zk_hosts,
             "zookeeper.session_timeout": f"{election.session_timeout_ms}ms",
@@ -617,7 +618,8 @@ class Daemon:
             log.write(f"==== zkelectd -c {self.conf_path} ({time.strftime('%T')})\n"
                       .encode())
             log.flush()
-            self.proc = _spawn(self.wrapper + [str(binary("zkelectd")), "-c",
+            exe = self.exe or binary("zkelectd")
+            self.proc = _spawn(self.wrapper + [str(exe), "-c",
                                 str(self.conf_path)],
                                f"zkelectd {self.id}", stdout=log,
                                stderr=subprocess.STDOUT, env=env)

@@ -123,11 +123,17 @@ peer_is_live_candidate(const struct peer *p)
 	return p->running && !p->observer;
 }
 
-void
-peer_start(struct sim *s, struct peer *p)
+/*
+ * -R: the process starts on the session file when it holds a session
+ * (after a crash, or the image a re-exec starts, exact then), as
+ * resume.c does: the session re-attached, its lease and role as hints.
+ */
+static void
+peer_boot(struct sim *s, struct peer *p, int exact)
 {
-	if (p->running)
-		return;
+	struct el_resume r;
+	int resume = s->resume && p->sf_valid;
+
 	p->inc++;
 	p->running = 1;
 	p->stopped = 0;
@@ -144,9 +150,29 @@ peer_start(struct sim *s, struct peer *p)
 	    (long long)p->params.session_timeout_ms);
 	check_start(s, p);
 	election_clock(p->el, s->now);
+	if (resume) {
+		r = p->sf;
+		r.exact = exact;
+		election_resume(p->el, &r);
+		p->resuming = 1;
+		trace(s, p->idx, "resumes session %016llx (%s, epoch %lld, "
+		    "lease from %lld)", (unsigned long long)r.sid,
+		    r.leader ? "leader" : "not leading", (long long)r.epoch,
+		    (long long)r.lease_sent);
+	}
 	election_session_requested(p->el);
 	client_open(s, p);
+	if (resume)
+		p->cl.sid = p->sf.sid;
 	peer_step(s, p);
+}
+
+void
+peer_start(struct sim *s, struct peer *p)
+{
+	if (p->running)
+		return;
+	peer_boot(s, p, 0);
 }
 
 /* The process is gone: systemd kills its cgroup, hooks included. */
@@ -167,6 +193,24 @@ peer_exit(struct sim *s, struct peer *p, int send_close)
 	p->frozen = 0;
 	p->resign_wait = p->pause_wait = 0;
 	p->inc++;		/* its pending events are dropped */
+}
+
+/*
+ * SIGUSR2: the same process executes again once no hook runs and no
+ * operator waits (reexec.c), keeping its session; its connection closes
+ * with the old image.
+ */
+void
+peer_reexec(struct sim *s, struct peer *p)
+{
+	int exact = !p->resuming;	/* a resume not confirmed: a guess */
+
+	if (!p->running || p->frozen || p->hook_on || p->resign_wait ||
+	    p->pause_wait || !p->sf_valid)
+		return;
+	trace(s, p->idx, "fault: SIGUSR2, re-exec");
+	peer_exit(s, p, 0);
+	peer_boot(s, p, exact);
 }
 
 void
@@ -352,6 +396,7 @@ peer_perform(struct sim *s, struct peer *p, const struct el_action *act)
 		break;
 	case EL_ACT_STOPPED:
 		p->stopped = 1;
+		p->sf_valid = 0;	/* removed on a clean stop */
 		peer_exit(s, p, 1);
 		/* After the faults, whoever stops is started again. */
 		if (s->quiet)
@@ -365,6 +410,31 @@ peer_perform(struct sim *s, struct peer *p, const struct el_action *act)
 		p->pause_wait = 0;
 		break;
 	}
+}
+
+/* -R: the session file after every step, as resume.c writes it. */
+static void
+peer_session_file(struct sim *s, struct peer *p)
+{
+	struct election_view v;
+
+	if (!s->resume)
+		return;
+	election_view(p->el, &v);
+	if (p->resuming && !v.resuming) {
+		p->resuming = 0;
+		check_resumed(s, p, v.role);
+	}
+	if (v.sid == 0 || p->cl.sid != v.sid)
+		return;
+	memset(&p->sf, 0, sizeof(p->sf));
+	p->sf.sid = v.sid;
+	p->sf.timeout_ms = v.session_timeout_ms;
+	p->sf.lease_sent = v.lease_end != 0 ? v.lease_end -
+	    v.session_timeout_ms : 0;
+	p->sf.leader = v.promoted;
+	p->sf.epoch = v.epoch;
+	p->sf_valid = 1;
 }
 
 void
@@ -394,6 +464,7 @@ peer_step(struct sim *s, struct peer *p)
 	}
 	p->in_step = 0;
 	check_step(s, p);
+	peer_session_file(s, p);
 	peer_schedule(s, p);
 }
 

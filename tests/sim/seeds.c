@@ -54,6 +54,9 @@ seeds_word(struct seed_entry *e, const char *w, const char *path, int line)
 	} else if (strcmp(w, "A=1") == 0) {
 		e->opts.avail = 1;
 		return 0;
+	} else if (strcmp(w, "r=1") == 0) {
+		e->opts.resume = 1;
+		return 0;
 	} else if (strncmp(w, "B=", 2) == 0) {
 		if ((e->opts.sabotage = sabotage_parse(w + 2)) > 0)
 			return 0;

@@ -220,6 +220,7 @@ sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
 	s->big_tick = o->big_tick;
 	s->lease_model = o->lease_model || o->big_tick;
 	s->avail = o->avail;
+	s->resume = o->resume;
 	s->sabotage = o->sabotage;
 	trace_init(s, o->tracing);
 	rng_seed(&s->rng, seed);

@@ -160,6 +160,10 @@ struct peer {
 	/* the operator's waiting clients */
 	int resign_wait, pause_wait;
 	int64_t resign_since, pause_since;
+	/* -R: the session file, as resume.c keeps it after every step */
+	struct el_resume sf;
+	int sf_valid;
+	int resuming;		/* a resumed session not confirmed yet */
 };
 
 /* check.c: what the checker remembers of each daemon. */
@@ -226,6 +230,7 @@ enum fault_kind {
 	F_FORGE_MARK,		/* only with -P: a hand-made priority marker */
 	F_SRV_RESTART,		/* only with -L (l=1): a server restarts */
 	F_ELECTION,		/* only with -L: an election in the ensemble */
+	F_REEXEC,		/* only with -R (r=1): SIGUSR2, a re-exec */
 	F_NKINDS,
 };
 
@@ -271,6 +276,7 @@ struct sim {
 	int lease_model;	/* the ZooKeeper lease model, new faults (-L) */
 	int big_tick;		/* ticks up to T, not T/2 (-K) */
 	int avail;		/* the availability invariant (-A) */
+	int resume;		/* restarts resume the session (-R) */
 	int npeers;
 	struct peer peer[SIM_MAX_PEERS];
 	struct pcheck pc[SIM_MAX_PEERS];
@@ -317,6 +323,7 @@ struct sim_opts {
 	int lease_model;	/* -L (l=1): see sim.c */
 	int big_tick;		/* -K (K=1): ticks up to T, implies -L */
 	int avail;		/* -A (A=1): no needless demote */
+	int resume;		/* crashes resume, F_REEXEC (-R) */
 };
 int sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
     char *why, size_t whylen);
@@ -339,6 +346,7 @@ void peer_setup(struct sim *s, int i);
 int64_t peer_draw_priority(struct sim *s);
 void peer_start(struct sim *s, struct peer *p);
 void peer_crash(struct sim *s, struct peer *p);
+void peer_reexec(struct sim *s, struct peer *p);
 void peer_free(struct peer *p);
 void peer_event(struct sim *s, struct peer *p, const struct ev *ev);
 void peer_session(struct sim *s, struct peer *p, enum el_zk state);
@@ -396,6 +404,7 @@ void check_advance(struct sim *s, int64_t t);
 void check_freeze(struct sim *s, struct peer *p);
 void check_wake(struct sim *s, struct peer *p);
 void check_crash(struct sim *s, struct peer *p);
+void check_resumed(struct sim *s, struct peer *p, enum role role);
 void check_crumb_deleted(struct sim *s);
 void check_start(struct sim *s, struct peer *p);
 int64_t check_epoch_of(const char *data);

@@ -22,8 +22,9 @@ shift $(($# < 5 ? $# : 5))
 # -k 2000 tickTime modelled, -W switchovers, -P priorities (reloads,
 # forged markers), -L the ensemble's leader, its tick, elections and
 # server restarts, or -K the same with ticks up to T (below 2 ticks
-# nobody may lead).
-families=("-k 2000" "-W" "-P" "-L|-K")
+# nobody may lead), -R crash restarts that resume their session and
+# re-execs.
+families=("-k 2000" "-W" "-P" "-L|-K" "-R")
 if [ "$seed" = random ]; then
 	seed=$(($(od -An -N4 -tu4 /dev/urandom) % 1000000000 + 1))
 fi
