@@ -1046,13 +1046,14 @@ election_resume(struct election *el, const struct el_resume *r)
  * this process asked for it at zookeeper_init, which it knows, where a
  * reconnect of the library's own has only the last answered send time:
  * the session cannot expire before that time + T. So its lease runs from
- * then, as a new session's does. Anything else the connection confirms
- * renews it as usual.
+ * then, as a new session's does, whether the resume's checks are still
+ * running or a demote (a resign, a pause) ended them before it. Anything
+ * else the connection confirms renews it as usual.
  */
 static void
 el_resume_connected(struct election *el, int64_t sid)
 {
-	if (!el->resume_check || sid != el->sid || el->session_req == 0)
+	if (sid != el->sid || el->session_req == 0)
 		return;
 	if (!EL_MUTANT(32) && (!el->lease_known ||
 	    el->session_req > el->lease_sent)) {
