@@ -83,7 +83,7 @@ $(BUILD)/sim: $(SIMSRC) tests/sim/*.h $(SIMCORE) src/*.h
 	    $(ALL_LDFLAGS)
 
 # `make sim SEEDS=N [SEED=S] [JOBS=J]`: for every combination of the
-# simulator's optional fault families (-k 2000, -W, -P, -L or -K;
+# simulator's optional fault families (-k 2000, -W, -P, -L or -K, -R;
 # tests/sim/sweep.sh), a campaign of N schedules from seed S (drawn afresh
 # each run unless given, and printed) on J processes, availability checked
 # (-A), then the regression seeds; exit status 1 on any violation, with

@@ -10,7 +10,7 @@
 #      clang); the self-test and each harness count as one test each
 #   4. the election simulator: a fixed campaign of seeded schedules for
 #      every combination of its optional fault families (tests/sim/sweep.sh:
-#      24 of them), with availability checked (-A), $SIM_SCHEDULES schedules
+#      48 of them), with availability checked (-A), $SIM_SCHEDULES schedules
 #      for the plain one and $SIM_COMBO_SCHEDULES for each other, the
 #      regression seeds of tests/sim/seeds.txt, and each of their mutants
 #      found again (make sim-mutants); each campaign, the regression seeds
@@ -42,7 +42,7 @@ MAKE=${MAKE:-make}
 PYTHON=/usr/bin/python3
 TIMEOUT=${CHECK_TIMEOUT:-600}
 SIM_SCHEDULES=${SIM_SCHEDULES:-12000}
-SIM_COMBO_SCHEDULES=${SIM_COMBO_SCHEDULES:-2000}
+SIM_COMBO_SCHEDULES=${SIM_COMBO_SCHEDULES:-1000}
 # Options of every simulator campaign (invariants switched on): -A, no
 # needless demote (availability, tests/sim/README.md).
 SIM_ALWAYS=(-A)
