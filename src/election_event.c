@@ -474,6 +474,8 @@ election_op_done(struct election *el, enum el_op op,
 			el->parent_idx = 0;
 			if (el->node != NULL)
 				el_node_lost(el);
+			/* No parent, no node: a lost create made none. */
+			el->create_unknown = 0;
 		} else
 			el_op_error(el, rc);
 		break;
@@ -709,6 +711,14 @@ election_hook_done(struct election *el, enum hook_kind kind, int ok)
 	case HOOK_RUN:
 		break;
 	}
+	/*
+	 * A fence that ends without a promote leaves no leadership behind:
+	 * the contact it lost (a fence killed at the demote point) was that
+	 * attempt's, and must not demote the next one once the lease is
+	 * renewed. A promote ended by then is promoted, and still demotes.
+	 */
+	if (!el_leading(el))
+		el->conn_lost = 0;
 }
 
 /* Whether this leader looks at the queue: nothing else under way. */
@@ -1106,13 +1116,14 @@ election_resume(struct election *el, const struct el_resume *r)
  * this process asked for it at zookeeper_init, which it knows, where a
  * reconnect of the library's own has only the last answered send time:
  * the session cannot expire before that time + T. So its lease runs from
- * then, as a new session's does. Anything else the connection confirms
- * renews it as usual.
+ * then, as a new session's does, whether the resume's checks are still
+ * running or a demote (a resign, a pause) ended them before it. Anything
+ * else the connection confirms renews it as usual.
  */
 static void
 el_resume_connected(struct election *el, int64_t sid)
 {
-	if (!el->resume_check || sid != el->sid || el->session_req == 0)
+	if (sid != el->sid || el->session_req == 0)
 		return;
 	if (!EL_MUTANT(32) && (!el->lease_known ||
 	    el->session_req > el->lease_sent)) {
