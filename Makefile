@@ -85,13 +85,14 @@ $(BUILD)/sim: $(SIMSRC) tests/sim/*.h $(SIMCORE) src/*.h
 	    $(ALL_LDFLAGS)
 
 # `make sim SEEDS=N [SEED=S] [JOBS=J]`: for every combination of the
-# simulator's optional fault families (-k 2000, -W, -P), a campaign of N
-# schedules from seed S (drawn afresh each run unless given, and printed)
-# on J processes, then the regression seeds; exit status 1 on any
-# violation, with the lines that replay it. `make sim-mutants`: every seed of seeds.txt marked m=N must
+# simulator's optional fault families (-k 2000, -W, -P, -L or -K, -R;
+# tests/sim/sweep.sh), a campaign of N schedules from seed S (drawn afresh
+# each run unless given, and printed) on J processes, availability checked
+# (-A), then the regression seeds; exit status 1 on any violation, with
+# the lines that replay it. `make sim-mutants`: every seed of seeds.txt marked m=N must
 # find mutant N of the core (tests/sim/seeds.txt).
 sim: $(BUILD)/sim
-	tests/sim/sweep.sh $(BUILD)/sim $(SEED) $(SEEDS) $(JOBS)
+	tests/sim/sweep.sh $(BUILD)/sim $(SEED) $(SEEDS) $(JOBS) $(SEEDS) -- -A
 	$(BUILD)/sim -f tests/sim/seeds.txt
 
 sim-mutants:

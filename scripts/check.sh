@@ -9,8 +9,8 @@
 #      seed corpora, after their validators' self-test (make fuzz-replay;
 #      clang); the self-test and each harness count as one test each
 #   4. the election simulator: a fixed campaign of seeded schedules for
-#      every combination of its optional fault families (tests/sim/sweep.sh),
-#      $SIM_SCHEDULES schedules
+#      every combination of its optional fault families (tests/sim/sweep.sh:
+#      48 of them), with availability checked (-A), $SIM_SCHEDULES schedules
 #      for the plain one and $SIM_COMBO_SCHEDULES for each other, the
 #      regression seeds of tests/sim/seeds.txt, and each of their mutants
 #      found again (make sim-mutants); each campaign, the regression seeds
@@ -41,10 +41,11 @@ SAN_BUILD=${SAN_BUILD:-build-san}
 MAKE=${MAKE:-make}
 PYTHON=/usr/bin/python3
 TIMEOUT=${CHECK_TIMEOUT:-600}
-SIM_SCHEDULES=${SIM_SCHEDULES:-12000}
-SIM_COMBO_SCHEDULES=${SIM_COMBO_SCHEDULES:-2500}
-# Options of every simulator campaign (invariants switched on).
-SIM_ALWAYS=()
+SIM_SCHEDULES=${SIM_SCHEDULES:-6000}
+SIM_COMBO_SCHEDULES=${SIM_COMBO_SCHEDULES:-400}
+# Options of every simulator campaign (invariants switched on): -A, no
+# needless demote (availability, tests/sim/README.md).
+SIM_ALWAYS=(-A)
 WORKERS=${INTEGRATION_WORKERS:-3}
 JOBS=$(nproc)
 sim_schedules=0

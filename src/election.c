@@ -1173,6 +1173,11 @@ el_next_zk(struct election *el, struct el_action *act)
 		el_next_release(el, act);
 		return;
 	}
+	if (el->marks_unknown && el->parents_done && !EL_MUTANT(33) &&
+	    !el_pipe_has(el, EL_OP_MARKS)) {
+		el_act_zk_pipe(el, act, EL_OP_MARKS, el->prio_dir, 1);
+		return;
+	}
 	if (el_next_mark(el, act))
 		return;
 	if (el_want_join(el))

@@ -215,6 +215,23 @@ el_list_done(struct election *el, const struct el_result *res)
 	free(c);
 }
 
+/*
+ * A marker of our session that we do not know we have (a resumed
+ * session's) becomes ours: el_next_mark() then keeps, replaces or
+ * deletes it. Not while a MARK flies: its reply says what it made.
+ */
+static void
+el_mark_adopt(struct election *el, int64_t sid, const char *name)
+{
+	char *path;
+
+	if (sid != el->sid || el->sid == 0 || el->mark_have != NULL ||
+	    el_pipe_has(el, EL_OP_MARK) || EL_MUTANT(33))
+		return;
+	(void)xasprintf(&path, "%s/%s", el->prio_dir, name);
+	el->mark_have = path;
+}
+
 /* The markers of E/priority, for a yield (see el_yield()). */
 static void
 el_marks_done(struct election *el, const struct el_result *res)
@@ -227,6 +244,7 @@ el_marks_done(struct election *el, const struct el_result *res)
 		return;
 	}
 	el->nmarks = 0;
+	el->marks_unknown = 0;
 	free(el->mark_sid);
 	free(el->mark_prio);
 	el->mark_sid = el->mark_prio = NULL;
@@ -240,6 +258,7 @@ el_marks_done(struct election *el, const struct el_result *res)
 			    &prio) == 0) {
 				el->mark_sid[el->nmarks] = sid;
 				el->mark_prio[el->nmarks++] = prio;
+				el_mark_adopt(el, sid, res->children[i]);
 			}
 	}
 	/*
@@ -477,6 +496,8 @@ election_op_done(struct election *el, enum el_op op,
 			el->parent_idx = 0;
 			if (el->node != NULL)
 				el_node_lost(el);
+			/* No parent, no node: a lost create made none. */
+			el->create_unknown = 0;
 		} else
 			el_op_error(el, rc);
 		break;
@@ -744,6 +765,14 @@ election_hook_done(struct election *el, enum hook_kind kind, int ok)
 	case HOOK_RUN:
 		break;
 	}
+	/*
+	 * A fence that ends without a promote leaves no leadership behind:
+	 * the contact it lost (a fence killed at the demote point) was that
+	 * attempt's, and must not demote the next one once the lease is
+	 * renewed. A promote ended by then is promoted, and still demotes.
+	 */
+	if (!el_leading(el))
+		el->conn_lost = 0;
 }
 
 /* Whether this leader looks at the queue: nothing else under way. */
@@ -1106,6 +1135,13 @@ election_resume(struct election *el, const struct el_resume *r)
 	el->create_unknown = 1;
 	el->data_dirty = 1;
 	el->cl.known = 0;	/* which claim is ours: E/claims is listed */
+	/*
+	 * So are its priority markers: the image before may have made one
+	 * for a priority that a reload has changed since, and a marker
+	 * left behind makes the heads yield to it for good (sim -W -P -L
+	 * -R 30000017). E/priority is listed and ours is adopted.
+	 */
+	el->marks_unknown = 1;
 	/* Out of the election for its health: it stays out until it rises. */
 	if (r->unhealthy && el->check_configured) {
 		el->unhealthy = 1;
@@ -1134,13 +1170,14 @@ election_resume(struct election *el, const struct el_resume *r)
  * this process asked for it at zookeeper_init, which it knows, where a
  * reconnect of the library's own has only the last answered send time:
  * the session cannot expire before that time + T. So its lease runs from
- * then, as a new session's does. Anything else the connection confirms
- * renews it as usual.
+ * then, as a new session's does, whether the resume's checks are still
+ * running or a demote (a resign, a pause) ended them before it. Anything
+ * else the connection confirms renews it as usual.
  */
 static void
 el_resume_connected(struct election *el, int64_t sid)
 {
-	if (!el->resume_check || sid != el->sid || el->session_req == 0)
+	if (sid != el->sid || el->session_req == 0)
 		return;
 	if (!EL_MUTANT(32) && (!el->lease_known ||
 	    el->session_req > el->lease_sent)) {

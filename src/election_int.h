@@ -58,7 +58,10 @@
  * tests/sim/seeds.txt), 30 a resumed leader does not check that its node
  * and claim are still its own, 31 a resumed daemon that was not leading
  * never ends its checks nor demotes at its lease's demote point, 32 a
- * re-opened session's lease is not renewed by its re-opening. Issue 19's
+ * re-opened session's lease is not renewed by its re-opening, 33 a
+ * resumed session does not look for its priority markers (one made for a
+ * priority a reload changed since stays, and heads yield to it for good;
+ * the simulator's, -W -P -L -R). Issue 19's
  * (40 on, each caught by a unit test):
  * 40 a release whose reply was lost forgets
  * the priority marker it may have left, 41 a leader preempts to the best
@@ -259,6 +262,7 @@ struct election {
 	 */
 	char *mark_have;
 	int mark_unsure;	/* a lost release may have deleted it */
+	int marks_unknown;	/* a resumed session's own: list E/priority */
 	char *mark_path;	/* the one being made */
 	int marks_fresh;
 	int yield_listed;	/* 1 a listing is wanted for a yield, 2 made,

@@ -54,7 +54,11 @@
  * A leader must have finished its demote hook by lease_end, so it starts
  * demoting at lease_end minus the demote hook's budget (its timeout, at
  * which its group is SIGKILLed) minus a small margin, connected or not
- * (reason lease-lost). The keepalive sync goes when it can renew the
+ * (reason lease-lost). That decision is taken back when a reply read
+ * after the clock (a wake from a freeze) renews the lease before the
+ * demote has started, and when a fence killed for it ends with nothing
+ * promoted; a promote killed for it is always undone by the demote.
+ * The keepalive sync goes when it can renew the
  * lease: a report lag after the last confirmation came. So a leader that
  * stops hearing the quorum right after a confirmation leads on for
  * W = T - max(tick/2, T/10) - demote_timeout - 100 ms - two round trips
@@ -126,6 +130,17 @@ el_lease_from(struct election *el, int64_t base)
 	el->lease_known = 1;
 	if (el->now < el_lease_end(el))
 		el->lease_lapsed = 0;
+	/*
+	 * A leader that read the clock past its demote point before it
+	 * read a reply renewing the lease (a wake from a freeze, a buffered
+	 * reply) leads on, as if it had read them in the other order: no
+	 * demote has started yet. A promote or fence already killed for it
+	 * still ends in a demote (election_hook_done()).
+	 */
+	if (el->conn_lost && strcmp(el->conn_lost_why, "lease-lost") == 0 &&
+	    !el_lease_short(el) && !(el->hook_cancelled &&
+	    (el->hook == HOOK_PROMOTE || el->hook == HOOK_FENCE)))
+		el->conn_lost = 0;
 }
 
 /* A server answered a request sent then (its reply is in). */

@@ -135,12 +135,17 @@ def test_reload_applies_data_and_refuses_identity_changes(election):
 
 
 def test_digest_auth_sets_creator_all_world_read(election, kz):
-    d = election.daemon("node1", options={"zookeeper.auth": "digest:ops:s3cret"})
+    # A root of its own: the parents it creates get the same ACLs, and a
+    # read-only /zkelectd would lock out every later test on this server.
+    root = f"/auth-{election.service}"
+    path = f"{root}/{election.service}"
+    d = election.daemon("node1", options={"zookeeper.auth": "digest:ops:s3cret",
+                                          "zookeeper.root": root})
     d.wait_role("leader")
-    kids = kz.get_children(f"{election.path}/candidates")
+    kids = kz.get_children(f"{path}/candidates")
     assert len(kids) == 1
-    for path in (f"{election.path}/candidates/{kids[0]}", f"{election.path}/leader",
-                 f"{election.path}/breadcrumb"):
+    for path in (f"{path}/candidates/{kids[0]}", f"{path}/leader",
+                 f"{path}/breadcrumb"):
         acls, _ = kz.get_acls(path)
         perms = {(a.id.scheme, a.id.id): a.perms for a in acls}
         assert perms.get(("world", "anyone")) == 1, (path, acls)  # READ only
@@ -150,7 +155,7 @@ def test_digest_auth_sets_creator_all_world_read(election, kz):
     # Without the password nobody else can delete the leader's nodes.
     from kazoo.exceptions import NoAuthError
     try:
-        kz.delete(f"{election.path}/leader")
+        kz.delete(f"{root}/{election.service}/leader")
     except NoAuthError:
         pass
     else:

@@ -39,6 +39,7 @@ spec() {
 17;delete-node;E/leader is missing|reports leader
 18;$admin;\(a\) two|\(i\)
 19;$admin;\(a\) two|\(i\)
+25;$admin;\(L1\);-L;l=1
 26;$admin;\(L1\);-L;l=1
 27;$admin;\(L1\);-k 2000;k=2000
 28;$admin;\(L2\) .*promote starts
@@ -47,6 +48,10 @@ spec() {
 43;;\(sw\);-P -W;p=1 w=1
 44;;pause asked
 45;;unhealthy with no check;-H;h=1
+23;;\(f\) 0 leader;-P;p=1
+30;;\(h\);-R;r=1
+31;;stays at or before now;-R;r=1
+33;;\(top\);-W -P -L -R;w=1 p=1 l=1 r=1
 60;auth;\(a\) two|on a claim behind
 EOT
 }

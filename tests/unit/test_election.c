@@ -349,17 +349,28 @@ join(struct election *el, int64_t sid, const char *node)
 	reply_get(el, EL_OP_WATCH_OWN, "", sid, 100);
 }
 
+/* Joined, alone in the queue: the breadcrumb read (crumb's data, or none). */
 static void
-become_leader(struct election *el)
+join_alone(struct election *el, const char *crumb)
 {
 	char *kids[] = { OURS };
-	struct el_action a;
 
 	join(el, SID, CAND "/" OURS);
 	expect_op(el, EL_OP_LIST, CAND);
 	reply_list(el, kids, 1);
 	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
-	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	if (crumb == NULL)
+		reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	else
+		reply_get(el, EL_OP_BREADCRUMB, crumb, 0, 7);
+}
+
+static void
+become_leader(struct election *el)
+{
+	struct el_action a;
+
+	join_alone(el, NULL);
 	expect_hook(el, HOOK_PROMOTE, "elected");
 	assert_int_equal(election_role(el), ROLE_PROMOTING);
 	election_hook_done(el, HOOK_PROMOTE, 1);
@@ -1376,15 +1387,10 @@ static void
 test_promote_failure(void **state)
 {
 	struct election *el = el_new(0, 0);
-	char *kids[] = { OURS };
 	struct el_action a;
 
 	(void)state;
-	join(el, SID, CAND "/" OURS);
-	expect_op(el, EL_OP_LIST, CAND);
-	reply_list(el, kids, 1);
-	expect_op(el, EL_OP_BREADCRUMB, NULL);
-	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	join_alone(el, NULL);
 	expect_hook(el, HOOK_PROMOTE, "elected");
 	election_hook_done(el, HOOK_PROMOTE, 0);
 	expect_hook(el, HOOK_DEMOTE, "promote-failed");
@@ -1444,14 +1450,9 @@ static void
 test_demote_waits_for_promote(void **state)
 {
 	struct election *el = el_new(0, 0);
-	char *kids[] = { OURS };
 
 	(void)state;
-	join(el, SID, CAND "/" OURS);
-	expect_op(el, EL_OP_LIST, CAND);
-	reply_list(el, kids, 1);
-	expect_op(el, EL_OP_BREADCRUMB, NULL);
-	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	join_alone(el, NULL);
 	expect_hook(el, HOOK_PROMOTE, "elected");
 	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
 	expect_none(el);	/* never two hooks at once */
@@ -1512,15 +1513,10 @@ static void
 test_fence_after_unclean_leader(void **state)
 {
 	struct election *el = el_new(0, 1);
-	char *kids[] = { OURS };
 	struct election_view v;
 
 	(void)state;
-	join(el, SID, CAND "/" OURS);
-	expect_op(el, EL_OP_LIST, NULL);
-	reply_list(el, kids, 1);
-	expect_op(el, EL_OP_BREADCRUMB, NULL);
-	reply_get(el, EL_OP_BREADCRUMB, "id=old\ndata=h:1\nepoch=7\n", 0, 7);
+	join_alone(el, "id=old\ndata=h:1\nepoch=7\n");
 	expect_hook(el, HOOK_FENCE, "elected");
 	election_view(el, &v);
 	assert_string_equal(v.crumb_id, "old");
@@ -1708,15 +1704,10 @@ static void
 test_promote_failed_then_expiry_rejoins(void **state)
 {
 	struct election *el = el_new(0, 0);
-	char *kids[] = { OURS };
 	struct election_view v;
 
 	(void)state;
-	join(el, SID, CAND "/" OURS);
-	expect_op(el, EL_OP_LIST, NULL);
-	reply_list(el, kids, 1);
-	expect_op(el, EL_OP_BREADCRUMB, NULL);
-	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	join_alone(el, NULL);
 	expect_hook(el, HOOK_PROMOTE, "elected");
 	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
 	election_hook_done(el, HOOK_PROMOTE, 0);
@@ -1768,15 +1759,12 @@ test_pause_during_create_releases_it(void **state)
 	election_free(el);
 }
 
-/* Defect: a lost create, then pause: the orphan is found and deleted. */
+/* A create's reply lost, then a pause: the listing that looks for it. */
 static void
-test_pause_after_lost_create_deletes_orphan(void **state)
+lost_create_then_pause(struct election *el)
 {
-	struct election *el = el_new(0, 0);
-	char *kids[] = { OTHER1, OURS };
 	struct el_action a;
 
-	(void)state;
 	up_no_leader(el);
 	for (a = next(el); a.op == EL_OP_PARENT; a = next(el))
 		reply(el, EL_OP_PARENT, ZOK);
@@ -1795,6 +1783,18 @@ test_pause_after_lost_create_deletes_orphan(void **state)
 	reply(el, EL_OP_SYNC, ZOK);
 	hold_syncs = 0;
 	expect_op(el, EL_OP_LIST, NULL);
+}
+
+/* Defect: a lost create, then pause: the orphan is found and deleted. */
+static void
+test_pause_after_lost_create_deletes_orphan(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *kids[] = { OTHER1, OURS };
+	struct el_action a;
+
+	(void)state;
+	lost_create_then_pause(el);
 	reply_list(el, kids, 2);
 	expect_op(el, EL_OP_BREADCRUMB, NULL);
 	reply(el, EL_OP_BREADCRUMB, ZNONODE);
@@ -1808,6 +1808,26 @@ test_pause_after_lost_create_deletes_orphan(void **state)
 	/* Resumed: exactly one new node. */
 	election_pause(el, 0);
 	expect_op(el, EL_OP_CREATE, NULL);
+	election_free(el);
+}
+
+/*
+ * Found by the simulator (-k 2000 -P -L, seed 13000326): a create's reply
+ * lost, a pause, and the queue's parent gone (deleted by hand): the
+ * listing that looks for the orphan failed NONODE, again and again, and
+ * the pause was never answered. No parent, no node of ours.
+ */
+static void
+test_pause_after_lost_create_without_parent(void **state)
+{
+	struct election *el = el_new(0, 0);
+
+	(void)state;
+	lost_create_then_pause(el);
+	reply(el, EL_OP_LIST, ZNONODE);
+	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	assert_int_equal(next(el).type, EL_ACT_PAUSED);
 	election_free(el);
 }
 
@@ -1990,15 +2010,10 @@ static void
 test_fence_during_expiry_counts_for_nothing(void **state)
 {
 	struct election *el = el_new(0, 1);
-	char *kids[] = { OURS };
 	char *kids2[] = { NEWER };
 
 	(void)state;
-	join(el, SID, CAND "/" OURS);
-	expect_op(el, EL_OP_LIST, NULL);
-	reply_list(el, kids, 1);
-	expect_op(el, EL_OP_BREADCRUMB, NULL);
-	reply_get(el, EL_OP_BREADCRUMB, "id=old\ndata=\nepoch=7\n", 0, 7);
+	join_alone(el, "id=old\ndata=\nepoch=7\n");
 	expect_hook(el, HOOK_FENCE, "elected");
 	election_session(el, EL_ZK_EXPIRED, 0, T_MS);
 	/* Its session is gone: the fence is stopped at once... */
@@ -2039,15 +2054,10 @@ static void
 test_demote_carries_the_lost_epoch(void **state)
 {
 	struct election *el = el_new(0, 0);
-	char *kids[] = { OURS };
 	struct el_action a;
 
 	(void)state;
-	join(el, SID, CAND "/" OURS);
-	expect_op(el, EL_OP_LIST, NULL);
-	reply_list(el, kids, 1);
-	expect_op(el, EL_OP_BREADCRUMB, NULL);
-	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	join_alone(el, NULL);
 	a = next(el);
 	assert_int_equal(a.hook, HOOK_PROMOTE);
 	assert_int_equal(a.epoch, 100);
@@ -2132,16 +2142,11 @@ static void
 test_promote_cut_short_at_the_demote_point(void **state)
 {
 	struct election *el = el_new(0, 0);
-	char *kids[] = { OURS };
 	struct election_view v;
 	struct el_action a;
 
 	(void)state;
-	join(el, SID, CAND "/" OURS);
-	expect_op(el, EL_OP_LIST, NULL);
-	reply_list(el, kids, 1);
-	expect_op(el, EL_OP_BREADCRUMB, NULL);
-	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	join_alone(el, NULL);
 	expect_hook(el, HOOK_PROMOTE, "elected");
 	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
 	expect_none(el);
@@ -2158,20 +2163,122 @@ test_promote_cut_short_at_the_demote_point(void **state)
 	election_free(el);
 }
 
+/*
+ * Found by the simulator (-L -A): a fence killed at the demote point left
+ * "contact lost" set with nothing promoted; once the lease was renewed the
+ * node fenced and promoted again and demoted at once, reason lease-lost,
+ * inside its lease (or lease-lost where its promote had failed).
+ */
+static void
+fence_killed_then_renewed(struct election *el)
+{
+	struct el_action a;
+
+	join_alone(el, "id=old\ndata=h:1\nepoch=7\n");
+	expect_hook(el, HOOK_FENCE, "elected");
+	/* The quorum stops answering: the keepalive sync hangs. */
+	hold_syncs = 1;
+	tick(el, T_MS / 4);
+	expect_op(el, EL_OP_SYNC, "/");
+	now = election_deadline(el);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_CANCEL);
+	assert_int_equal(a.hook, HOOK_FENCE);
+	election_hook_done(el, HOOK_FENCE, 0);
+	/* Nothing was promoted: nothing to demote. */
+	expect_none(el);
+	assert_int_equal(election_role(el), ROLE_FOLLOWER);
+	/* The quorum answers again: the lease is renewed. */
+	reply(el, EL_OP_SYNC, ZOK);
+	hold_syncs = 0;
+	tick(el, T_MS / 4);
+	expect_hook(el, HOOK_FENCE, "elected");
+	election_hook_done(el, HOOK_FENCE, 1);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+}
+
+static void
+test_fence_killed_at_the_demote_point_then_renewed(void **state)
+{
+	struct election *el = el_new(0, 1);
+
+	(void)state;
+	fence_killed_then_renewed(el);
+	election_hook_done(el, HOOK_PROMOTE, 1);
+	assert_int_equal(next(el).op, EL_OP_ACK);
+	reply(el, EL_OP_ACK, ZOK);
+	/* Its lease holds: it leads. */
+	expect_none(el);
+	assert_int_equal(election_role(el), ROLE_LEADER);
+	election_free(el);
+
+	el = el_new(0, 1);
+	fence_killed_then_renewed(el);
+	election_hook_done(el, HOOK_PROMOTE, 0);
+	expect_hook(el, HOOK_DEMOTE, "promote-failed");
+	election_free(el);
+}
+
+/*
+ * Found by the simulator (-L -A): a leader woken from a freeze read the
+ * clock past its demote point, then a reply already in its socket renewed
+ * the lease; it demoted all the same (lease-lost) inside the new lease.
+ */
+static void
+test_renewal_read_after_the_demote_point(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct election_view v;
+
+	(void)state;
+	become_leader(el);
+	hold_syncs = 1;
+	now = election_deadline(el);
+	expect_op(el, EL_OP_SYNC, "/");
+	election_view(el, &v);
+	/* Frozen until past the demote point: the clock is read first. */
+	now = v.demote_at + 1;
+	election_clock(el, now);
+	reply(el, EL_OP_SYNC, ZOK);
+	election_view(el, &v);
+	assert_true(now < v.demote_at);
+	expect_none(el);
+	assert_int_equal(election_role(el), ROLE_LEADER);
+	election_free(el);
+}
+
+/* A promote killed at the demote point is undone, renewal or not. */
+static void
+test_promote_killed_then_renewed_still_demotes(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct el_action a;
+
+	(void)state;
+	join_alone(el, NULL);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	hold_syncs = 1;
+	now = election_deadline(el);
+	expect_op(el, EL_OP_SYNC, "/");
+	now = election_deadline(el);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_CANCEL);
+	assert_int_equal(a.hook, HOOK_PROMOTE);
+	reply(el, EL_OP_SYNC, ZOK);
+	election_hook_done(el, HOOK_PROMOTE, 0);
+	expect_hook(el, HOOK_DEMOTE, "lease-lost");
+	election_free(el);
+}
+
 /* Found by the simulator: pause, then resume, while promote runs. */
 static void
 test_pause_resume_during_promote(void **state)
 {
 	struct election *el = el_new(0, 0);
-	char *kids[] = { OURS };
 	struct el_action a;
 
 	(void)state;
-	join(el, SID, CAND "/" OURS);
-	expect_op(el, EL_OP_LIST, NULL);
-	reply_list(el, kids, 1);
-	expect_op(el, EL_OP_BREADCRUMB, NULL);
-	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	join_alone(el, NULL);
 	expect_hook(el, HOOK_PROMOTE, "elected");
 	election_pause(el, 1);
 	election_pause(el, 0);
@@ -2219,17 +2326,12 @@ static void
 test_claim_waits_for_the_previous_holder(void **state)
 {
 	struct election *el = el_new(0, 0);
-	char *kids[] = { OURS };
 	char *claims[] = { CLAIM_OURS6, CLAIM_AA };
 	struct el_action a;
 	struct el_result r;
 
 	(void)state;
-	join(el, SID, CAND "/" OURS);
-	expect_op(el, EL_OP_LIST, NULL);
-	reply_list(el, kids, 1);
-	expect_op(el, EL_OP_BREADCRUMB, NULL);
-	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	join_alone(el, NULL);
 	hold_claims = 1;
 	a = next(el);
 	assert_int_equal(a.op, EL_OP_CLAIM);
@@ -2461,6 +2563,50 @@ test_priority_marker_made_before_the_node(void **state)
 	p.priority = -2;
 	election_reconfigure(el, &p);
 	expect_op(el, EL_OP_MARK, E "/priority/000000001234abcd_-2");
+	election_free(el);
+}
+
+/*
+ * Found by the simulator (-W -P -K, seed 22000326): a priority given by a
+ * reload while the queue's parents were still being made skipped to
+ * E/priority, whose own parent did not exist yet: NONODE for ever, and the
+ * daemon never joined. The parents are made from the top, and a NONODE
+ * (a tree deleted by hand) starts them again from the top.
+ */
+static void
+test_priority_reload_before_the_parents_exist(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	struct el_action a;
+
+	(void)state;
+	params_init(&p, 0, 0, 0);
+	el = el_start(&p);
+	up_no_leader(el);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_PARENT);
+	assert_string_equal(a.path, "/zkelectd");
+	p.priority = 5;
+	election_reconfigure(el, &p);
+	reply(el, EL_OP_PARENT, ZOK);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_PARENT);
+	assert_string_equal(a.path, E);
+	/* Deleted by hand meanwhile: from the top again. */
+	reply(el, EL_OP_PARENT, ZNONODE);
+	a = next(el);
+	if (a.type == EL_ACT_NONE) {
+		now = election_deadline(el);
+		a = next(el);
+	}
+	assert_int_equal(a.op, EL_OP_PARENT);
+	assert_string_equal(a.path, "/zkelectd");
+	while (a.type == EL_ACT_ZK && a.op == EL_OP_PARENT) {
+		reply(el, EL_OP_PARENT, ZOK);
+		a = next(el);
+	}
+	assert_int_equal(a.op, EL_OP_MARK);
 	election_free(el);
 }
 
@@ -2842,11 +2988,7 @@ test_lost_claim_reply_is_read_back(void **state)
 	char *claims[] = { CLAIM_OURS6 };
 
 	(void)state;
-	join(el, SID, CAND "/" OURS);
-	expect_op(el, EL_OP_LIST, NULL);
-	reply_list(el, kids, 1);
-	expect_op(el, EL_OP_BREADCRUMB, NULL);
-	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	join_alone(el, NULL);
 	hold_claims = 1;
 	expect_op(el, EL_OP_CLAIM, NULL);
 	reply(el, EL_OP_CLAIM, ZCONNECTIONLOSS);
@@ -3121,6 +3263,9 @@ main(void)
 		cmocka_unit_test(test_demote_waits_for_promote),
 		cmocka_unit_test(test_waits_for_old_ack),
 		cmocka_unit_test(test_fence_after_unclean_leader),
+		cmocka_unit_test(test_fence_killed_at_the_demote_point_then_renewed),
+		cmocka_unit_test(test_renewal_read_after_the_demote_point),
+		cmocka_unit_test(test_promote_killed_then_renewed_still_demotes),
 		cmocka_unit_test(test_own_node_deleted_while_leader),
 		cmocka_unit_test(test_resign_rejoins_at_back),
 		cmocka_unit_test(test_new_data_applies_at_once),
@@ -3128,6 +3273,7 @@ main(void)
 		cmocka_unit_test(test_promote_failed_then_expiry_rejoins),
 		cmocka_unit_test(test_pause_during_create_releases_it),
 		cmocka_unit_test(test_pause_after_lost_create_deletes_orphan),
+		cmocka_unit_test(test_pause_after_lost_create_without_parent),
 		cmocka_unit_test(test_orphan_leader_node_is_deleted),
 		cmocka_unit_test(test_check_shares_the_slot),
 		cmocka_unit_test(test_check_removed_while_it_runs),
@@ -3151,6 +3297,7 @@ main(void)
 		cmocka_unit_test(test_no_promote_on_a_lease_nearly_spent),
 		cmocka_unit_test(test_head_yields_once_to_a_higher_priority),
 		cmocka_unit_test(test_priority_marker_made_before_the_node),
+		cmocka_unit_test(test_priority_reload_before_the_parents_exist),
 		cmocka_unit_test(
 		    test_resigned_marker_stays_away_until_another_leads),
 		cmocka_unit_test(test_marker_of_a_lost_release_is_deleted),

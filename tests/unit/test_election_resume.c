@@ -468,6 +468,46 @@ test_reopened_session_renews_the_lease(void **state)
 	election_free(el);
 }
 
+/*
+ * Found by the simulator (-k 2000 -P -R -A, seed 29000453): a re-exec'd
+ * leader demoted (an operator's resign) before its first connection, so
+ * its resume's checks were over when the session was re-opened; the
+ * re-opening then renewed nothing (this image had no answered request
+ * yet) and it later demoted for lease-lost a request's worth too early.
+ * The image asked for the session at zookeeper_init: a re-opening renews
+ * the lease from then, checks or not.
+ */
+static void
+test_reopened_after_the_checks_renews_the_lease(void **state)
+{
+	struct election_view v;
+	struct el_resume r;
+	struct election *el;
+	struct el_action a;
+	int64_t asked;
+
+	(void)state;
+	resume_hint(&r, 1, 1);
+	r.lease_sent = now - T_MS / 2;
+	el = resumed(&r, 1);
+	election_session_requested(el);
+	asked = now;
+	election_pause(el, 1);
+	election_next(el, &a);
+	assert_int_equal(a.type, EL_ACT_HOOK);
+	assert_int_equal(a.hook, HOOK_DEMOTE);
+	/* The demote decided it: the resume's checks are over. */
+	election_next(el, &a);
+	election_view(el, &v);
+	assert_int_equal(v.resuming, 0);
+	now += 200;
+	election_clock(el, now);
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+	election_view(el, &v);
+	assert_int_equal(v.lease_end, asked + T_MS);
+	election_free(el);
+}
+
 int
 main(void)
 {
@@ -489,6 +529,8 @@ main(void)
 		cmocka_unit_test(
 		    test_unconfirmed_crash_resume_demotes_as_a_start),
 		cmocka_unit_test(test_reopened_session_renews_the_lease),
+		cmocka_unit_test(
+		    test_reopened_after_the_checks_renews_the_lease),
 		cmocka_unit_test(test_resumed_unhealthy_node_stays_out),
 	};
 
