@@ -32,7 +32,11 @@ struct world {
 	int64_t leader_owner;	/* E/leader's: 0 none */
 	int64_t claim_owner;	/* E/claim's: 0 none */
 	int ahead;		/* another session's node before ours */
+	const char *marker;	/* our priority marker's name in E/priority */
 };
+
+/* The last marker the election deleted (UNMARK). */
+static char unmarked[256];
 
 static int64_t now = 1000;
 
@@ -115,6 +119,20 @@ answer_list(struct election *el, const struct world *w)
 	election_op_done(el, EL_OP_LIST, &r);
 }
 
+static void
+answer_marks(struct election *el, const struct world *w)
+{
+	char *kids[1];
+	struct el_result r;
+
+	memset(&r, 0, sizeof(r));
+	r.rc = w->marker != NULL ? ZOK : ZNONODE;
+	kids[0] = (char *)w->marker;
+	r.children = kids;
+	r.nchildren = w->marker != NULL;
+	election_op_done(el, EL_OP_MARKS, &r);
+}
+
 static int
 exists_rc(int64_t owner)
 {
@@ -160,8 +178,16 @@ serve(struct election *el, const struct world *w)
 			answer(el, a.op, ZNODEEXISTS, 0, NULL);
 			break;
 		case EL_OP_BREADCRUMB:
-		case EL_OP_MARKS:
 			answer(el, a.op, ZNONODE, 0, NULL);
+			break;
+		case EL_OP_MARKS:
+			answer_marks(el, w);
+			break;
+		case EL_OP_UNMARK:
+			assert_int_equal(a.nsub, 1);
+			(void)snprintf(unmarked, sizeof(unmarked), "%s",
+			    a.sub[0].path);
+			answer(el, a.op, ZOK, 0, NULL);
 			break;
 		case EL_OP_SYNC:
 		case EL_OP_RELEASE:
@@ -191,7 +217,7 @@ expect_demote(struct election *el, const struct world *w, const char *why)
 static void
 test_resumed_leader_leads_on_without_a_hook(void **state)
 {
-	struct world w = { SID, SID, SID, 0 };
+	struct world w = { SID, SID, SID, 0, NULL };
 	struct election_view v;
 	struct el_resume r;
 	struct election *el;
@@ -213,10 +239,36 @@ test_resumed_leader_leads_on_without_a_hook(void **state)
 	election_free(el);
 }
 
+/*
+ * The image before made a marker for priority 6; a reload gave 0 while it
+ * resumed (sim -W -P -L -R 30000017): the resumed session lists
+ * E/priority, finds its own marker and deletes it, or the heads would
+ * yield to it for good. Mutant 33 does not look.
+ */
+static void
+test_resumed_session_finds_its_old_marker(void **state)
+{
+	struct world w = { SID, SID, SID, 0, "000000001234abcd_6" };
+	struct el_resume r;
+	struct election *el;
+	struct el_action a;
+
+	(void)state;
+	unmarked[0] = '\0';
+	resume_hint(&r, 1, 1);
+	el = resumed(&r, 1);
+	connect_session(el);
+	a = serve(el, &w);
+	assert_int_equal(a.type, EL_ACT_NONE);
+	assert_string_equal(unmarked, E "/priority/000000001234abcd_6");
+	assert_int_equal(election_role(el), ROLE_LEADER);
+	election_free(el);
+}
+
 static void
 test_resumed_leader_whose_claim_is_gone_demotes(void **state)
 {
-	struct world w = { SID, SID, OTHER, 0 };
+	struct world w = { SID, SID, OTHER, 0, NULL };
 	struct el_resume r;
 	struct election *el;
 
@@ -231,7 +283,7 @@ test_resumed_leader_whose_claim_is_gone_demotes(void **state)
 static void
 test_resumed_leader_whose_node_is_gone_demotes(void **state)
 {
-	struct world w = { 0, SID, SID, 0 };
+	struct world w = { 0, SID, SID, 0, NULL };
 	struct el_resume r;
 	struct election *el;
 
@@ -246,7 +298,7 @@ test_resumed_leader_whose_node_is_gone_demotes(void **state)
 static void
 test_resumed_leader_with_another_leader_demotes(void **state)
 {
-	struct world w = { SID, OTHER, SID, 0 };
+	struct world w = { SID, OTHER, SID, 0, NULL };
 	struct el_resume r;
 	struct election *el;
 
@@ -262,7 +314,7 @@ test_resumed_leader_with_another_leader_demotes(void **state)
 static void
 test_claim_without_leadership_demotes_first(void **state)
 {
-	struct world w = { SID, 0, SID, 0 };
+	struct world w = { SID, 0, SID, 0, NULL };
 	struct el_resume r;
 	struct election *el;
 
@@ -277,7 +329,7 @@ test_claim_without_leadership_demotes_first(void **state)
 static void
 test_resumed_follower_runs_no_hook(void **state)
 {
-	struct world w = { SID, OTHER, 0, 1 };
+	struct world w = { SID, OTHER, 0, 1, NULL };
 	struct el_resume r;
 	struct election *el;
 	struct el_action a;
@@ -372,7 +424,7 @@ test_unconfirmed_crash_resume_demotes_as_a_start(void **state)
 static void
 test_resumed_unhealthy_node_stays_out(void **state)
 {
-	struct world w = { 0, OTHER, 0, 1 };
+	struct world w = { 0, OTHER, 0, 1, NULL };
 	struct el_resume r;
 	struct election *el;
 	struct el_action a;
@@ -455,6 +507,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_resumed_leader_leads_on_without_a_hook),
+		cmocka_unit_test(test_resumed_session_finds_its_old_marker),
 		cmocka_unit_test(
 		    test_resumed_leader_whose_claim_is_gone_demotes),
 		cmocka_unit_test(test_resumed_leader_whose_node_is_gone_demotes),
