@@ -29,6 +29,11 @@ from zkharness import (data_of, member_ids, start_in_order, wait_members,
 
 NOBODY = 65534
 RUNDIR = Path("/run/zkelectd")
+# A control client that sends nothing for this long is dropped (the
+# contract); test_crowd_does_not_stall_failover's queries ask within
+# ASK_WITHIN of connecting.
+IDLE_LIMIT = 5.0
+ASK_WITHIN = 3.0
 WATCH_RE = re.compile(r"^role=(\S+) leader=(\S*) epoch=(\d+) time=(\S+)$")
 RFC3339_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
 COMMANDS = ("ping", "version", "role", "status", "leader", "members",
@@ -1143,14 +1148,24 @@ def test_crowd_does_not_stall_failover(election):
     idle = [connect(n2.socket) for _ in range(50)]
 
     results = [None] * nq
-    barrier = threading.Barrier(nq + 1)
+    early = [False] * nq
+    waited = [0.0] * nq         # from connected to asking
+    arrived = threading.Semaphore(0)
+    go = threading.Event()
 
     def ask(i):
-        # All connected at once, then all asking at once.
+        # All connected at once, then all asking at once. But a client that
+        # sends nothing for 5 s is dropped without a word (the contract),
+        # and on a loaded machine the daemon may take longer than that to
+        # accept all 500: one that has waited ASK_WITHIN asks anyway.
         s = None
         try:
             s = connect(n2.socket, timeout=20)
-            barrier.wait(timeout=30)
+            t_connected = time.monotonic()
+            arrived.release()
+            if not go.wait(timeout=ASK_WITHIN):
+                early[i] = True
+            waited[i] = time.monotonic() - t_connected
             deadline = time.monotonic() + 20
             try:
                 s.sendall(b"role\n")
@@ -1159,7 +1174,8 @@ def test_crowd_does_not_stall_failover(election):
             results[i] = read_to_eof(s, deadline).decode(errors="replace")
         except Exception as e:  # noqa: BLE001 - reported below
             results[i] = e
-            barrier.abort()
+            if s is None:
+                arrived.release()
         finally:
             if s is not None:
                 s.close()
@@ -1169,7 +1185,12 @@ def test_crowd_does_not_stall_failover(election):
     try:
         for t in threads:
             t.start()
-        barrier.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        for _ in range(nq):
+            assert arrived.acquire(timeout=max(0.0, deadline -
+                                               time.monotonic())), \
+                "the queries did not connect within 30 s"
+        go.set()
         n1.signal(signal.SIGTERM)
         rc = n1.wait_exit(timeout=15)
         t_exit = time.monotonic()
@@ -1192,11 +1213,20 @@ def test_crowd_does_not_stall_failover(election):
         watch.close()
 
     allowed = {f"{r}\n" for r in ROLES} | {"error too-many-clients\n"}
-    bad = [(i, r) for i, r in enumerate(results) if r not in allowed]
-    answered = sum(1 for r in results if isinstance(r, str) and
+    # Only a thread the machine did not run for seconds asks that late; the
+    # daemon may have dropped it for idleness before it asked, rightly. A
+    # second's margin: the daemon's clock starts at its accept, after ours,
+    # and it may read a late line only after it has seen the time is up.
+    idled = {i for i in range(nq) if waited[i] > IDLE_LIMIT - 1.0}
+    bad = [(i, r) for i, r in enumerate(results)
+           if r not in allowed and not (i in idled and r == "")]
+    answered = sum(1 for r in results if r in allowed and
                    r != "error too-many-clients\n")
     refused = sum(1 for r in results if r == "error too-many-clients\n")
-    print(f"{answered} answered, {refused} refused, {len(bad)} bad")
+    print(f"{answered} answered, {refused} refused, {len(bad)} bad, "
+          f"{sum(early)} asked before all had connected, "
+          f"{len(idled)} asked {IDLE_LIMIT - 1.0:.0f} s or more after "
+          f"connecting")
     assert not bad, f"{len(bad)} queries got neither a role nor a refusal: {bad[:10]}"
     assert answered > 0
 
