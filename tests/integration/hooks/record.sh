@@ -22,10 +22,6 @@ event=${1:-${ZKELECT_EVENT:-unknown}}
 if [ -n "${ZKT_HOOKCONF:-}" ] && [ -r "$ZKT_HOOKCONF" ]; then
 	. "$ZKT_HOOKCONF"
 fi
-EV=$(printf '%s' "$event" | tr '[:lower:]' '[:upper:]')
-eval "sleep_s=\${ZKT_SLEEP_$EV:-0}"
-eval "exit_code=\${ZKT_EXIT_$EV:-0}"
-eval "hang=\${ZKT_HANG_$EV:-0}"
 history=${ZKT_HISTORY:-/dev/null}
 
 record() {
@@ -37,15 +33,22 @@ record() {
 	    "$event" "$1" "${ZKELECT_EPOCH:--}" "${ZKELECT_REASON:--}" >>"$history"
 }
 
+# The start line first, before anything else that forks: a demote hook has
+# T/4 (750 ms in the tests) and a loaded machine starts processes slowly.
+record start
+echo "record.sh: ${ZKELECT_ID:-?} $event start (epoch ${ZKELECT_EPOCH:-} reason ${ZKELECT_REASON:-})"
+
+EV=$(printf '%s' "$event" | tr '[:lower:]' '[:upper:]')
+eval "sleep_s=\${ZKT_SLEEP_$EV:-0}"
+eval "exit_code=\${ZKT_EXIT_$EV:-0}"
+eval "hang=\${ZKT_HANG_$EV:-0}"
+
 if [ -n "${ZKT_ENVLOG:-}" ]; then
 	{
 		echo "--- $event"
 		env | grep '^ZKELECT_' | sort
 	} >>"$ZKT_ENVLOG"
 fi
-
-record start
-echo "record.sh: ${ZKELECT_ID:-?} $event start (epoch ${ZKELECT_EPOCH:-} reason ${ZKELECT_REASON:-})"
 
 if [ "$hang" = 1 ]; then
 	trap '' TERM
