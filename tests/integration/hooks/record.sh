@@ -35,7 +35,11 @@ record() {
 
 # The start line first, before anything else that forks: a demote hook has
 # T/4 (750 ms in the tests) and a loaded machine starts processes slowly.
+# SIGTERM (a timeout, or a check stopped to free the hook slot) ends the
+# run with its end line from then on, so the history shows when it was
+# over (a hanging hook ignores it below).
 record start
+trap 'record end; exit 143' TERM
 echo "record.sh: ${ZKELECT_ID:-?} $event start (epoch ${ZKELECT_EPOCH:-} reason ${ZKELECT_REASON:-})"
 
 EV=$(printf '%s' "$event" | tr '[:lower:]' '[:upper:]')
@@ -66,9 +70,6 @@ if [ "$hang" = 1 ]; then
 	exit 1
 fi
 
-# SIGTERM (a timeout, or a check stopped to free the hook slot) ends the
-# run with its end line, so the history shows when it was over.
-trap 'record end; exit 143' TERM
 if [ "$sleep_s" != 0 ]; then
 	sleep "$sleep_s"
 fi
