@@ -31,8 +31,9 @@ endif
 
 COMMON    = clock log xmalloc util
 DAEMON    = config config_value zk candidate election election_event \
+            election_preempt \
             election_time hook \
-            ctl ctl_listen status notify http
+            ctl ctl_listen status session_file notify http
 DAEMON   += history
 LIBSRC    = $(COMMON) $(DAEMON)
 LIBOBJ    = $(LIBSRC:%=$(BUILD)/%.o)
@@ -40,6 +41,7 @@ UNIT      = $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 # The simulator links the real pure core, nothing of the daemon around it.
 SIMSRC    = $(wildcard tests/sim/*.c)
 SIMCORE   = $(patsubst %,$(BUILD)/%.o,election election_event election_time \
+            election_preempt \
             candidate xmalloc log util clock)
 SEEDS    ?= 20000
 SEED     ?= random
@@ -60,7 +62,8 @@ $(BUILD)/libzkelect.a: $(LIBOBJ)
 # The daemon around the core and libzkelect.a (the fuzz harnesses link it
 # too, without zkelectd.c's main).
 DAEMON_MAIN = daemon command diagnose metrics notify_hook run_hook \
-              switchover preempt
+              reexec resume crashed \
+              switchover lease
 
 $(BUILD)/zkelectd: $(BUILD)/zkelectd.o $(DAEMON_MAIN:%=$(BUILD)/%.o) \
     $(BUILD)/libzkelect.a
@@ -111,7 +114,8 @@ INSTALLED = $(SBINDIR)/zkelectd $(BINDIR)/zkelectctl \
             $(MANDIR)/man1/zkelectctl.1 $(MANDIR)/man5/zkelectd.conf.5 \
             $(MANDIR)/man8/zkelectd.8 \
             $(SYSCONFDIR)/zkelectd/zkelectd.conf.example \
-            $(UNITDIR)/zkelectd@.service $(BASHCOMPDIR)/zkelectctl
+            $(UNITDIR)/zkelectd@.service \
+            $(UNITDIR)/zkelectd-crashed@.service $(BASHCOMPDIR)/zkelectctl
 
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) \
@@ -128,6 +132,9 @@ install: all
 	sed 's|@SBINDIR@|$(SBINDIR)|g' systemd/zkelectd@.service.in \
 	    > $(DESTDIR)$(UNITDIR)/zkelectd@.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/zkelectd@.service
+	sed 's|@SBINDIR@|$(SBINDIR)|g' systemd/zkelectd-crashed@.service.in \
+	    > $(DESTDIR)$(UNITDIR)/zkelectd-crashed@.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/zkelectd-crashed@.service
 	install -m 0644 completion/zkelectctl.bash \
 	    $(DESTDIR)$(BASHCOMPDIR)/zkelectctl
 

@@ -114,6 +114,7 @@ for n in "${NODES[@]}"; do
 [zookeeper]
 hosts = 127.0.0.1:$ZK_PORT
 session_timeout = $SESSION_TIMEOUT
+tick_time = ${ZK_TICK_MS}ms
 
 [election]
 service = demo

@@ -48,7 +48,10 @@ zk_mode() {
 	sed -n 's/^Mode: //p' <<<"$answer" | grep .
 }
 
-# zk_start DIR SECONDS: starts a standalone ZooKeeper (tickTime 200 ms) with
+# The servers' tickTime, in ms: zkelectd's zookeeper.tick_time must match.
+ZK_TICK_MS=200
+
+# zk_start DIR SECONDS: starts a standalone ZooKeeper (tickTime ZK_TICK_MS) with
 # its data, configuration and log in DIR, in a process group of its own, and
 # waits until it serves. Sets ZK_PORT and ZK_PID (also the group id).
 # Returns 1 with the reason on stderr when it exits or does not serve in time.
@@ -57,13 +60,13 @@ zk_start() {
 	zk_reserve_port || return 1
 	mkdir -p "$dir/data"
 	cat >"$dir/zoo.cfg" <<-EOF
-	tickTime=200
+	tickTime=$ZK_TICK_MS
 	dataDir=$dir/data
 	clientPort=$ZK_PORT
 	clientPortAddress=127.0.0.1
 	admin.enableServer=false
 	4lw.commands.whitelist=srvr
-	minSessionTimeout=400
+	minSessionTimeout=$((2 * ZK_TICK_MS))
 	maxSessionTimeout=60000
 	maxClientCnxns=0
 	EOF

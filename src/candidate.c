@@ -167,3 +167,23 @@ candidate_priority(const char *text)
 		return 0;
 	return p;
 }
+
+int
+candidate_outranking(int n, char *const *names, char *const *datas,
+    int64_t floor, const char *skip1, const char *skip2)
+{
+	int64_t p;
+	int i, best = -1;
+
+	for (i = 0; i < n; i++) {
+		if (datas[i] == NULL ||
+		    (skip1 != NULL && strcmp(names[i], skip1) == 0) ||
+		    (skip2 != NULL && strcmp(names[i], skip2) == 0))
+			continue;
+		if ((p = candidate_priority(datas[i])) > floor) {
+			floor = p;
+			best = i;
+		}
+	}
+	return best;
+}

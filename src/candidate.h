@@ -35,5 +35,12 @@ int64_t candidate_priority(const char *text);
 /* A priority marker's name, <sid>_<priority> (E/priority): 0, or -1 when
  * it is not one (or the priority is out of election.priority's range). */
 int candidate_mark_parse(const char *name, int64_t *sid, int64_t *prio);
+/*
+ * The queue (names in queue order, each one's data or NULL): the index of
+ * the first candidate of the highest priority above floor, skip1 and
+ * skip2 (names, or NULL) aside; -1 when none outranks floor.
+ */
+int candidate_outranking(int n, char *const *names, char *const *datas,
+    int64_t floor, const char *skip1, const char *skip2);
 
 #endif

@@ -180,26 +180,6 @@ command_reply(struct daemon *d, const struct zk_event *ev)
 	return 0;
 }
 
-int
-queue_outranking(const struct queue_read *r, int64_t floor,
-    const char *skip1, const char *skip2)
-{
-	int64_t p;
-	int i, best = -1;
-
-	for (i = 0; i < r->n; i++) {
-		if (r->datas[i] == NULL ||
-		    (skip1 != NULL && strcmp(r->names[i], skip1) == 0) ||
-		    (skip2 != NULL && strcmp(r->names[i], skip2) == 0))
-			continue;
-		if ((p = candidate_priority(r->datas[i])) > floor) {
-			floor = p;
-			best = i;
-		}
-	}
-	return best;
-}
-
 void
 command_read_queue(struct daemon *d, uint64_t client, queue_fn fn,
     const char *arg)

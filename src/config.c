@@ -410,7 +410,8 @@ config_load(struct config *cfg, const char *path, char *const *overrides,
 	new.path = xstrdup(path);
 	new.session_timeout_ms = 10000;
 	new.mode = CONFIG_MODE_CANDIDATE;
-	new.disconnect_grace_ms = 0;
+	new.tick_ms = 2000;
+	new.disconnect_grace_ms = -1;
 	new.priority = 0;
 	new.preempt_delay_ms = 30000;
 	new.hook_timeout_ms = 30000;

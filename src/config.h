@@ -25,6 +25,7 @@ struct config {
 
 	char *hosts;		/* zookeeper.hosts */
 	int64_t session_timeout_ms;
+	int64_t tick_ms;	/* zookeeper.tick_time: the ensemble's */
 	char *root;		/* no trailing slash, "/zkelectd" by default */
 	char *auth;		/* "user:password" part of digest:..., or NULL */
 
@@ -32,7 +33,7 @@ struct config {
 	char *id;		/* defaults to the hostname */
 	char *data;		/* "" by default */
 	enum config_mode mode;
-	int64_t disconnect_grace_ms;
+	int64_t disconnect_grace_ms;	/* -1: lease (the default) */
 	int64_t priority;	/* election.priority, 0 by default */
 	int64_t preempt_delay_ms;	/* -1: never */
 

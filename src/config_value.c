@@ -258,20 +258,40 @@ config_value_number(const struct config_key *k, struct config *cfg,
 	    (long long)k->max);
 }
 
-/* A duration, or never (-1): no preemption. */
+/* A duration, or the word given, stored as -1. */
 static int
-config_value_preempt(const struct config_key *k, struct config *cfg,
-    const char *v, char *why)
+config_value_duration_or(const struct config_key *k, struct config *cfg,
+    const char *v, char *why, const char *word)
 {
-	if (strcmp(v, "never") == 0) {
+	size_t len;
+
+	if (strcmp(v, word) == 0) {
 		*CONFIG_I64(cfg, k) = -1;
 		return 0;
 	}
 	if (config_value_duration(k, cfg, v, why) == 0)
 		return 0;
-	if (strlen(why) + sizeof(" (or never)") <= CONFIG_WHY_LEN)
-		(void)strcat(why, " (or never)");
+	len = strlen(why);
+	if (len + strlen(word) + sizeof(" (or )") <= CONFIG_WHY_LEN)
+		(void)snprintf(why + len, CONFIG_WHY_LEN - len, " (or %s)",
+		    word);
 	return -1;
+}
+
+/* A duration, or never (-1): no preemption. */
+static int
+config_value_preempt(const struct config_key *k, struct config *cfg,
+    const char *v, char *why)
+{
+	return config_value_duration_or(k, cfg, v, why, "never");
+}
+
+/* A duration, or lease (-1): a disconnected leader leads on while it may. */
+static int
+config_value_grace(const struct config_key *k, struct config *cfg,
+    const char *v, char *why)
+{
+	return config_value_duration_or(k, cfg, v, why, "lease");
 }
 
 /* Hook command lines; empty means none. */
@@ -510,6 +530,7 @@ const struct config_key config_value_keys[K_COUNT] = {
 	    0, 0 },
 	[K_SESSION_TIMEOUT] = { "zookeeper", "session_timeout",
 	    DURATION(session_timeout_ms, 1) },
+	[K_TICK_TIME] = { "zookeeper", "tick_time", DURATION(tick_ms, 1) },
 	[K_ROOT] = { "zookeeper", "root", config_value_root, F(root), 0, 0 },
 	[K_AUTH] = { "zookeeper", "auth", config_value_auth, F(auth), 0, 0 },
 	[K_SERVICE] = { "election", "service", config_value_service,
@@ -518,7 +539,8 @@ const struct config_key config_value_keys[K_COUNT] = {
 	[K_DATA] = { "election", "data", config_value_text, F(data), 0, 512 },
 	[K_MODE] = { "election", "mode", config_value_mode, F(mode), 0, 0 },
 	[K_DISCONNECT_GRACE] = { "election", "disconnect_grace",
-	    DURATION(disconnect_grace_ms, 0) },
+	    config_value_grace, F(disconnect_grace_ms), 0,
+	    CONFIG_DURATION_MAX },
 	[K_PRIORITY] = { "election", "priority", config_value_number,
 	    F(priority), -CANDIDATE_PRIORITY_MAX, CANDIDATE_PRIORITY_MAX },
 	[K_PREEMPT_DELAY] = { "election", "preempt_delay",

@@ -517,3 +517,24 @@ ctl_clients(const struct ctl *ctl)
 {
 	return ctl->nclients;
 }
+
+int
+ctl_busy(const struct ctl *ctl)
+{
+	return ctl->nclients - ctl->nwatchers;
+}
+
+int
+ctl_listen_fd(const struct ctl *ctl)
+{
+	return ctl->fd;
+}
+
+void
+ctl_accepting(struct ctl *ctl, int on)
+{
+	if ((on ? event_add(ctl->ev_accept, NULL) :
+	    event_del(ctl->ev_accept)) == -1)
+		log_warnx("control socket %s: cannot %s accepting", ctl->path,
+		    on ? "resume" : "pause");
+}

@@ -31,6 +31,8 @@ struct ctl_params {
 	const char *group;	/* group name or NULL */
 	int max_clients;
 	int idle_timeout_ms;	/* drop a client that sends no line, 5000 */
+	int inherit_fd;		/* a listening socket bound at path already
+				 * (inherited across a re-exec), or 0 */
 };
 
 /*
@@ -58,5 +60,12 @@ int ctl_watch(struct ctl *ctl, uint64_t client);
 void ctl_broadcast(struct ctl *ctl, const char *line);
 /* Uid of the euid the daemon runs as is compared by the caller. */
 int ctl_clients(const struct ctl *ctl);
+/* Clients that are not watching: a command not answered, or its answer
+ * not flushed yet. */
+int ctl_busy(const struct ctl *ctl);
+/* Stops (0) or starts again (1) accepting; the kernel queues meanwhile. */
+void ctl_accepting(struct ctl *ctl, int on);
+/* The listening socket. */
+int ctl_listen_fd(const struct ctl *ctl);
 
 #endif

@@ -300,12 +300,40 @@ unlink:
 	return -1;
 }
 
+/*
+ * The socket a re-exec handed over: already bound at the path and
+ * listening, its file (the one to unlink at the end) is the path's.
+ */
+static int
+ctl_listen_adopt(struct ctl *ctl, const struct ctl_params *p, char *err,
+    size_t errlen)
+{
+	struct stat st;
+	int fl;
+
+	ctl->fd = p->inherit_fd;
+	if ((fl = fcntl(ctl->fd, F_GETFL)) == -1 ||
+	    fcntl(ctl->fd, F_SETFL, fl | O_NONBLOCK) == -1 ||
+	    fcntl(ctl->fd, F_SETFD, FD_CLOEXEC) == -1) {
+		ctl_listen_error(err, errlen, "control socket %s: inherited "
+		    "descriptor %d: %s", p->path, p->inherit_fd,
+		    strerror(errno));
+		return -1;
+	}
+	if (lstat(p->path, &st) == 0 && S_ISSOCK(st.st_mode)) {
+		ctl->dev = st.st_dev;
+		ctl->ino = st.st_ino;
+	}
+	return 0;
+}
+
 int
 ctl_listen_open(struct ctl *ctl, const struct ctl_params *p,
     ctl_accept_fn fn, char *err, size_t errlen)
 {
 	ctl->accept = fn;
-	if (ctl_listen_bind(ctl, p, err, errlen) == -1)
+	if ((p->inherit_fd > 0 ? ctl_listen_adopt(ctl, p, err, errlen) :
+	    ctl_listen_bind(ctl, p, err, errlen)) == -1)
 		goto fail;
 	if ((ctl->ev_accept = event_new(ctl->base, ctl->fd,
 	    EV_READ | EV_PERSIST, ctl_listen_accept, ctl)) == NULL ||

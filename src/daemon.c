@@ -192,6 +192,8 @@ daemon_run_hook(struct daemon *d, const struct el_action *act)
 	/* hooks.run ends first; its end runs this demote (run_hook.c). */
 	if (kind == HOOK_DEMOTE && run_hook_before_demote(d, act))
 		return;
+	if (kind == HOOK_DEMOTE)
+		lease_log_demote(d, act->reason);
 	election_view(d->el, &v);
 	history_hook(&d->hist, kind, act->reason, act->epoch);
 	if (cmd == NULL) {
@@ -263,14 +265,18 @@ daemon_open(struct daemon *d)
 	d->zk_state = ZOO_CONNECTING_STATE;
 	daemon_clock(d);
 	election_session_requested(d->el);
-	if (zk_open(d->zk, d->cfg.hosts, (int)d->cfg.session_timeout_ms,
-	    d->cfg.auth) == -1) {
+	if (zk_open_session(d->zk, d->cfg.hosts,
+	    (int)d->cfg.session_timeout_ms, d->cfg.auth,
+	    d->resume_open ? &d->resume_zs : NULL) == -1) {
 		log_warn("zookeeper_init %s", d->cfg.hosts);
 		if (event_add(d->ev_reopen, &tv) == -1)
 			fatalx("event_add");
 		return;
 	}
 	log_info("connecting to %s", d->cfg.hosts);
+	/* Re-attached once: a session that expired is replaced. */
+	d->resume_open = 0;
+	explicit_bzero(&d->resume_zs, sizeof(d->resume_zs));
 }
 
 void
@@ -530,7 +536,7 @@ daemon_deadline(evutil_socket_t fd, short what, void *arg)
 	daemon_step(d);
 }
 
-static void
+void
 daemon_arm_deadline(struct daemon *d)
 {
 	struct itimerspec its;
@@ -595,6 +601,11 @@ daemon_perform(struct daemon *d, const struct el_action *act)
 	case EL_ACT_PAUSED:
 		command_wake(d, &d->pause_waiters, "ok");
 		break;
+	case EL_ACT_QUEUE:
+	case EL_ACT_OUTRANKED:
+	case EL_ACT_PREEMPT:
+		switchover_perform(d, act);
+		break;
 	}
 }
 
@@ -633,6 +644,8 @@ daemon_step(struct daemon *d)
 	run_hook_update(d);
 	daemon_arm_deadline(d);
 	daemon_report(d);
+	resume_save(d);
+	crashed_save(d);
 }
 
 /* Reporting. */
@@ -661,6 +674,7 @@ daemon_status(struct daemon *d, struct status *st, struct election_view *v)
 	st->data = d->cfg.data;
 	st->my_epoch = v->epoch;
 	st->last_error = d->last_error != NULL ? d->last_error : "";
+	st->lease_error = v->lease_error != NULL ? v->lease_error : "";
 	st->queue_position = v->position;
 	st->priority = d->cfg.priority;
 	st->paused = v->paused != 0;
@@ -705,6 +719,7 @@ daemon_report(struct daemon *d)
 		d->since = time(NULL);
 	}
 	(void)history_note(&d->hist, wall_ms(), &v);
+	lease_report(d, &v);
 	daemon_diagnose_view(d, &v);
 	switchover_check(d, &v);
 	/* Every node says who leads, so a follower's log tells it too. */

@@ -137,6 +137,7 @@ election_new(const struct election_params *p)
 	election_reconfigure(el, p);
 	el->zk = EL_ZK_CONNECTING;
 	el->hook = -1;
+	el->answered_sent = INT64_MIN;
 	return el;
 }
 
@@ -174,6 +175,7 @@ election_free(struct election *el)
 	free(el->leader_id);
 	free(el->leader_data);
 	el_switch_clear(el, NULL);
+	el_preempt_forget(el);
 	free(el->ahead);
 	free(el);
 }
@@ -288,7 +290,7 @@ el_demote_reason(const struct election *el)
 	if (el->zk == EL_ZK_EXPIRED || el->zk == EL_ZK_AUTH_FAILED)
 		return "session-expired";
 	if (el->conn_lost)
-		return "disconnected";
+		return el->conn_lost_why;
 	if (el->stopping)
 		return "shutdown";
 	if (el->resigning)
@@ -297,6 +299,8 @@ el_demote_reason(const struct election *el)
 		return "pause";
 	if (el->unhealthy)
 		return "health";
+	if (el->lease_error != NULL)
+		return "lease-lost";
 	if (el->promote_failed)
 		return "promote-failed";
 	if (el->run_exited)
@@ -318,7 +322,7 @@ el_may_queue(const struct election *el)
 {
 	return !el->observer && !el->paused && !el->unhealthy &&
 	    !el->stopping && el->backoff_until == 0 && !el->promote_failed &&
-	    !el->run_exited && !el->restart;
+	    !el->run_exited && !el->restart && el->lease_error == NULL;
 }
 
 int
@@ -350,8 +354,11 @@ el_release_done(struct election *el)
 		/*
 		 * Handed over on purpose: our marker stays away until another
 		 * leader is seen (or T), or the next head would yield back.
+		 * Not a priority below 0: without its marker it would count
+		 * as 0, and a head below that would yield back to it.
 		 */
-		el->mark_hold_until = el->now + el->timeout_ms;
+		if (el->priority > 0 || EL_MUTANT(48))
+			el->mark_hold_until = el->now + el->timeout_ms;
 	}
 	el->sw_handing = 0;
 }
@@ -379,6 +386,7 @@ el_session_lost(struct election *el)
 	el->claim_known = 1;
 	el->claim_wait = 0;
 	el_replace(&el->mark_have, NULL);
+	el->mark_unsure = 0;
 	/*
 	 * The lease was the old session's: what the new one confirms says
 	 * nothing of when the old one expired. A promote still running for
@@ -387,6 +395,8 @@ el_session_lost(struct election *el)
 	el->lease_known = 0;
 	el->lease_lapsed = 0;
 	el->nconf = 0;
+	el->confirmed_at = 0;
+	el->answered_sent = INT64_MIN;
 }
 
 static void
@@ -518,7 +528,8 @@ el_build_release(struct election *el, struct el_action *act)
 	 * Our priority marker goes with our node, so that no head sees it
 	 * without the node; it is made again before the next node.
 	 */
-	el->release_marked = act->nsub > 0 && el->mark_have != NULL;
+	el->release_marked = act->nsub > 0 && el->mark_have != NULL &&
+	    !el->mark_unsure;
 	if (el->release_marked)
 		el_sub(act, ZK_MOP_DELETE, el->mark_have, NULL);
 }
@@ -587,6 +598,14 @@ el_mark_wanted(const struct election *el)
 	    el->now >= el->mark_hold_until && el_may_queue(el);
 }
 
+static void
+el_unmark(struct election *el, struct el_action *act)
+{
+	act->nsub = 0;
+	el_sub(act, ZK_MOP_DELETE, el->mark_have, NULL);
+	el_act_zk(el, act, EL_OP_UNMARK, NULL);
+}
+
 /* Our marker as it should be: made, replaced or deleted. */
 static int
 el_next_mark(struct election *el, struct el_action *act)
@@ -599,12 +618,12 @@ el_next_mark(struct election *el, struct el_action *act)
 		    el->prio_dir, (unsigned long long)el->sid,
 		    (long long)el->priority);
 	if (el->mark_have != NULL && strcmp(el->mark_have, want) != 0) {
-		act->nsub = 0;
-		el_sub(act, ZK_MOP_DELETE, el->mark_have, NULL);
-		el_act_zk(el, act, EL_OP_UNMARK, NULL);
+		el_unmark(el, act);
 		return 1;
 	}
-	if (want[0] == '\0' || el->mark_have != NULL || !el->parents_done)
+	/* One a lost release may have deleted is made again (or found). */
+	if (want[0] == '\0' || (el->mark_have != NULL && !el->mark_unsure) ||
+	    !el->parents_done)
 		return 0;
 	el_replace(&el->mark_path, want);
 	el_act_zk(el, act, EL_OP_MARK, el->mark_path);
@@ -651,12 +670,13 @@ el_yield(struct election *el, struct el_action *act)
 		return 1;
 	}
 	for (i = 0; i < el->nmarks && !maybe; i++)
-		if (el->mark_sid[i] != el->sid && el->mark_prio[i] > top)
+		if (el->mark_sid[i] != el->sid && (el->mark_prio[i] > top ||
+		    EL_MUTANT(42)))
 			maybe = 1;
 	if (!maybe)
 		return 0;
 	/* Who is behind us, listed after the markers were read. */
-	if (el->yield_listed != 2) {
+	if (el->yield_listed != 2 && el->yield_listed != 3) {
 		if (el->yield_listed == 0) {
 			el->yield_listed = 1;
 			el->listed = 0;
@@ -664,11 +684,24 @@ el_yield(struct election *el, struct el_action *act)
 		}
 		return 1;
 	}
+	/*
+	 * Below 0 a node without a marker counts as 0. A marker is made
+	 * before its node, so the markers read again after the listing (same
+	 * server, so no older) show every marker of a listed node: one made
+	 * after the first read no longer looks like a 0 (issue 19).
+	 */
+	if (el->priority < 0 && el->yield_listed == 2 && !EL_MUTANT(49)) {
+		el->yield_listed = 3;
+		el->marks_fresh = 0;
+		if (!el_read_marks(el, act) && !el_pipe_has(el, EL_OP_MARKS))
+			return 0;
+		return 1;
+	}
 	for (i = 0; i < el->nbehind; i++) {
 		if (el->behind[i] == el->sid)
 			continue;
 		p = el_marked(el, el->behind[i], 0);
-		if (p > top) {
+		if (p > top || (EL_MUTANT(42) && p != 0 && sid == 0)) {
 			top = p;
 			sid = el->behind[i];
 		}
@@ -708,6 +741,14 @@ el_next_release(struct election *el, struct el_action *act)
 {
 	if ((el->hook != -1 && el->hook != HOOK_CHECK) || el->promoted)
 		return;
+	/*
+	 * A marker a lost release may have left goes first, on its own
+	 * (NONODE is fine): never a marker without a node behind it.
+	 */
+	if (el->mark_unsure && el->mark_have != NULL) {
+		el_unmark(el, act);
+		return;
+	}
 	if (el->node == NULL && el->create_unknown && !EL_MUTANT(3)) {
 		/* Find the node a lost create may have made, to delete it. */
 		if (el->synced && !el->listed)
@@ -814,6 +855,7 @@ el_next_queue(struct election *el, struct el_action *act)
 		    el_need_crumb(el, act))
 			return;
 		el_build_set_data(el, act);
+		el->data_sent_gen = el->data_gen;
 		el_act_zk(el, act, EL_OP_SET_DATA, NULL);
 		return;
 	}
@@ -915,7 +957,8 @@ el_switch_listed(struct election *el, const struct candidate *c, int n,
 		return;
 	}
 	el->sw_nbetween = 0;
-	for (i = 1; i < t && el->sw_nbetween < EL_MAX_SUBOPS; i++)
+	for (i = 1; i < t + EL_MUTANT(43) && el->sw_nbetween < EL_MAX_SUBOPS;
+	    i++)
 		(void)xasprintf(&el->sw_between[el->sw_nbetween++], "%s/%s",
 		    el->cand_dir, c[i].name);
 	el->sw_phase = 2;
@@ -984,14 +1027,20 @@ el_next_zk(struct election *el, struct el_action *act)
 	/*
 	 * An acknowledgement or claim of ours with no node of ours behind
 	 * it (the node was deleted after a demote) would make the next head
-	 * wait forever: it goes.
+	 * wait forever: it goes. A node not known yet (a lost create, a
+	 * resumed session) is looked for first.
 	 */
 	if (!el->release_pending && (el_owns_leader(el) || el->claimed ||
 	    !el->claim_known) && !el_leading(el) && el->node == NULL &&
-	    !EL_MUTANT(4))
+	    !el->create_unknown && !EL_MUTANT(4))
 		el->release_pending = 1;
 	if (el->release_pending) {
 		el_next_release(el, act);
+		return;
+	}
+	if (el->marks_unknown && el->parents_done && !EL_MUTANT(33) &&
+	    !el_pipe_has(el, EL_OP_MARKS)) {
+		el_act_zk_pipe(el, act, EL_OP_MARKS, el->prio_dir, 1);
 		return;
 	}
 	if (el_next_mark(el, act))
@@ -1012,6 +1061,88 @@ el_next_check(struct election *el, struct el_action *act)
 	}
 }
 
+/*
+ * A preemption due (election_preempt.c): the switchover to the candidate
+ * that outranks us starts. Why an operator's switchover was given up, if
+ * it was in this very step, is still to be told (election_switchover_
+ * failed()). What the action points to goes at the next call.
+ */
+static int
+el_next_preempt_go(struct election *el, struct el_action *act)
+{
+	const char *why = el->sw_failed;
+
+	if (!el->pre_go || !el_preempt_on(el))
+		return 0;
+	el->pre_go = 0;
+	if (election_switchover(el, el->pre_node, "preempted") == -1) {
+		el_preempt_forget(el);
+		return 0;
+	}
+	el->sw_failed = why;
+	el_preempt_act(el, act, EL_ACT_PREEMPT);
+	return 1;
+}
+
+/* What the checks decided, once every fact is read back. */
+static void
+el_resume_decide(struct election *el)
+{
+	el->resume_check = 0;
+	if (el->promoted) {
+		if (!el->claimed && !EL_MUTANT(30))
+			el->lost_reason = "preempted";
+		return;
+	}
+	/* A promote, fence or demote was under way: its outcome is unknown. */
+	if (el->claimed || el_owns_leader(el))
+		el->startup_demote = 1;
+}
+
+/*
+ * Called by election_next() before it decides: takes the resume's checks
+ * one step further. It acts only through the state it sets.
+ */
+void
+el_resume_next(struct election *el)
+{
+	if (!el->resume_check)
+		return;
+	/* A hook decided on it meanwhile (a demote, whatever asked). */
+	if (el->hook != -1 && el->hook != HOOK_CHECK) {
+		el->resume_check = 0;
+		return;
+	}
+	/* Stopped before it knew: as a start would have. */
+	if (el->stopping && !el->promoted && !el->resume_exact) {
+		el->resume_check = 0;
+		el->startup_demote = el->resume_demote;
+		return;
+	}
+	if (el->promoted && el_lease_short(el)) {
+		/* Not confirmed in time: demoted as at a start. */
+		el->resume_check = 0;
+		el->lost_reason = "startup";
+		return;
+	}
+	if (!el->promoted && !el->resume_exact && el_lease_short(el) &&
+	    !EL_MUTANT(31)) {
+		/* Not confirmed in time: as a start would. */
+		el->resume_check = 0;
+		el->startup_demote = el->resume_demote;
+		return;
+	}
+	if (el->zk != EL_ZK_CONNECTED || el->create_unknown)
+		return;
+	/* The listing found no node of ours: the leadership is gone. */
+	if (el->promoted && el->node == NULL && !EL_MUTANT(30))
+		el_node_lost(el);
+	if (!el->leader_fresh || !el->claim_known ||
+	    (el->node != NULL && !el->node_ok))
+		return;
+	el_resume_decide(el);
+}
+
 void
 election_next(struct election *el, struct el_action *act)
 {
@@ -1021,12 +1152,19 @@ election_next(struct election *el, struct el_action *act)
 	act->type = EL_ACT_NONE;
 	if (el->stopped)
 		return;
+	el_resume_next(el);
 
 	/* A demote comes first: it never waits for ZooKeeper. */
 	if (el->startup_demote && el->hook == -1) {
 		el->startup_demote = 0;
 		el->lead_epoch = 0;
 		el_act_hook(el, act, HOOK_DEMOTE, "startup");
+		return;
+	}
+	/* A resume's, decided while a check ran: the check makes way. */
+	if (el->startup_demote && el->hook == HOOK_CHECK &&
+	    !el->hook_cancelled) {
+		el_act_cancel(el, act, 0);
 		return;
 	}
 	if (el->promoted && (reason = el_demote_reason(el)) != NULL) {
@@ -1038,8 +1176,13 @@ election_next(struct election *el, struct el_action *act)
 			el_act_hook(el, act, HOOK_DEMOTE, reason);
 			return;
 		}
-		if (el_take_slot(el, act, HOOK_DEMOTE, reason))
-			return;
+		/*
+		 * The slot is a check being killed: nothing else until the
+		 * demote starts (past the demote point nothing may go to
+		 * ZooKeeper in the leader's name, issue 19.6).
+		 */
+		(void)el_take_slot(el, act, HOOK_DEMOTE, reason);
+		return;
 	}
 	/* A promote or fence may not outlive the lease: it is killed. */
 	if ((el->hook == HOOK_PROMOTE || el->hook == HOOK_FENCE) &&
@@ -1048,7 +1191,7 @@ election_next(struct election *el, struct el_action *act)
 		return;
 	}
 	if (el->stopping && (el->hook == -1 || el->hook == HOOK_CHECK) &&
-	    !el->promoted &&
+	    !el->promoted && !el->startup_demote &&
 	    (!el->release_pending || el->zk != EL_ZK_CONNECTED)) {
 		el->stopped = 1;
 		act->type = EL_ACT_STOPPED;
@@ -1087,6 +1230,9 @@ election_next(struct election *el, struct el_action *act)
 		act->path = "/";
 		return;
 	}
+	if (el_next_preempt_go(el, act) ||
+	    el_next_preempt(el, act, el_preempt_on(el)))
+		return;
 	if (el->npipe < EL_PIPE_MAX && el->zk == EL_ZK_CONNECTED &&
 	    el->retry_until == 0) {
 		el_next_zk(el, act);

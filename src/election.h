@@ -74,6 +74,18 @@ enum el_act_type {
 	EL_ACT_STOPPED,		/* the stop handoff is complete: exit */
 	EL_ACT_RESIGNED,	/* resign done and rejoined: answer "ok" */
 	EL_ACT_PAUSED,		/* pause done: answer "ok" */
+	/*
+	 * Preemption (election.preempt_delay): read the queue, path's
+	 * children in queue order and each one's data, and answer with
+	 * election_queue(). Outside the pipeline: at most one at a time.
+	 */
+	EL_ACT_QUEUE,
+	/* A candidate outranks this leader (path: its node, data: its id,
+	 * priority): it leads ms from now unless it goes. For the log. */
+	EL_ACT_OUTRANKED,
+	/* The switchover to it (path, data, priority) has begun (reason
+	 * preempted): election_switchover_failed() tells if it is given up. */
+	EL_ACT_PREEMPT,
 };
 
 #define EL_MAX_SUBOPS 5
@@ -92,6 +104,7 @@ struct el_action {
 	enum hook_kind hook;
 	const char *reason;	/* ZKELECT_REASON of the hook */
 	int64_t epoch;		/* ZKELECT_EPOCH of the hook */
+	int64_t priority;	/* OUTRANKED, PREEMPT: the candidate's */
 	int64_t ms;		/* HOOK: its timeout; it must have ended
 				 * (group gone) by then for DEMOTE.
 				 * CANCEL: from SIGTERM to SIGKILL */
@@ -114,6 +127,7 @@ struct election_params {
 	const char *id;
 	const char *data;
 	int64_t priority;	/* advertised in our node's data when not 0 */
+	int64_t preempt_delay_ms;	/* -1: never preempted */
 	int observer;
 	int fence;		/* a fence hook is configured */
 	int check;		/* a health check is configured */
@@ -125,8 +139,17 @@ struct election_params {
 	int64_t check_fall;
 	int64_t check_rise;
 	int64_t retry_backoff_ms;
-	int64_t disconnect_grace_ms;
+	int64_t disconnect_grace_ms;	/* or EL_GRACE_LEASE */
+	/*
+	 * The ensemble's tickTime. A touch made on a follower reaches the
+	 * quorum's leader with the follower's next ping, tick/2 later at
+	 * most; 0: at once (the simulator's plain model).
+	 */
+	int64_t tick_ms;
 };
+
+/* disconnect_grace_ms: a disconnected leader leads on while its lease holds. */
+#define EL_GRACE_LEASE (-1)
 
 struct election;
 
@@ -164,9 +187,35 @@ void election_op_done(struct election *el, enum el_op op,
 void election_watch(struct election *el, int deleted, const char *path);
 void election_hook_done(struct election *el, enum hook_kind kind, int ok);
 void election_set_data(struct election *el, const char *data);
+/*
+ * The session named in r is re-attached rather than a new one asked for
+ * (a re-exec, or a restart after a crash: see election_event.c). Called once,
+ * after election_new() and before any event; the startup demote is then
+ * run only if what the session holds cannot be confirmed.
+ */
+struct el_resume {
+	int64_t sid;
+	int64_t timeout_ms;	/* its negotiated timeout */
+	int64_t lease_sent;	/* its lease, on this clock; 0 when none */
+	int leader;		/* the application was told to lead (promoted) */
+	int64_t epoch;		/* the epoch it was told */
+	int exact;		/* handed over by the image that ran (re-exec) */
+	int unhealthy;		/* its health check had failed check_fall times */
+};
+void election_resume(struct election *el, const struct el_resume *r);
 /* A reload: data, fence, check, hook timings, backoff and grace. */
 void election_reconfigure(struct election *el,
     const struct election_params *p);
+/*
+ * The queue read for EL_ACT_QUEUE: n names in queue order, each one's data
+ * (NULL when its read failed). NULL: the listing itself failed.
+ */
+struct el_queue {
+	int n;
+	char *const *names;
+	char *const *datas;
+};
+void election_queue(struct election *el, const struct el_queue *q);
 /* The number of candidates, counted elsewhere (E/candidates' stat). */
 void election_candidates(struct election *el, int n);
 
@@ -233,7 +282,17 @@ struct election_view {
 	int demote_clamped;	/* configured demote_timeout >= T/3 */
 	int64_t lease_end;	/* 0 before a quorum-confirmed reply */
 	int64_t demote_at;	/* a leader demotes from then on; 0 as lease_end */
+	int64_t confirmed_at;	/* the last quorum confirmation came; 0 none */
+	int64_t report_lag_ms;	/* tick/2: allowed for a follower's report */
+	/*
+	 * NULL, or why the negotiated timeout leaves no room for a lease
+	 * with this tickTime: the daemon then stays out of the queue.
+	 */
+	const char *lease_error;
 	int64_t backoff_until;	/* 0 when not backing off */
+	int resuming;		/* a resumed session's facts are being checked */
+	int promoted;		/* the application was told to lead, and its
+				 * demote has not started */
 };
 void election_view(const struct election *el, struct election_view *v);
 

@@ -12,6 +12,9 @@
 #include "election_int.h"
 #include "xmalloc.h"
 
+static void el_resume_connected(struct election *el, int64_t sid);
+static void el_resume_lost(struct election *el);
+
 
 void
 election_session(struct election *el, enum el_zk state, int64_t sid,
@@ -23,6 +26,7 @@ election_session(struct election *el, enum el_zk state, int64_t sid,
 	case EL_ZK_CONNECTED:
 		if (el->sid != 0 && sid != el->sid)
 			el_session_lost(el);	/* nothing of it survives */
+		el_resume_connected(el, sid);
 		/*
 		 * A new session: the quorum made it after we asked, with
 		 * its timeout from then, whatever happened meanwhile.
@@ -32,8 +36,10 @@ election_session(struct election *el, enum el_zk state, int64_t sid,
 			    el->session_req;
 			el->lease_known = 1;
 			el->lease_lapsed = 0;
+			el->answered_sent = el->session_req;
 			el->session_req = 0;
-		}
+		} else if (sid == el->sid)
+			el_reconnected(el);
 		el->sid = sid;
 		el->sync_retry = 0;
 		el->zk = EL_ZK_CONNECTED;
@@ -53,9 +59,13 @@ election_session(struct election *el, enum el_zk state, int64_t sid,
 		el->conn_gen++;
 		el->synced = 0;
 		el_invalidate(el);
-		if (el_leading(el) && !el->conn_lost) {
+		if (state == EL_ZK_READONLY && EL_MUTANT(24))
+			el_reconnected(el);
+		/* Unless told otherwise, a leader leads on while its lease holds. */
+		if (el_leading(el) && !el->conn_lost &&
+		    el->grace_ms != EL_GRACE_LEASE) {
 			if (el->grace_ms == 0)
-				el->conn_lost = 1;
+				el_lose_contact(el, "disconnected");
 			else if (el->grace_until == 0)
 				el->grace_until = el->now + el->grace_ms;
 		}
@@ -68,6 +78,7 @@ election_session(struct election *el, enum el_zk state, int64_t sid,
 		el->conn_gen++;
 		el->synced = 0;
 		el_session_lost(el);
+		el_resume_lost(el);
 		el_invalidate(el);
 		el->restart = 1;
 		el->restart_sent = 0;
@@ -169,6 +180,8 @@ el_list_done(struct election *el, const struct el_result *res)
 	}
 	if (el->yield_listed == 1 && el->marks_fresh)
 		el->yield_listed = 2;
+	else if (el->yield_listed == 3)
+		el->yield_listed = 2;	/* newer nodes: the markers again */
 	el->first = me == 0;
 	el->position = me + 1;
 	/* A resign is done once the new node is seen in the queue. */
@@ -186,6 +199,23 @@ el_list_done(struct election *el, const struct el_result *res)
 	free(c);
 }
 
+/*
+ * A marker of our session that we do not know we have (a resumed
+ * session's) becomes ours: el_next_mark() then keeps, replaces or
+ * deletes it. Not while a MARK flies: its reply says what it made.
+ */
+static void
+el_mark_adopt(struct election *el, int64_t sid, const char *name)
+{
+	char *path;
+
+	if (sid != el->sid || el->sid == 0 || el->mark_have != NULL ||
+	    el_pipe_has(el, EL_OP_MARK) || EL_MUTANT(33))
+		return;
+	(void)xasprintf(&path, "%s/%s", el->prio_dir, name);
+	el->mark_have = path;
+}
+
 /* The markers of E/priority, for a yield (see el_yield()). */
 static void
 el_marks_done(struct election *el, const struct el_result *res)
@@ -198,6 +228,7 @@ el_marks_done(struct election *el, const struct el_result *res)
 		return;
 	}
 	el->nmarks = 0;
+	el->marks_unknown = 0;
 	free(el->mark_sid);
 	free(el->mark_prio);
 	el->mark_sid = el->mark_prio = NULL;
@@ -211,6 +242,7 @@ el_marks_done(struct election *el, const struct el_result *res)
 			    &prio) == 0) {
 				el->mark_sid[el->nmarks] = sid;
 				el->mark_prio[el->nmarks++] = prio;
+				el_mark_adopt(el, sid, res->children[i]);
 			}
 	}
 	el->marks_fresh = 1;
@@ -310,6 +342,8 @@ election_op_done(struct election *el, enum el_op op,
 	if (el_writes(op) ? el_answered(rc) :
 	    EL_MUTANT(1) && (rc == ZOK || rc == ZNONODE))
 		el_confirmed(el, sent);
+	else if (el_answered(rc))
+		el_answered_sent(el, sent);
 	switch (op) {
 	case EL_OP_NONE:
 	case EL_OP_SYNC:
@@ -361,6 +395,7 @@ election_op_done(struct election *el, enum el_op op,
 	case EL_OP_MARK:
 		if (rc == ZOK || rc == ZNODEEXISTS) {
 			el->create_nonode = 0;
+			el->mark_unsure = 0;
 			el_replace(&el->mark_have, el->mark_path);
 		} else if (rc == ZNONODE) {
 			/* E/priority is gone: made again, as a create's. */
@@ -372,8 +407,10 @@ election_op_done(struct election *el, enum el_op op,
 			el_op_error(el, rc);	/* lost: made again */
 		break;
 	case EL_OP_UNMARK:
-		if (rc == ZOK || rc == ZNONODE)
+		if (rc == ZOK || rc == ZNONODE) {
 			el_replace(&el->mark_have, NULL);
+			el->mark_unsure = 0;
+		}
 		else
 			el_op_error(el, rc);	/* lost: deleted again */
 		break;
@@ -393,8 +430,12 @@ election_op_done(struct election *el, enum el_op op,
 				el->parent_idx = 0;
 				el->parents_done = 1;
 			}
-		} else
+		} else {
+			/* An ancestor is gone (deleted by hand): all again. */
+			if (rc == ZNONODE)
+				el->parent_idx = 0;
 			el_op_error(el, rc);
+		}
 		break;
 	case EL_OP_CREATE:
 		if (rc == ZOK) {
@@ -518,7 +559,9 @@ election_op_done(struct election *el, enum el_op op,
 		break;
 	case EL_OP_SET_DATA:
 		if (rc == ZOK) {
-			el->data_dirty = 0;
+			/* Data changed again while it flew: written again. */
+			if (el->data_sent_gen == el->data_gen || EL_MUTANT(47))
+				el->data_dirty = 0;
 			el->crumb_version = el->crumb_version_next;
 			if (el->acked && el_owns_leader(el))
 				el_replace(&el->leader_data, el->data);
@@ -529,10 +572,15 @@ election_op_done(struct election *el, enum el_op op,
 		break;
 	case EL_OP_RELEASE:
 		/*
-		 * Whatever became of it, the marker is not counted on: made
-		 * again (or found there) when it is wanted.
+		 * Deleted, or maybe (a lost reply), or not (a failed multi):
+		 * until it is deleted for sure it is not forgotten, or the
+		 * next head would yield back to it (see el_next_mark()).
 		 */
-		if (el->release_marked)
+		if (el->release_marked && rc == ZOK && !EL_MUTANT(40))
+			el_replace(&el->mark_have, NULL);
+		else if (el->release_marked && !EL_MUTANT(40))
+			el->mark_unsure = 1;
+		else if (el->release_marked)
 			el_replace(&el->mark_have, NULL);
 		el->release_marked = 0;
 		if (rc == ZOK) {
@@ -621,8 +669,12 @@ election_hook_done(struct election *el, enum hook_kind kind, int ok)
 	el->hook_cancelled = 0;
 	switch (kind) {
 	case HOOK_CHECK:
-		/* A check killed to free the slot tells nothing. */
-		if (!cancelled)
+		/*
+		 * A check killed to free the slot tells nothing, nor one
+		 * that a reload took away while it ran: nothing would ever
+		 * make us healthy again.
+		 */
+		if (!cancelled && (el->check_configured || EL_MUTANT(45)))
 			el_check_done(el, ok);
 		break;
 	case HOOK_FENCE:
@@ -659,6 +711,20 @@ election_hook_done(struct election *el, enum hook_kind kind, int ok)
 	}
 }
 
+/* Whether this leader looks at the queue: nothing else under way. */
+int
+el_preempt_on(const struct election *el)
+{
+	return el->preempt_ms >= 0 && election_role(el) == ROLE_LEADER &&
+	    !el->resigning && !el->release_pending && el->sw_phase == 0;
+}
+
+void
+election_queue(struct election *el, const struct el_queue *q)
+{
+	el_preempt_listed(el, q, el_preempt_on(el));
+}
+
 void
 election_candidates(struct election *el, int n)
 {
@@ -669,8 +735,10 @@ void
 election_reconfigure(struct election *el, const struct election_params *p)
 {
 	el->fence_configured = p->fence;
+	el->preempt_ms = p->preempt_delay_ms;
 	el->backoff_ms = p->retry_backoff_ms;
 	el->grace_ms = p->disconnect_grace_ms;
+	el->tick_ms = p->tick_ms > 0 ? p->tick_ms : 0;
 	el->hook_timeout_ms = p->hook_timeout_ms;
 	el->demote_cfg_ms = p->demote_timeout_ms > 0 ? p->demote_timeout_ms : 0;
 	el_set_timeout(el, 0);
@@ -688,8 +756,12 @@ election_reconfigure(struct election *el, const struct election_params *p)
 	el->check_configured = p->check;
 	if (el->data != NULL && (strcmp(p->data, el->data) != 0 ||
 	    p->priority != el->priority)) {
-		/* E/priority is made when a priority first comes. */
-		if (el->priority == 0 && p->priority != 0) {
+		/*
+		 * E/priority is made when a priority first comes: after the
+		 * others when they are made, else in their turn.
+		 */
+		if (el->priority == 0 && p->priority != 0 &&
+		    el->parents_done) {
 			el->parents_done = 0;
 			el->parent_idx = el->nbase;
 		}
@@ -708,7 +780,13 @@ election_set_data(struct election *el, const char *data)
 {
 	el_replace(&el->data, data);
 	el_make_data(el);
-	if (el->node != NULL)
+	el->data_gen++;
+	/*
+	 * A create in flight, or lost, carries the old data: the node it
+	 * made is written again once known.
+	 */
+	if (el->node != NULL || ((el->create_unknown ||
+	    el_pipe_has(el, EL_OP_CREATE)) && !EL_MUTANT(46)))
 		el->data_dirty = 1;
 }
 
@@ -779,6 +857,8 @@ el_has_node(const struct election *el)
 void
 election_pause(struct election *el, int paused)
 {
+	int was_paused = el->paused;
+
 	if (paused && !el->paused) {
 		el->paused = 1;
 		if (el_has_node(el)) {
@@ -787,7 +867,7 @@ election_pause(struct election *el, int paused)
 		}
 	} else if (!paused)
 		el->paused = 0;
-	if (paused)
+	if (paused && !(EL_MUTANT(44) && was_paused))
 		el->pause_reply = 1;
 }
 
@@ -820,7 +900,9 @@ election_role(const struct election *el)
 	}
 	if (el->observer || el->paused || el->unhealthy)
 		return ROLE_OBSERVER;
-	if (el->zk != EL_ZK_CONNECTED || !el->listed_once)
+	/* Kept out by lease_error, it still follows whoever leads. */
+	if (el->zk != EL_ZK_CONNECTED ||
+	    (!el->listed_once && el->lease_error == NULL))
 		return ROLE_UNKNOWN;
 	return ROLE_FOLLOWER;
 }
@@ -902,6 +984,11 @@ election_view(const struct election *el, struct election_view *v)
 	v->demote_clamped = el->demote_clamped;
 	v->lease_end = el->lease_known ? el_lease_end(el) : 0;
 	v->demote_at = el->lease_known ? el_demote_point(el) : 0;
+	v->confirmed_at = el->confirmed_at;
+	v->report_lag_ms = el->lag_ms;
+	v->lease_error = el->lease_error;
+	v->resuming = el->resume_check;
+	v->promoted = el->promoted;
 	v->backoff_until = el->backoff_until;
 	v->crumb_id = el->crumb_exists ? el->crumb_id : "";
 	v->crumb_data = el->crumb_exists ? el->crumb_data : "";
@@ -924,4 +1011,128 @@ election_op_name(enum el_op op)
 	};
 
 	return (unsigned)op < EL_OP_COUNT ? names[op] : "unknown";
+}
+
+/*
+ * Resuming a session (el_resume_next() in election.c takes it on): after
+ * a re-exec (SIGUSR2) or a crash, the daemon
+ * re-attaches the ZooKeeper session it had instead of asking for a new
+ * one, and the election takes up what that session holds without running
+ * a hook when all of it is still there.
+ *
+ * What is handed over is a hint, never a fact: the session id, its lease
+ * (a send time on the same clock, which keeps counting across an exec and
+ * a crash of the same boot) and whether the application was told to lead,
+ * with which epoch. Every fact is read back on the re-attached session
+ * before it is relied on, as after any reconnect: our node is found by
+ * listing (as after a lost create) and watched, E/leader and E/claim are
+ * read. Until they are in:
+ *
+ * - A resumed leader is a leader that has just reconnected: its lease is
+ *   the one handed over until the session is re-opened, which renews it
+ *   (el_resume_connected()), then confirmations of the new connection do
+ *   (el_confirmed()); it demotes at the lease's demote point as any
+ *   leader does. Its node gone, E/leader of another session
+ *   or E/claim not its own make it demote (node-deleted, preempted).
+ * - A daemon that was not leading may still have an application that
+ *   leads: a crash can come between a promote's start and the file that
+ *   says so. What it holds decides: E/claim or E/leader of its own with
+ *   no leadership behind them means a hook was under way, so the demote
+ *   hook runs first (reason startup), and the queue decides the rest.
+ *   When the facts cannot be read back before the lease's demote point,
+ *   it demotes as a start would (hooks.demote_on_start), unless the image
+ *   that ran handed the facts over itself.
+ * - A session found expired: the demote hook runs (reason startup), then
+ *   a new session rejoins, as a start does.
+ *
+ * So nothing is led on what was not confirmed after the restart, and the
+ * safety argument of election.c is unchanged: a resumed leader's
+ * application leads under the same lease, with the same demote point, as
+ * the image before it.
+ */
+void
+election_resume(struct election *el, const struct el_resume *r)
+{
+	el->sid = r->sid;
+	el_set_timeout(el, r->timeout_ms);
+	if (r->lease_sent != 0) {
+		el->lease_sent = r->lease_sent;
+		el->lease_known = 1;
+	}
+	el->resume_check = 1;
+	el->resume_exact = r->exact;
+	el->resume_demote = el->startup_demote;
+	el->startup_demote = 0;
+	/*
+	 * Our node, if the session still has one, is found by a listing. Its
+	 * data is written again once found: a reload may have changed it
+	 * just before the old image could (issue 19, sim -P -W -R 3703).
+	 */
+	el->create_unknown = 1;
+	el->data_dirty = 1;
+	el->claim_known = 0;
+	/*
+	 * So are its priority markers: the image before may have made one
+	 * for a priority that a reload has changed since, and a marker
+	 * left behind makes the heads yield to it for good (sim -W -P -L
+	 * -R 30000017). E/priority is listed and ours is adopted.
+	 */
+	el->marks_unknown = 1;
+	/* Out of the election for its health: it stays out until it rises. */
+	if (r->unhealthy && el->check_configured) {
+		el->unhealthy = 1;
+		el->release_pending = 1;
+		el->release_why = "health";
+	}
+	if (!r->leader || el->observer)
+		return;
+	el->promoted = 1;
+	el->acked = 1;
+	el->claimed = 1;
+	el->fenced = 1;
+	el->epoch = r->epoch;
+	el->lead_epoch = r->epoch;
+	el->leader_exists = 1;
+	el->leader_owner = r->sid;
+	el->leader_epoch = r->epoch;
+	el_replace(&el->leader_id, el->id);
+	el_replace(&el->leader_data, el->data);
+}
+
+/*
+ * The re-attached session's first connection. A server re-opens a live
+ * session only once the quorum's leader has touched it (a revalidation:
+ * see el_reconnected() and point 3 at the top of election_time.c), and
+ * this process asked for it at zookeeper_init, which it knows, where a
+ * reconnect of the library's own has only the last answered send time:
+ * the session cannot expire before that time + T. So its lease runs from
+ * then, as a new session's does. Anything else the connection confirms
+ * renews it as usual.
+ */
+static void
+el_resume_connected(struct election *el, int64_t sid)
+{
+	if (!el->resume_check || sid != el->sid || el->session_req == 0)
+		return;
+	if (!EL_MUTANT(32) && (!el->lease_known ||
+	    el->session_req > el->lease_sent)) {
+		el->lease_sent = el->session_req;
+		el->lease_known = 1;
+		if (el->now < el_lease_end(el))
+			el->lease_lapsed = 0;
+	}
+	el->session_req = 0;
+}
+
+/* The session expired before its facts were confirmed. */
+static void
+el_resume_lost(struct election *el)
+{
+	if (!el->resume_check)
+		return;
+	el->resume_check = 0;
+	if (el->promoted)
+		el->lost_reason = "startup";
+	else
+		el->startup_demote = el->resume_demote;
 }

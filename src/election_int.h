@@ -17,17 +17,19 @@
 /* A check killed to free the slot for a promote: SIGTERM, then SIGKILL. */
 #define EL_CANCEL_GRACE_MS 100
 /*
- * The quorum learns of a session's activity through its servers' reports,
- * one every tickTime/2; ZooKeeper negotiates T >= 2 tickTime, so a report
- * lags by at most T/4. The lease is shortened by that much.
+ * ZooKeeper's default bounds of the session timeout are 2 and 20 ticks;
+ * below 2 ticks (minSessionTimeout set lower) the daemon does not lead.
  */
-#define EL_REPORT_LAG_DIV 4
+#define EL_MIN_TICKS 2
 /* Confirmations kept to pair a new one with (see el_confirmed()). */
 #define EL_CONF_MAX 16
 /* A promote or fence starts only with T/8 of lease before the demote. */
 #define EL_PROMOTE_ROOM_DIV 8
-/* Keepalive syncs per session timeout. */
-#define EL_SYNCS_PER_T 6
+/*
+ * A keepalive sync goes a report lag after the last confirmation, when it
+ * can renew the lease, but no more than this many per session timeout.
+ */
+#define EL_SYNCS_PER_T 10
 
 /*
  * A build with EL_MUTANTS puts one old defect back, the one numbered by
@@ -46,12 +48,34 @@
  * version, 20 a new session's lease runs from when it is heard of, not
  * from when it was asked for, 21 a create that finds no parent retries at
  * once, 22 E/leader of any session is shown, 23 a head yields to a
- * higher priority however often it has yielded, 26 the lease rests on a
- * confirmation's reply time, not its send time, 27 the report lag is
- * subtracted where it must be added (confirmations closer than it pair),
- * 28 a promote's room is measured to the lease's end, not to the demote
- * point (26-28: the simulator's, tests/sim/seeds.txt). The tests must
- * catch each.
+ * higher priority however often it has yielded, 24 a read-only connection
+ * renews the lease as a reconnect does, 25 a reconnect's lease runs from
+ * when it is heard of, not from the last reply before it was asked for,
+ * 26 the lease rests on a confirmation's reply time, not its send time,
+ * 27 the report lag is subtracted where it must be added (confirmations
+ * closer than it pair), 28 a promote's room is measured to the lease's
+ * end, not to the demote point (26-28: the simulator's,
+ * tests/sim/seeds.txt), 30 a resumed leader does not check that its node
+ * and E/claim are still its own, 31 a resumed daemon that was not leading
+ * never ends its checks nor demotes at its lease's demote point, 32 a
+ * re-opened session's lease is not renewed by its re-opening, 33 a
+ * resumed session does not look for its priority markers (one made for a
+ * priority a reload changed since stays, and heads yield to it for good;
+ * the simulator's, -W -P -L -R). Issue 19's
+ * (40 on, each caught by a unit test):
+ * 40 a release whose reply was lost forgets
+ * the priority marker it may have left, 41 a leader preempts to the best
+ * of the others even below its own priority, 42 a head yields to any
+ * marked session behind it, whatever its priority, 43 a switchover
+ * deletes the target's node with those before it, 44 a pause of a
+ * candidate already paused is never answered, 45 a check that a reload
+ * took away while it ran still counts, 46 new data (or priority) while a
+ * create is in flight is never written to the node it made, 47 new data
+ * while a SET_DATA is in flight is never written, 48 a leader of a
+ * priority below 0 that hands over keeps its marker away (and so counts
+ * as 0 to a head below it, which yields back), 49 a head below 0 takes a
+ * listed node whose marker came after its read of the markers for a 0.
+ * The tests must catch each.
  */
 #ifdef EL_MUTANTS
 extern int el_mutant;
@@ -89,6 +113,9 @@ struct election {
 	int64_t check_interval_ms;
 	int64_t check_fall;
 	int64_t check_rise;
+	int64_t tick_ms;	/* the ensemble's tickTime, 0: no report lag */
+	int64_t lag_ms;		/* report lag allowed: tick/2 */
+	const char *lease_error;	/* no room for a lease: not queued */
 
 	/* time */
 	int64_t now;
@@ -101,6 +128,13 @@ struct election {
 	} conf[EL_CONF_MAX];	/* confirmations on this connection */
 	int nconf;
 	int conf_conn;		/* conn_gen of conf[] */
+	int64_t confirmed_at;	/* the last confirmation came then */
+	/*
+	 * The send time of the latest request a server answered, in this
+	 * session (the session's request at first): it precedes any
+	 * reconnect asked for after the reply came (see election_time.c).
+	 */
+	int64_t answered_sent;
 	int64_t session_req;	/* when the session to come was asked for */
 	int sync_inflight;
 	int64_t sync_sent;
@@ -118,7 +152,8 @@ struct election {
 	/* session */
 	enum el_zk zk;
 	int64_t sid;
-	int conn_lost;		/* a leader must demote: disconnected */
+	int conn_lost;		/* a leader must demote: lost contact */
+	const char *conn_lost_why;	/* disconnected or lease-lost */
 	int64_t grace_until;	/* 0, or when a disconnected leader demotes */
 	int restart;		/* the session must be replaced */
 	int64_t restart_at;
@@ -201,9 +236,12 @@ struct election {
 	 * read for a claim, with the sessions behind our node (priority < 0).
 	 */
 	char *mark_have;
+	int mark_unsure;	/* a lost release may have deleted it */
+	int marks_unknown;	/* a resumed session's own: list E/priority */
 	char *mark_path;	/* the one being made */
 	int marks_fresh;
-	int yield_listed;	/* 1 a listing is wanted for a yield, 2 made */
+	int yield_listed;	/* 1 a listing is wanted for a yield, 2 made,
+				 * 3 the markers read again after it (< 0) */
 	int64_t yield_until;	/* no yield again before then */
 	int64_t mark_hold_until;	/* none after a resign, until then */
 	int release_marked;	/* the release in flight deletes it */
@@ -216,6 +254,22 @@ struct election {
 	int64_t yield_sid;	/* to whom, for the log */
 	int64_t yield_prio;
 	int yields;		/* counts yields */
+
+	/*
+	 * Preemption (el_next_preempt()): a leader reads the queue every
+	 * preempt_delay/4 (0.5 s to 5 s); the first of the highest priority
+	 * above ours, seen with the same node for preempt_delay, gets the
+	 * leadership by a switchover (reason preempted).
+	 */
+	int64_t preempt_ms;	/* -1: never */
+	int64_t pre_due;	/* the next look, 0: at once */
+	int pre_reading;	/* EL_ACT_QUEUE out */
+	char *pre_node;		/* who outranks us, seen since pre_since */
+	char *pre_id;
+	int64_t pre_prio;
+	int64_t pre_since;
+	int pre_told;		/* EL_ACT_OUTRANKED sent for pre_node */
+	int pre_go;		/* preempt_delay passed: hand over */
 
 	/* E/breadcrumb */
 	int crumb_fresh;
@@ -244,6 +298,13 @@ struct election {
 	const char *release_why;	/* the request that asked for it */
 	int release_attempts;
 	int data_dirty;		/* election.data changed: rewrite our nodes */
+	int data_gen;		/* counts election_set_data() */
+	int data_sent_gen;	/* data_gen of the SET_DATA in flight */
+
+	/* a resumed session (election_resume(), el_resume_next()) */
+	int resume_check;	/* what it holds is not all read back yet */
+	int resume_exact;	/* handed over by a live image: no guess in it */
+	int resume_demote;	/* demote_on_start, for a resume that fails */
 };
 
 /* election.c */
@@ -261,7 +322,21 @@ void el_switch_listed(struct election *el, const struct candidate *c, int n,
     int me);
 int el_want_join(const struct election *el);
 int el_pipe_has(const struct election *el, enum el_op op);
+
+/* election_preempt.c */
+void el_preempt_forget(struct election *el);
+int64_t el_preempt_deadline(const struct election *el, int on);
+void el_preempt_act(struct election *el, struct el_action *act,
+    enum el_act_type type);
+int el_next_preempt(struct election *el, struct el_action *act, int on);
+void el_preempt_listed(struct election *el, const struct el_queue *q,
+    int on);
 void el_pred_head(struct election *el);
+void el_resume_next(struct election *el);
+
+
+/* election_event.c */
+int el_preempt_on(const struct election *el);
 
 /* election_time.c */
 int64_t el_lease_end(const struct election *el);
@@ -269,6 +344,9 @@ int64_t el_demote_point(const struct election *el);
 int el_lease_short(const struct election *el);
 int el_answered(int rc);
 void el_confirmed(struct election *el, int64_t sent);
+void el_answered_sent(struct election *el, int64_t sent);
+void el_reconnected(struct election *el);
+void el_lose_contact(struct election *el, const char *why);
 void el_set_timeout(struct election *el, int64_t timeout_ms);
 int el_sync_due(const struct election *el);
 void el_check_done(struct election *el, int ok);

@@ -670,6 +670,61 @@ fail:
 	return -1;
 }
 
+/* A hook started (by us, or by the image before a re-exec) is watched. */
+static struct hook *
+hook_track(struct hook_runner *hr, enum hook_kind kind, pid_t pid, int fd,
+    hook_done_fn done, void *arg)
+{
+	const char *name = hook_kind_name(kind);
+	struct hook *h;
+
+	h = xcalloc(1, sizeof(*h));
+	h->hr = hr;
+	h->kind = kind;
+	h->pid = pid;
+	h->running = 1;
+	h->phase = HOOK_WAITING;
+	h->start_ms = now_ms();
+	h->kill_delay_ms = HOOK_KILL_DELAY_MS;
+	h->fd = fd;
+	h->hold = kind == HOOK_CHECK;
+	h->done = done;
+	h->arg = arg;
+	TAILQ_INSERT_TAIL(&hr->hooks, h, entry);
+	hr->active++;
+
+	if ((h->ev_timer = evtimer_new(hr->base, hook_timer, h)) == NULL)
+		fatalx("hook %s[%ld]: event_new", name, (long)pid);
+	/* An adopted hook whose output had ended has none. */
+	if (h->fd == -1)
+		return h;
+	if ((h->ev_out = event_new(hr->base, h->fd, EV_READ | EV_PERSIST,
+	    hook_output, h)) == NULL)
+		fatalx("hook %s[%ld]: event_new", name, (long)pid);
+	if (event_add(h->ev_out, NULL) == -1)
+		log_warnx("hook %s[%ld]: cannot watch its output", name,
+		    (long)pid);
+	return h;
+}
+
+void
+hook_adopt(struct hook_runner *hr, enum hook_kind kind, pid_t pid, int fd,
+    hook_done_fn done, void *arg)
+{
+	(void)hook_track(hr, kind, pid, fd, done, arg);
+}
+
+int
+hook_output_fd(const struct hook_runner *hr, pid_t pid)
+{
+	const struct hook *h;
+
+	TAILQ_FOREACH(h, &hr->hooks, entry)
+		if (h->pid == pid && !h->over)
+			return h->fd;
+	return -1;
+}
+
 pid_t
 hook_run(struct hook_runner *hr, enum hook_kind kind, const char *cmd,
     char *const env[], int64_t timeout_ms, hook_done_fn done, void *arg)
@@ -700,28 +755,7 @@ hook_run(struct hook_runner *hr, enum hook_kind kind, const char *cmd,
 		return -1;
 	}
 
-	h = xcalloc(1, sizeof(*h));
-	h->hr = hr;
-	h->kind = kind;
-	h->pid = pid;
-	h->running = 1;
-	h->phase = HOOK_WAITING;
-	h->start_ms = now_ms();
-	h->kill_delay_ms = HOOK_KILL_DELAY_MS;
-	h->fd = pfd[0];
-	h->hold = kind == HOOK_CHECK;
-	h->done = done;
-	h->arg = arg;
-	TAILQ_INSERT_TAIL(&hr->hooks, h, entry);
-	hr->active++;
-
-	if ((h->ev_out = event_new(hr->base, h->fd, EV_READ | EV_PERSIST,
-	    hook_output, h)) == NULL ||
-	    (h->ev_timer = evtimer_new(hr->base, hook_timer, h)) == NULL)
-		fatalx("hook %s[%ld]: event_new", name, (long)pid);
-	if (event_add(h->ev_out, NULL) == -1)
-		log_warnx("hook %s[%ld]: cannot watch its output", name,
-		    (long)pid);
+	h = hook_track(hr, kind, pid, pfd[0], done, arg);
 	if (timeout_ms > 0) {
 		tv.tv_sec = (time_t)(timeout_ms / 1000);
 		tv.tv_usec = (suseconds_t)(timeout_ms % 1000) * 1000;

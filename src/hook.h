@@ -55,6 +55,16 @@ void hook_runner_free(struct hook_runner *hr);
 pid_t hook_run(struct hook_runner *hr, enum hook_kind kind, const char *cmd,
     char *const env[], int64_t timeout_ms, hook_done_fn done, void *arg);
 
+/*
+ * Takes over a child started before a re-exec (its pid, which is its
+ * process group, and the read end of its output pipe, non-blocking, or -1
+ * when its output had ended) as if hook_run() had started it now, with
+ * no timeout.
+ */
+void hook_adopt(struct hook_runner *hr, enum hook_kind kind, pid_t pid,
+    int fd, hook_done_fn done, void *arg);
+/* The read end of a running hook's output pipe, or -1. */
+int hook_output_fd(const struct hook_runner *hr, pid_t pid);
 /* The time from a timeout's SIGTERM to the SIGKILL (5 s unless set). */
 void hook_set_kill_delay(struct hook_runner *hr, pid_t pid, int64_t ms);
 /*

@@ -54,6 +54,7 @@ struct http {
 	int nconns;		/* connections open */
 	struct event *ev_sweep;
 	int full;		/* listeners disabled at HTTP_MAX_CONNS */
+	int held;		/* and held so for a re-exec */
 	time_t warned;		/* last "too many connections" warning */
 };
 
@@ -243,6 +244,8 @@ http_listeners(struct http *h, int on)
 	struct evconnlistener *l;
 	size_t i;
 
+	if (on && h->held)
+		return;
 	for (i = 0; i < h->nsocks; i++) {
 		l = evhttp_bound_socket_get_listener(h->socks[i]);
 		if ((on ? evconnlistener_enable(l) :
@@ -431,7 +434,9 @@ http_open(struct daemon *d, char *err, size_t errlen)
 	evhttp_set_bevcb(h->evh, http_conn_new, h);
 	h->socks = xcalloc(d->cfg.nhttp_listen, sizeof(*h->socks));
 	for (i = 0; i < d->cfg.nhttp_listen; i++) {
-		if ((fd = http_socket(&d->cfg.http_listen[i], err,
+		if (i < d->rx_nhttp)
+			fd = d->rx_http[i];
+		else if ((fd = http_socket(&d->cfg.http_listen[i], err,
 		    errlen)) == -1)
 			goto fail;
 		h->socks[i] = evhttp_accept_socket_with_handle(h->evh, fd);
@@ -448,6 +453,34 @@ http_open(struct daemon *d, char *err, size_t errlen)
 fail:
 	http_close(d);
 	return -1;
+}
+
+void
+http_accepting(struct daemon *d, int on)
+{
+	struct http *h = d->http;
+
+	if (h == NULL)
+		return;
+	h->held = !on;
+	if (!on)
+		http_listeners(h, 0);
+	else if (h->nconns < HTTP_MAX_CONNS)
+		http_listeners(h, 1);
+}
+
+int
+http_busy(const struct daemon *d)
+{
+	return d->http != NULL ? d->http->nconns : 0;
+}
+
+int
+http_listen_fd(const struct daemon *d, size_t i)
+{
+	if (d->http == NULL || i >= d->http->nsocks)
+		return -1;
+	return evhttp_bound_socket_get_fd(d->http->socks[i]);
 }
 
 void

@@ -10,11 +10,18 @@ struct daemon;
 #define HTTP_MAX_CONNS	64
 
 /*
- * Listens on every address of d->cfg.http_listen and answers from d's
+ * Listens on every address of d->cfg.http_listen (the first d->rx_nhttp
+ * of them on the sockets a re-exec handed over) and answers from d's
  * state on d->base.  Returns 0 (d->http set), or -1 with err naming the
  * address that failed and why.
  */
 int http_open(struct daemon *d, char *err, size_t errlen);
+/* Stops (0) or starts again (1) accepting, for a re-exec. */
+void http_accepting(struct daemon *d, int on);
+/* Connections open. */
+int http_busy(const struct daemon *d);
+/* The i-th listening socket, or -1. */
+int http_listen_fd(const struct daemon *d, size_t i);
 /* Closes the listeners and every connection; d->http is NULL after. */
 void http_close(struct daemon *d);
 

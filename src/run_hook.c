@@ -222,6 +222,17 @@ run_hook_start(struct daemon *d)
 	log_info("running run process [%ld] (epoch %s)", (long)pid, epoch);
 }
 
+/* The run process a re-exec handed over: this leadership's, running. */
+void
+run_hook_adopt(struct daemon *d, pid_t pid, int fd, time_t since)
+{
+	hook_adopt(d->hooks, HOOK_RUN, pid, fd, run_hook_done, d);
+	hook_set_kill_delay(d->hooks, pid, d->cfg.run_stop_timeout_ms);
+	d->run_pid = pid;
+	d->run_since = since;
+	d->run_led = 1;
+}
+
 /*
  * Called at the end of every step: starts the run once per leadership,
  * when the core says leader, and keeps a stop's SIGKILL in time.
@@ -229,12 +240,16 @@ run_hook_start(struct daemon *d)
 void
 run_hook_update(struct daemon *d)
 {
+	struct election_view v;
+
 	if (d->run_pid != -1) {
 		if (d->run_stopping)
 			run_hook_arm_kill(d);
 		return;
 	}
-	if (d->run_led || d->stopping || election_role(d->el) != ROLE_LEADER)
+	election_view(d->el, &v);
+	/* A resumed leader starts it once its session is confirmed. */
+	if (d->run_led || d->stopping || v.role != ROLE_LEADER || v.resuming)
 		return;
 	d->run_led = 1;
 	if (d->cfg.hook_run == NULL)

@@ -163,6 +163,7 @@ status_render(const struct status *st, int json)
 		status_json_str(&b, "data", st->data, 1);
 		status_json_num(&b, "my_epoch", st->my_epoch, 1);
 		status_json_str(&b, "last_error", st->last_error, 1);
+		status_json_str(&b, "lease_error", st->lease_error, 1);
 		status_json_num(&b, "queue_position", st->queue_position, 1);
 		status_json_num(&b, "paused", st->paused != 0, 1);
 		status_json_num(&b, "healthy", st->healthy != 0, 1);
@@ -194,6 +195,7 @@ status_render(const struct status *st, int json)
 	status_shell(&b, "data", st->data);
 	status_shell(&b, "my_epoch", myepoch);
 	status_shell(&b, "last_error", st->last_error);
+	status_shell(&b, "lease_error", st->lease_error);
 	status_shell(&b, "queue_position", qpos);
 	status_shell(&b, "paused", st->paused ? "1" : "0");
 	status_shell(&b, "healthy", st->healthy ? "1" : "0");
@@ -213,6 +215,12 @@ status_render(const struct status *st, int json)
 int
 status_write(const char *path, const char *text)
 {
+	return status_write_mode(path, text, 0644);
+}
+
+int
+status_write_mode(const char *path, const char *text, mode_t mode)
+{
 	char *tmp;
 	size_t len = strlen(text), off = 0;
 	ssize_t n;
@@ -224,12 +232,12 @@ status_write(const char *path, const char *text)
 	 * crash's leftover, a planted link) is removed, never written through.
 	 */
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-	    0644);
+	    mode);
 	if (fd == -1 && errno == EEXIST) {
 		if (unlink(tmp) == -1 && errno != ENOENT)
 			goto fail;
 		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-		    O_CLOEXEC, 0644);
+		    O_CLOEXEC, mode);
 	}
 	if (fd == -1)
 		goto fail;

@@ -25,6 +25,7 @@ struct status {
 	const char *data;
 	int64_t my_epoch;
 	const char *last_error;
+	const char *lease_error;	/* "" or why this node may not lead */
 	int queue_position;	/* 1-based; 0 when not queued */
 	int64_t priority;	/* election.priority */
 	int paused;
@@ -52,5 +53,7 @@ void status_json_num(struct textbuf *b, const char *key, int64_t v,
  * same directory, then rename; no fsync.
  */
 int status_write(const char *path, const char *text);
+/* The same, the file created with mode (before the umask). */
+int status_write_mode(const char *path, const char *text, mode_t mode);
 
 #endif

@@ -10,6 +10,8 @@
  * would yield to it at the head), switchover-in-progress, target-gone,
  * leadership-lost, not-allowed, or timeout (the promote hook's timeout and two session timeouts). Whatever
  * happens, the queue order decides who leads next, as after a resign.
+ * A preemption (the core's, below) is followed the same way, with no
+ * client; an operator's switchover meets it with switchover-in-progress.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,12 +26,26 @@
 #include "xmalloc.h"
 #include "zkelectd.h"
 
+/* The operator's switchover, looked up or under way, is answered. */
 static void
-switchover_end(struct daemon *d, const char *answer)
+switchover_answer(struct daemon *d, const char *answer)
 {
 	if (d->sw_client != 0)
 		(void)ctl_reply(d->ctl, d->sw_client, answer);
 	d->sw_client = 0;
+}
+
+/*
+ * The switchover under way ends: its operator, if any, is answered, and
+ * whatever the core still had to say of it is taken.
+ */
+static void
+switchover_end(struct daemon *d, const char *answer)
+{
+	(void)election_switchover_failed(d->el);
+	if (!d->sw_preempt)
+		switchover_answer(d, answer);
+	d->sw_preempt = 0;
 	free(d->sw_target);
 	d->sw_target = NULL;
 	if (d->ev_sw != NULL)
@@ -72,20 +88,30 @@ switchover_start(struct daemon *d, uint64_t client, const char *id)
 }
 
 /*
- * Starts the core's switchover to node (id's), for client (0: the
- * daemon's own, a preemption), with the demote reason given.
+ * The core's switchover to id has begun, the operator's (preempt 0: the
+ * client in sw_client is answered when it ends) or the core's own
+ * preemption (1): followed until id leads, or for the promote hook's
+ * timeout and two session timeouts.
  */
-int
-switchover_begin(struct daemon *d, uint64_t client, const char *id,
-    const char *node, const char *reason)
+void
+switchover_follow(struct daemon *d, const char *id, int preempt)
 {
 	struct timeval tv;
+	const char *why;
+	char *text;
 	int64_t ms;
 
-	if (election_switchover(d->el, node, reason) == -1)
-		return -1;
-	d->sw_client = client;
+	/* An operator's, given up in the step that began this one. */
+	if (d->sw_target != NULL && !d->sw_preempt) {
+		why = election_switchover_failed(d->el);
+		(void)xasprintf(&text, "error %s", why != NULL ? why :
+		    "leadership-lost");
+		switchover_end(d, text);
+		free(text);
+	}
+	free(d->sw_target);
 	d->sw_target = xstrdup(id);
+	d->sw_preempt = preempt;
 	if (d->ev_sw == NULL &&
 	    (d->ev_sw = evtimer_new(d->base, switchover_timeout, d)) == NULL)
 		fatalx("evtimer_new");
@@ -94,8 +120,6 @@ switchover_begin(struct daemon *d, uint64_t client, const char *id,
 	tv.tv_usec = (suseconds_t)((ms % 1000) * 1000);
 	if (evtimer_add(d->ev_sw, &tv) == -1)
 		fatalx("evtimer_add");
-	daemon_step(d);
-	return 0;
 }
 
 /* The queue was read (command_read_queue): ID's node, if it is there. */
@@ -107,10 +131,15 @@ switchover_found(struct daemon *d, uint64_t client, const char *id,
 	char buf[256];
 	int i, j;
 
-	if (client != d->sw_client || d->sw_target != NULL)
+	if (client != d->sw_client)
 		return;
+	/* A preemption began while the queue was read: one at a time. */
+	if (d->sw_target != NULL) {
+		switchover_answer(d, "error switchover-in-progress");
+		return;
+	}
 	if (r == NULL) {
-		switchover_end(d, why);
+		switchover_answer(d, why);
 		return;
 	}
 	for (i = 0; i < r->n; i++) {
@@ -121,7 +150,7 @@ switchover_found(struct daemon *d, uint64_t client, const char *id,
 			break;
 	}
 	if (i == r->n) {
-		switchover_end(d, "error no-such-candidate");
+		switchover_answer(d, "error no-such-candidate");
 		return;
 	}
 	/*
@@ -130,18 +159,22 @@ switchover_found(struct daemon *d, uint64_t client, const char *id,
 	 * Ours does not count (our marker stays away after the handoff).
 	 */
 	election_view(d->el, &v);
-	if ((j = queue_outranking(r, candidate_priority(r->datas[i]),
-	    v.node, r->names[i])) >= 0) {
+	if ((j = candidate_outranking(r->n, r->names, r->datas,
+	    candidate_priority(r->datas[i]), v.node, r->names[i])) >= 0) {
 		candidate_kv(r->datas[j], "id", buf, sizeof(buf));
 		log_warnx("control: switchover to %s refused: %s has a "
 		    "higher priority", id, buf);
-		switchover_end(d, "error outranked");
+		switchover_answer(d, "error outranked");
 		return;
 	}
 	log_notice("control: switchover to %s (%s) requested", id,
 	    r->names[i]);
-	if (switchover_begin(d, client, id, r->names[i], "switchover") == -1)
-		switchover_end(d, "error not-leader");
+	if (election_switchover(d->el, r->names[i], "switchover") == -1) {
+		switchover_answer(d, "error not-leader");
+		return;
+	}
+	switchover_follow(d, id, 0);
+	daemon_step(d);
 }
 
 void
@@ -170,7 +203,71 @@ void
 switchover_free(struct daemon *d)
 {
 	switchover_end(d, "error shutdown");
+	switchover_answer(d, "error shutdown");
 	if (d->ev_sw != NULL)
 		event_free(d->ev_sw);
 	d->ev_sw = NULL;
+}
+
+/*
+ * Preemption, carried out: the election core decides when a leader looks
+ * at the queue and whom it hands over to (election_preempt.c). The queue
+ * is read here when the core asks (EL_ACT_QUEUE: a listing and each
+ * node's data, as members reads them) and given back with
+ * election_queue(); what the core decided is logged (EL_ACT_OUTRANKED,
+ * EL_ACT_PREEMPT) and the handover followed as any switchover.
+ */
+static void
+switchover_queue_read(struct daemon *d, uint64_t client, const char *arg,
+    const struct queue_read *r, const char *why)
+{
+	struct el_queue q;
+	int in_step = d->pre_querying == 2;
+
+	(void)client;
+	(void)arg;
+	(void)why;
+	d->pre_querying = 0;
+	daemon_clock(d);
+	if (r == NULL) {
+		/* Looked at again at the next period. */
+		election_queue(d->el, NULL);
+		if (!in_step)
+			daemon_arm_deadline(d);
+		return;
+	}
+	q.n = r->n;
+	q.names = r->names;
+	q.datas = r->datas;
+	election_queue(d->el, &q);
+	if (!in_step)
+		daemon_step(d);
+}
+
+void
+switchover_perform(struct daemon *d, const struct el_action *act)
+{
+	switch (act->type) {
+	case EL_ACT_QUEUE:
+		/* A failure answered at once comes back inside this step. */
+		d->pre_querying = 2;
+		command_read_queue(d, 0, switchover_queue_read, NULL);
+		if (d->pre_querying == 2)
+			d->pre_querying = 1;
+		break;
+	case EL_ACT_OUTRANKED:
+		log_info("candidate %s (priority %lld) outranks this leader "
+		    "(%lld): it leads after %lld ms unless it goes", act->data,
+		    (long long)act->priority, (long long)d->cfg.priority,
+		    (long long)act->ms);
+		break;
+	case EL_ACT_PREEMPT:
+		log_notice("preempted: handing over to %s (priority %lld > "
+		    "%lld)", act->data, (long long)act->priority,
+		    (long long)d->cfg.priority);
+		switchover_follow(d, act->data, 1);
+		break;
+	default:
+		break;
+	}
 }

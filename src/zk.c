@@ -59,6 +59,7 @@ struct zk {
 	struct zk_hctx *hctx;
 	unsigned gen;
 	char *auth;
+	char *hosts;		/* the list the handle was given */
 	struct ACL acl_buf[2];
 	struct ACL_vector acl;
 	zk_event_fn fn;
@@ -356,13 +357,22 @@ zk_free(struct zk *zk)
 	(void)close(zk->q.efd);
 	(void)pthread_mutex_destroy(&zk->q.lock);
 	free(zk->auth);
+	free(zk->hosts);
 	free(zk);
 }
 
 int
 zk_open(struct zk *zk, const char *hosts, int timeout_ms, const char *auth)
 {
+	return zk_open_session(zk, hosts, timeout_ms, auth, NULL);
+}
+
+int
+zk_open_session(struct zk *zk, const char *hosts, int timeout_ms,
+    const char *auth, const struct zk_session *sess)
+{
 	struct zk_hctx *h;
+	clientid_t cid;
 	zhandle_t *zh;
 	int rc;
 
@@ -371,8 +381,14 @@ zk_open(struct zk *zk, const char *hosts, int timeout_ms, const char *auth)
 	h = xcalloc(1, sizeof(*h));
 	h->q = &zk->q;
 	h->gen = ++zk->gen;
-	zh = zookeeper_init2(hosts, zk_watcher, timeout_ms, NULL, h, 0,
-	    zk_log);
+	if (sess != NULL) {
+		memset(&cid, 0, sizeof(cid));
+		cid.client_id = sess->sid;
+		memcpy(cid.passwd, sess->passwd, sizeof(cid.passwd));
+	}
+	zh = zookeeper_init2(hosts, zk_watcher, timeout_ms,
+	    sess != NULL ? &cid : NULL, h, 0, zk_log);
+	explicit_bzero(&cid, sizeof(cid));
 	if (zh == NULL) {
 		free(h);
 		return -1;
@@ -388,6 +404,8 @@ zk_open(struct zk *zk, const char *hosts, int timeout_ms, const char *auth)
 		log_warnx("zk: cannot set the host resolution delay");
 	zk->zh = zh;
 	zk->hctx = h;
+	free(zk->hosts);
+	zk->hosts = xstrdup(hosts);
 	free(zk->auth);
 	zk->auth = NULL;
 	if (auth != NULL) {
@@ -407,6 +425,20 @@ zk_open(struct zk *zk, const char *hosts, int timeout_ms, const char *auth)
 		zk->acl.data = zk->acl_buf;
 	} else
 		zk->acl = ZOO_OPEN_ACL_UNSAFE;
+	return 0;
+}
+
+int
+zk_session_get(const struct zk *zk, struct zk_session *sess)
+{
+	const clientid_t *cid;
+
+	memset(sess, 0, sizeof(*sess));
+	if (zk->zh == NULL || (cid = zoo_client_id(zk->zh)) == NULL ||
+	    cid->client_id == 0)
+		return -1;
+	sess->sid = cid->client_id;
+	memcpy(sess->passwd, cid->passwd, sizeof(sess->passwd));
 	return 0;
 }
 
@@ -440,6 +472,79 @@ int
 zk_is_open(const struct zk *zk)
 {
 	return zk->zh != NULL;
+}
+
+/* Whether every entry of list a (host:port, ...) is one of list b: the
+ * whole entry, or its host alone. */
+static int
+zk_hosts_within(const char *a, const char *b, int ports)
+{
+	const char *s, *e, *c, *t, *te, *tc;
+
+	for (s = a; *s != '\0'; s = *e == ',' ? e + 1 : e) {
+		e = strchrnul(s, ',');
+		for (c = e; !ports && c > s && c[-1] != ':'; c--)
+			;
+		for (t = b; *t != '\0'; t = *te == ',' ? te + 1 : te) {
+			te = strchrnul(t, ',');
+			for (tc = te; !ports && tc > t && tc[-1] != ':'; tc--)
+				;
+			if (tc - t == c - s && memcmp(t, s, (size_t)(c - s)) == 0)
+				break;
+		}
+		if (*t == '\0')
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * The client library tells its servers apart by address only, never by
+ * port (addrvec_contains): a new list on the same hosts is "no change" to
+ * it, and it would go on using the old ports without a word.
+ */
+int
+zk_hosts_same(const char *a, const char *b, int ports)
+{
+	return zk_hosts_within(a, b, ports) && zk_hosts_within(b, a, ports);
+}
+
+/*
+ * zoo_set_servers resolves the new list at once (in this thread); the
+ * client then keeps its session and moves to the new servers, dropping its
+ * connection when its server is not in the list (or to even out the load).
+ * That drop (update_addrs in the 3.8 client) closes the socket without the
+ * usual cleanup: no ZOO_CONNECTING_STATE event comes, only the
+ * ZOO_CONNECTED_STATE of the new connection, and a request that was in
+ * flight is not failed; its reply never comes, so the first reply on the
+ * new connection does not match it and the client drops that connection
+ * too, as a plain connection loss this time (which fails the request).
+ * When the list does not resolve it keeps its addresses but has already
+ * taken the new text, which it would resolve again later: the old text is
+ * put back. Without a live handle there is nothing to move: the next
+ * zk_open takes the list.
+ */
+int
+zk_set_hosts(struct zk *zk, const char *hosts)
+{
+	int rc, saved;
+
+	if (zk->zh == NULL) {
+		free(zk->hosts);
+		zk->hosts = xstrdup(hosts);
+		return ZOK;
+	}
+	rc = zoo_set_servers(zk->zh, hosts);
+	if (rc == ZOK) {
+		free(zk->hosts);
+		zk->hosts = xstrdup(hosts);
+		return ZOK;
+	}
+	saved = errno;
+	if (zk->hosts != NULL && zoo_set_servers(zk->zh, zk->hosts) != ZOK)
+		log_warnx("zk: cannot restore the host list %s", zk->hosts);
+	errno = saved;
+	return rc;
 }
 
 static struct zk_req *

@@ -66,9 +66,26 @@ void zk_free(struct zk *zk);
  * "user:password" for digest, or NULL. Returns -1 with errno set. */
 int zk_open(struct zk *zk, const char *hosts, int timeout_ms,
     const char *auth);
+/* A session's credentials, as zoo_client_id() gives them. */
+struct zk_session {
+	int64_t sid;
+	char passwd[16];
+};
+/* zk_open(), re-attaching the session sess instead of asking for one. */
+int zk_open_session(struct zk *zk, const char *hosts, int timeout_ms,
+    const char *auth, const struct zk_session *sess);
+/* The current handle's session: 0, or -1 when it has none yet. */
+int zk_session_get(const struct zk *zk, struct zk_session *sess);
 /* Closes the current handle, if any; its pending events are dropped. */
 void zk_close(struct zk *zk);
 int zk_is_open(const struct zk *zk);
+/* Moves the live session to another server list (zoo_set_servers);
+ * returns ZOK, or the error with which the list was refused (errno set
+ * for ZSYSTEMERROR). */
+int zk_set_hosts(struct zk *zk, const char *hosts);
+/* 1 when two host:port lists hold the same entries (ports = 1) or name
+ * the same hosts (ports = 0, what the client library compares). */
+int zk_hosts_same(const char *a, const char *b, int ports);
 void zk_set_loglevel(int level);
 
 /*

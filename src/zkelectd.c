@@ -58,12 +58,15 @@ daemon_election_params(const struct daemon *d, struct election_params *ep)
 	ep->id = d->cfg.id;
 	ep->data = d->cfg.data;
 	ep->priority = d->cfg.priority;
+	ep->preempt_delay_ms = d->cfg.preempt_delay_ms;
 	ep->observer = d->cfg.mode == CONFIG_MODE_OBSERVER;
 	ep->fence = d->cfg.hook_fence != NULL;
 	ep->demote_on_start = d->cfg.demote_on_start &&
 	    d->cfg.mode == CONFIG_MODE_CANDIDATE;
 	ep->retry_backoff_ms = d->cfg.retry_backoff_ms;
-	ep->disconnect_grace_ms = d->cfg.disconnect_grace_ms;
+	ep->disconnect_grace_ms = d->cfg.disconnect_grace_ms < 0 ?
+	    EL_GRACE_LEASE : d->cfg.disconnect_grace_ms;
+	ep->tick_ms = d->cfg.tick_ms;
 	ep->check = d->cfg.hook_check != NULL;
 	ep->session_timeout_ms = d->cfg.session_timeout_ms;
 	ep->hook_timeout_ms = d->cfg.hook_timeout_ms;
@@ -73,6 +76,52 @@ daemon_election_params(const struct daemon *d, struct election_params *ep)
 	ep->check_interval_ms = d->cfg.check_interval_ms;
 	ep->check_fall = d->cfg.check_fall;
 	ep->check_rise = d->cfg.check_rise;
+}
+
+/*
+ * A new zookeeper.hosts moves the live session to those servers: same
+ * session, role and epoch, the client reconnects as after a blip. Returns
+ * why the list cannot be used, or NULL once the client took it. An expired
+ * handle is about to be replaced: the new session takes the list.
+ */
+static const char *
+daemon_move_hosts(struct daemon *d, const char *hosts)
+{
+	int rc;
+
+	if (zk_hosts_same(hosts, d->cfg.hosts, 0) &&
+	    !zk_hosts_same(hosts, d->cfg.hosts, 1))
+		return "the same hosts on other ports, which the ZooKeeper "
+		    "client cannot tell apart (it compares addresses only): "
+		    "restart to apply it";
+	errno = 0;
+	rc = zk_set_hosts(d->zk, hosts);
+	if (rc == ZOK || rc == ZINVALIDSTATE)
+		return NULL;
+	/* The client maps a name that does not resolve to ENOENT. */
+	if (rc == ZSYSTEMERROR)
+		return errno == ENOENT ? "a host name does not resolve" :
+		    strerror(errno);
+	return zk_strerror(rc);
+}
+
+/* A list that cannot be used is refused and the old one stays. */
+static void
+daemon_reload_hosts(struct daemon *d, struct config *nc)
+{
+	const char *why;
+
+	if (strcmp(nc->hosts, d->cfg.hosts) == 0)
+		return;
+	if ((why = daemon_move_hosts(d, nc->hosts)) == NULL) {
+		log_notice("reload: zookeeper.hosts %s -> %s: the session "
+		    "moves to them", d->cfg.hosts, nc->hosts);
+		return;
+	}
+	log_warnx("reload: zookeeper.hosts %s refused: %s; keeping %s",
+	    nc->hosts, why, d->cfg.hosts);
+	free(nc->hosts);
+	nc->hosts = xstrdup(d->cfg.hosts);
 }
 
 static void
@@ -99,7 +148,6 @@ daemon_reload(struct daemon *d)
 		nc.f = xstrdup(d->cfg.f);				\
 	}								\
 } while (0)
-	KEEP(hosts, "zookeeper.hosts");
 	KEEP(root, "zookeeper.root");
 	KEEP(service, "election.service");
 	KEEP(id, "election.id");
@@ -127,6 +175,7 @@ daemon_reload(struct daemon *d)
 		    "restart to apply it");
 		nc.mode = d->cfg.mode;
 	}
+	daemon_reload_hosts(d, &nc);
 	config_free(&d->cfg);
 	d->cfg = nc;
 	daemon_election_params(d, &ep);
@@ -169,6 +218,13 @@ daemon_signal(evutil_socket_t sig, short what, void *arg)
 		break;
 	case SIGHUP:
 		daemon_reload(d);
+		break;
+	case SIGUSR1:
+		/* Logs go to stderr: there is nothing to reopen. */
+		log_info("received SIGUSR1: ignored");
+		break;
+	case SIGUSR2:
+		reexec_request(d);
 		break;
 	case SIGCHLD:
 		hook_runner_reap(d->hooks);
@@ -244,7 +300,8 @@ main(int argc, char *argv[])
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static const int sigs[5] = { SIGTERM, SIGINT, SIGHUP, SIGCHLD, 0 };
+	static const int sigs[7] = { SIGTERM, SIGINT, SIGHUP, SIGCHLD,
+	    SIGUSR1, SIGUSR2, 0 };
 	struct election_params ep;
 	struct ctl_params cp;
 	struct daemon d;
@@ -255,6 +312,10 @@ main(int argc, char *argv[])
 
 	memset(&d, 0, sizeof(d));
 	d.config_path = CONFIG_DEFAULT_PATH;
+	/* Kept as given (getopt may permute argv): a re-exec runs it again. */
+	d.argv = xcalloc((size_t)argc + 1, sizeof(char *));
+	for (i = 0; i < argc; i++)
+		d.argv[i] = argv[i];
 	while ((ch = getopt_long(argc, argv, "c:o:tVh", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
@@ -271,14 +332,17 @@ main(int argc, char *argv[])
 		case 'V':
 			(void)printf("zkelectd %s\n", ZKELECTD_VERSION);
 			free(d.overrides);
+			free(d.argv);
 			return 0;
 		case 'h':
 			usage(stdout);
 			free(d.overrides);
+			free(d.argv);
 			return 0;
 		default:
 			usage(stderr);
 			free(d.overrides);
+			free(d.argv);
 			return 2;
 		}
 	}
@@ -287,22 +351,27 @@ main(int argc, char *argv[])
 		    argv[optind]);
 		usage(stderr);
 		free(d.overrides);
+		free(d.argv);
 		return 2;
 	}
 	if (config_load(&d.cfg, d.config_path, d.overrides, d.noverrides, err,
 	    sizeof(err)) == -1) {
 		(void)fprintf(stderr, "zkelectd: %s\n", err);
 		free(d.overrides);
+		free(d.argv);
 		return 1;
 	}
 	if (check) {
 		(void)printf("configuration OK\n");
 		config_free(&d.cfg);
 		free(d.overrides);
+		free(d.argv);
 		return 0;
 	}
 	log_init("zkelectd", d.cfg.log_level);
 	zk_set_loglevel(d.cfg.log_level);
+	reexec_inherit(&d);
+	crashed_init(&d);
 	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
 		fatal("signal");
 	/* Children a hook leaves behind are ours to reap, not init's. */
@@ -330,6 +399,7 @@ main(int argc, char *argv[])
 	cp.group = d.cfg.socket_group;
 	cp.max_clients = zkelectd_fd_budget(&d.cfg);
 	cp.idle_timeout_ms = 5000;
+	cp.inherit_fd = d.rx_ctl;
 	d.ctl = ctl_open(d.base, &cp, command_handle, &d, ctlerr,
 	    sizeof(ctlerr));
 	if (d.ctl == NULL)
@@ -343,14 +413,27 @@ main(int argc, char *argv[])
 	d.notify = notify_new(d.base);
 	d.zk = zk_new(d.base, daemon_zk_event, &d);
 	daemon_election_params(&d, &ep);
+	/* A re-exec with no session: the image before ran no hook undone. */
+	if (d.rx_inherited && !d.rx_session)
+		ep.demote_on_start = 0;
 	d.el = election_new(&ep);
+	/* Once the socket is ours: no other daemon runs on this session. */
+	(void)resume_load(&d);
+	if (d.rx_paused)
+		election_pause(d.el, 1);
 	run_hook_init(&d);
+	reexec_adopt(&d);
 
 	for (i = 0; sigs[i] != 0; i++) {
 		d.ev_sig[i] = evsignal_new(d.base, sigs[i], daemon_signal, &d);
 		if (d.ev_sig[i] == NULL || event_add(d.ev_sig[i], NULL) == -1)
 			fatalx("signal event");
 	}
+	/* What a re-exec blocked (reexec.c) arrives now, if it came. */
+	reexec_unblock();
+	/* Its end may have come during the exec: looked at in the loop. */
+	if (d.rx_run_pid != -1 && kill(d.pid, SIGCHLD) == -1)
+		log_warn("kill SIGCHLD");
 	/*
 	 * One timer for all the election's deadlines, on the lease's clock:
 	 * after a suspend it fires at once, so a leader demotes on wake.
@@ -368,7 +451,6 @@ main(int argc, char *argv[])
 	    d.ev_publish == NULL || event_add(d.ev_deadline, NULL) == -1)
 		fatalx("event_new");
 	daemon_arm(d.ev_count, d.cfg.session_timeout_ms / 3);
-	preempt_init(&d);
 
 	log_notice("starting: service %s, id %s, %s, election path %s",
 	    d.cfg.service, d.cfg.id, d.cfg.mode == CONFIG_MODE_OBSERVER ?
@@ -380,6 +462,8 @@ main(int argc, char *argv[])
 
 	/* Closing the session removes whatever ephemeral node is left. */
 	zk_close(d.zk);
+	resume_remove(&d);
+	crashed_remove(&d);
 	command_fail_queries(&d, "error stopping");
 	/* No publishing still due may overwrite "stopped". */
 	(void)event_del(d.ev_publish);
@@ -398,8 +482,8 @@ main(int argc, char *argv[])
 		(void)event_base_loop(d.base, EVLOOP_NONBLOCK);
 	log_notice("stopped");
 
+	reexec_free(&d);
 	switchover_free(&d);
-	preempt_free(&d);
 	ctl_close(d.ctl);
 	http_close(&d);
 	hook_runner_free(d.hooks);
@@ -423,6 +507,7 @@ main(int argc, char *argv[])
 	free(d.last_leader);
 	free(d.notified_leader);
 	free(d.overrides);
+	free(d.argv);
 	config_free(&d.cfg);
 	return 0;
 }

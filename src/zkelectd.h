@@ -34,6 +34,9 @@ struct waiter {
 
 struct daemon;
 
+/* HTTP listeners a re-exec hands over, at most. */
+#define RX_HTTP_MAX 16
+
 /* The queue as read for a command: candidates in queue order, their
  * data NULL where a node went while it was read. */
 struct queue_read {
@@ -75,7 +78,7 @@ struct daemon {
 	struct http *http;	/* NULL without control.http_listen */
 	struct notify *notify;
 
-	struct event *ev_sig[5];
+	struct event *ev_sig[7];
 	int deadline_fd;	/* timerfd on CLOCK_BOOTTIME */
 	struct event *ev_deadline;	/* the election's deadline */
 	int64_t armed_deadline;
@@ -109,17 +112,17 @@ struct daemon {
 	int64_t last_leader_epoch;
 	int hook_cancelled;
 	int warned_clamp;
+	const char *lease_error;	/* as last logged (lease.c) */
+	int64_t lease_error_T;
 
 	struct members_query *queries;
 	struct waiter *resign_waiters;
 	struct waiter *pause_waiters;
-	uint64_t sw_client;	/* a switchover's client, 0 none */
-	char *sw_target;	/* its target's id, once its node is known */
+	uint64_t sw_client;	/* an operator's switchover, 0 none */
+	char *sw_target;	/* the target's id of the one under way */
+	int sw_preempt;		/* it is the core's preemption */
 	struct event *ev_sw;	/* its timeout */
-	struct event *ev_preempt;	/* preempt.c: the leader's look */
-	char *pre_node;		/* who outranks us, since pre_since */
-	int64_t pre_since;
-	int pre_querying;
+	int pre_querying;	/* preemption's queue read: 1 out, 2 in step */
 
 	int stopping;
 	char *last_error;
@@ -133,10 +136,45 @@ struct daemon {
 	time_t since;
 	struct metrics m;
 	struct history hist;
+
+	/* reexec.c: SIGUSR2, and what the image before this one handed over */
+	char **argv;		/* main's, to run again */
+	int rx_pending;		/* a re-exec waits for its moment */
+	int64_t rx_since;
+	int64_t rx_lease_end;	/* the lease when it was asked for */
+	struct event *ev_rx;
+	int rx_inherited;	/* this image was started by a re-exec */
+	int rx_ctl;		/* inherited descriptors, 0 when none */
+	int rx_http[RX_HTTP_MAX];
+	size_t rx_nhttp;
+	pid_t rx_run_pid;	/* hooks.run's process, -1 when none */
+	int rx_run_fd;
+	time_t rx_run_since;
+	int rx_paused;
+	int rx_unhealthy;
+	int rx_exact;		/* the image before had confirmed its facts */
+	int rx_session;		/* the image before had a session */
+
+	/* resume.c: the session file and the session to re-attach */
+	char *session_path;
+	char *session_text;	/* as last written */
+	char session_boot[64];	/* the kernel's boot id, read once */
+	int resume_open;	/* the first open re-attaches resume_zs */
+	int resume_told;	/* its outcome is still to be logged */
+
+	/* crashed.c: the demote script for the unit's OnFailure= */
+	char *crashed_path;
+	char *crashed_text;	/* as last written ("" when there is none) */
+	struct zk_session resume_zs;
 };
+
+/* lease.c */
+void lease_report(struct daemon *d, const struct election_view *v);
+void lease_log_demote(struct daemon *d, const char *reason);
 
 /* daemon.c */
 void daemon_step(struct daemon *d);
+void daemon_arm_deadline(struct daemon *d);
 void daemon_check_lease(struct daemon *d);
 void daemon_open(struct daemon *d);
 void daemon_arm(struct event *ev, int64_t ms);
@@ -154,6 +192,24 @@ void daemon_run_hook(struct daemon *d, const struct el_action *act);
 void daemon_set_error(struct daemon *d, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* reexec.c */
+void reexec_request(struct daemon *d);
+void reexec_inherit(struct daemon *d);
+void reexec_adopt(struct daemon *d);
+void reexec_free(struct daemon *d);
+void reexec_unblock(void);
+
+/* crashed.c */
+void crashed_init(struct daemon *d);
+void crashed_save(struct daemon *d);
+void crashed_remove(struct daemon *d);
+
+/* resume.c */
+/* Reads the session file: 1 when a session is to be re-attached. */
+int resume_load(struct daemon *d);
+void resume_save(struct daemon *d);
+void resume_remove(struct daemon *d);
+
 /* notify_hook.c */
 void notify_hook_update(struct daemon *d);
 
@@ -161,20 +217,16 @@ void notify_hook_update(struct daemon *d);
 void run_hook_init(struct daemon *d);
 void run_hook_free(struct daemon *d);
 void run_hook_update(struct daemon *d);
+void run_hook_adopt(struct daemon *d, pid_t pid, int fd, time_t since);
 int run_hook_before_demote(struct daemon *d, const struct el_action *act);
 
-/* preempt.c */
-void preempt_init(struct daemon *d);
-void preempt_listed(struct daemon *d, uint64_t client, const char *arg,
-    const struct queue_read *r, const char *why);
-void preempt_free(struct daemon *d);
 
 /* switchover.c */
 int switchover_start(struct daemon *d, uint64_t client, const char *id);
 void switchover_found(struct daemon *d, uint64_t client, const char *id,
     const struct queue_read *r, const char *why);
-int switchover_begin(struct daemon *d, uint64_t client, const char *id,
-    const char *node, const char *reason);
+void switchover_follow(struct daemon *d, const char *id, int preempt);
+void switchover_perform(struct daemon *d, const struct el_action *act);
 void switchover_check(struct daemon *d, const struct election_view *v);
 void switchover_free(struct daemon *d);
 
@@ -194,13 +246,6 @@ void command_fail_queries(struct daemon *d, const char *why);
  */
 void command_read_queue(struct daemon *d, uint64_t client, queue_fn fn,
     const char *arg);
-/*
- * In a queue read: the first candidate, in queue order, of the highest
- * advertised priority above floor, the nodes named skip1 and skip2 (or
- * NULL) left out; -1 when there is none.
- */
-int queue_outranking(const struct queue_read *r, int64_t floor,
-    const char *skip1, const char *skip2);
 void command_wake(struct daemon *d, struct waiter **list, const char *text);
 char *command_watch_state(struct daemon *d);
 char *command_watch_line(struct daemon *d);

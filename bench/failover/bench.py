@@ -540,6 +540,7 @@ class Zkelectd(System):
     def write_conf(self, n):
         (self.sdir / f"{n}.conf").write_text(f"""[zookeeper]
 hosts = {self.b.zk.hosts}
+tick_time = {self.b.a.tick}ms
 session_timeout = {self.session_timeout}
 root = /bench
 [election]
@@ -1181,6 +1182,7 @@ class Bench:
         for nd in nodes:
             (sdir / f"{nd}.conf").write_text(f"""[zookeeper]
 hosts = {self.zk.hosts}
+tick_time = {self.a.tick}ms
 session_timeout = {session_timeout}
 root = /bench
 [election]

@@ -25,6 +25,7 @@ for n in a b c; do
 	cat >"$D/$n.conf" <<EOC
 [zookeeper]
 hosts = 127.0.0.1:$ZK_PORT
+tick_time = ${ZK_TICK_MS}ms
 session_timeout = 2s
 [election]
 service = static

@@ -133,6 +133,7 @@ if [ "$RUNS_C" -gt 0 ]; then
 		cat >"$conf" <<-CONF
 		[zookeeper]
 		hosts = 127.0.0.1:$ZK_PORT
+		tick_time = ${ZK_TICK_MS}ms
 		session_timeout = 4s
 		[election]
 		service = hookbench

@@ -161,6 +161,7 @@ SOCK=$DIR/ctl.sock
 cat >"$DIR/zkelectd.conf" <<EOF
 [zookeeper]
 hosts = 127.0.0.1:$ZK_PORT
+tick_time = ${ZK_TICK_MS}ms
 session_timeout = 10s
 
 [election]

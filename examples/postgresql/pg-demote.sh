@@ -17,7 +17,9 @@
 # example zkelectd.conf sets session_timeout = 30s and demote_timeout = 9s
 # for that.  PGDATA must name the data directory and the hook must run as
 # its owner or root (pg_ctl is run through runuser as PGUSER_OS, default
-# postgres, when root).
+# postgres, when root).  pg_ctl is taken from PGBIN when set, else from
+# the PATH, else from Debian's /usr/lib/postgresql/<PG_VERSION>/bin (Debian
+# puts only pg_ctlcluster on the PATH).
 #
 # Wiring:
 #   [hooks]
@@ -39,11 +41,25 @@ if [ -z "${PGDATA:-}" ]; then
 	exit 1
 fi
 
+if [ -n "${PGBIN:-}" ]; then
+	pg_ctl=$PGBIN/pg_ctl
+elif command -v pg_ctl >/dev/null; then
+	pg_ctl=$(command -v pg_ctl)
+elif [ -r "$PGDATA/PG_VERSION" ]; then
+	pg_ctl=/usr/lib/postgresql/$(cat "$PGDATA/PG_VERSION")/bin/pg_ctl
+else
+	pg_ctl=pg_ctl
+fi
+if [ ! -x "$pg_ctl" ]; then
+	say "no pg_ctl ($pg_ctl): set PGBIN to PostgreSQL's bin directory"
+	exit 1
+fi
+
 pgctl() {
 	if [ "$(id -u)" -eq 0 ]; then
-		runuser -u "$PGUSER_OS" -- pg_ctl -D "$PGDATA" "$@"
+		runuser -u "$PGUSER_OS" -- "$pg_ctl" -D "$PGDATA" "$@"
 	else
-		pg_ctl -D "$PGDATA" "$@"
+		"$pg_ctl" -D "$PGDATA" "$@"
 	fi
 }
 

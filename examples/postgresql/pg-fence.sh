@@ -23,8 +23,11 @@
 #
 # After it succeeds, if ZKELECT_FENCE_DATA is host:port and that server
 # still answers as a primary (pg_is_in_recovery() false), the fence did not
-# work: exit 1.  (An unreachable server proves nothing on its own, which
-# is why the command is required.)
+# work: exit 1.  A server that still accepts connections but whose role
+# cannot be read (Debian's default pg_hba.conf wants a password over TCP:
+# give one through PGPASSFILE or PGPASSWORD) counts as not fenced too.
+# (An unreachable server proves nothing on its own, which is why the
+# command is required.)
 #
 # Wiring:
 #   [hooks]
@@ -72,6 +75,12 @@ case $olddata in
 	    -c 'SELECT pg_is_in_recovery()' 2>/dev/null)
 	if [ "$recovery" = f ]; then
 		say "$host:$port still answers as a primary after the fence"
+		exit 1
+	fi
+	if [ -z "$recovery" ] && command -v pg_isready >/dev/null &&
+	    pg_isready -q -h "$host" -p "$port" -t 3; then
+		say "$host:$port still accepts connections after the fence," \
+		    "and its role cannot be read (a password for psql?)"
 		exit 1
 	fi
 	;;

@@ -23,6 +23,9 @@
 # PGUSER, PGDATABASE, ...), e.g. set by Environment= in a drop-in of
 # zkelectd@.service; the role needs pg_promote() (superuser or GRANT
 # EXECUTE ON FUNCTION pg_promote) and the right to create the table.
+# Run as root (as zkelectd runs it), psql runs as PGUSER_OS (default
+# postgres) through runuser, so that Debian's default "local all postgres
+# peer" lets it in.
 #
 # Exit status: 0 this server is the primary and the epoch is recorded;
 # 1 otherwise (zkelectd then runs the demote hook and retries later);
@@ -31,6 +34,7 @@ set -u
 
 prog=pg-promote.sh
 PROMOTE_WAIT=${PROMOTE_WAIT:-20}
+PGUSER_OS=${PGUSER_OS:-postgres}
 epoch=${ZKELECT_EPOCH:-}
 id=${ZKELECT_ID:-}
 
@@ -52,7 +56,11 @@ case $PROMOTE_WAIT in
 esac
 
 sql() {
-	psql -X -q -A -t -v ON_ERROR_STOP=1 "$@"
+	if [ "$(id -u)" -eq 0 ]; then
+		runuser -u "$PGUSER_OS" -- psql -X -q -A -t -v ON_ERROR_STOP=1 "$@"
+	else
+		psql -X -q -A -t -v ON_ERROR_STOP=1 "$@"
+	fi
 }
 
 if ! recovery=$(sql -c 'SELECT pg_is_in_recovery()'); then

@@ -78,8 +78,8 @@ fuzz_config_valid(const struct config *c, const char *path)
 	    "demote_timeout %lld of %lld", (long long)c->demote_timeout_ms,
 	    (long long)c->session_timeout_ms);
 	FUZZ_ASSERT(c->hook_timeout_ms >= 1 && c->check_interval_ms >= 1 &&
-	    c->disconnect_grace_ms >= 0 && c->retry_backoff_ms >= 0,
-	    "durations");
+	    c->disconnect_grace_ms >= -1 && c->retry_backoff_ms >= 0 &&
+	    c->tick_ms >= 1, "durations");
 	FUZZ_ASSERT(c->check_fall >= 1 && c->check_fall <= 1000 &&
 	    c->check_rise >= 1 && c->check_rise <= 1000, "check_fall/rise");
 	FUZZ_ASSERT(c->demote_on_start == 0 || c->demote_on_start == 1,

@@ -102,6 +102,7 @@ fuzz_daemon_init(struct daemon *d)
 	ep.check_interval_ms = d->cfg.check_interval_ms;
 	ep.check_fall = d->cfg.check_fall;
 	ep.check_rise = d->cfg.check_rise;
+	ep.preempt_delay_ms = d->cfg.preempt_delay_ms;
 	ep.retry_backoff_ms = d->cfg.retry_backoff_ms;
 	d->el = election_new(&ep);
 

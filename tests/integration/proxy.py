@@ -41,7 +41,10 @@ rewrite the address a ZooKeeper server announces on its election links.
 
 Every loop is bounded: the selector waits at most POLL seconds, a control
 waits at most CALL_TIMEOUT seconds for the loop, and close() joins the
-threads with a deadline. Only 127.0.0.1 is used.
+threads with a deadline. Only loopback is used: 127.0.0.1, or another
+address of 127/8 to listen on (bind=), for a client that must see other
+servers where there is one (ZooKeeper's C client tells its servers apart by
+address, not port).
 """
 
 import errno
@@ -112,8 +115,9 @@ class ZkProxy:
     """Listens on one loopback port per upstream ZooKeeper server."""
 
     def __init__(self, upstreams, name="proxy", rewrite_head=None,
-                 connect_retry_s=0.0):
+                 connect_retry_s=0.0, bind=LOOPBACK):
         self.name = name
+        self.bind = bind
         self.connect_retry_s = connect_retry_s
         self._retrying = []
         self._rewrite_head = rewrite_head
@@ -141,7 +145,7 @@ class ZkProxy:
             for i, _ in enumerate(self.upstreams):
                 ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
                 ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                ls.bind((LOOPBACK, 0))
+                ls.bind((bind, 0))
                 ls.listen(128)
                 ls.setblocking(False)
                 self._listeners.append(ls)
@@ -163,7 +167,7 @@ class ZkProxy:
     @property
     def hosts(self):
         """The `zookeeper.hosts` value that goes through this proxy."""
-        return ",".join(f"{LOOPBACK}:{p}" for p in self.ports)
+        return ",".join(f"{self.bind}:{p}" for p in self.ports)
 
     @property
     def frozen(self):

@@ -12,6 +12,7 @@ import threading
 import time
 
 
+from proxy import ZkProxy
 from zkharness import binary, hook_runs, parse_kv, wait_for
 
 
@@ -136,12 +137,17 @@ def test_reload_applies_data_and_refuses_identity_changes(election):
 
 
 def test_digest_auth_sets_creator_all_world_read(election, kz):
-    d = election.daemon("node1", options={"zookeeper.auth": "digest:ops:s3cret"})
+    # A root of its own: the parents it creates get the same ACLs, and a
+    # read-only /zkelectd would lock out every later test on this server.
+    root = f"/auth-{election.service}"
+    path = f"{root}/{election.service}"
+    d = election.daemon("node1", options={"zookeeper.auth": "digest:ops:s3cret",
+                                          "zookeeper.root": root})
     d.wait_role("leader")
-    kids = kz.get_children(f"{election.path}/candidates")
+    kids = kz.get_children(f"{path}/candidates")
     assert len(kids) == 1
-    for path in (f"{election.path}/candidates/{kids[0]}", f"{election.path}/leader",
-                 f"{election.path}/breadcrumb"):
+    for path in (f"{path}/candidates/{kids[0]}", f"{path}/leader",
+                 f"{path}/breadcrumb"):
         acls, _ = kz.get_acls(path)
         perms = {(a.id.scheme, a.id.id): a.perms for a in acls}
         assert perms.get(("world", "anyone")) == 1, (path, acls)  # READ only
@@ -151,7 +157,7 @@ def test_digest_auth_sets_creator_all_world_read(election, kz):
     # Without the password nobody else can delete the leader's nodes.
     from kazoo.exceptions import NoAuthError
     try:
-        kz.delete(f"{election.path}/leader")
+        kz.delete(f"{root}/{election.service}/leader")
     except NoAuthError:
         pass
     else:
@@ -321,3 +327,101 @@ def test_demo_script_shows_a_failover():
     except AssertionError:
         raise AssertionError(f"processes of the demo outlived it: "
                              f"{leftovers()}") from None
+
+
+def _reload(d, options):
+    """Rewrites d's file with `options` changed, sends SIGHUP and waits
+    until the daemon says the reload is over (applied or refused, key by
+    key); returns the log written since."""
+    mark = len(d.log_text())
+    d.options.update(options)
+    d.write_config()
+    d.signal(signal.SIGHUP)
+    wait_for(lambda: re.search(r"configuration reloaded|keeping the running",
+                               d.log_text()[mark:]), 5, "the reload to end")
+    return d.log_text()[mark:]
+
+
+def _hold(pred, seconds, what):
+    """Asserts pred() at every poll for `seconds` (a property over a window,
+    not a sleep: it fails at the first poll where it is false)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        assert pred(), what
+        time.sleep(0.05)
+
+
+def test_reload_moves_the_session_to_new_hosts(election):
+    """A change of zookeeper.hosts on SIGHUP moves the live session to the
+    new servers (zoo_set_servers): the leader keeps its session, its role
+    and its epoch, runs no hook, and goes on leading once the old servers'
+    ports are closed. Here the "old" and "new" ensembles are the same
+    server reached through two proxies on other addresses (the C client
+    tells servers apart by address only, see the next test)."""
+    old = ZkProxy(election.zk_hosts, name="proxy-old", bind="127.0.0.2")
+    new = ZkProxy(election.zk_hosts, name="proxy-new", bind="127.0.0.3")
+    try:
+        a = election.daemon("node1", data="10.0.0.1:1",
+                            options={"zookeeper.hosts": old.hosts})
+        a.wait_role("leader")
+        b = election.daemon("node2", data="10.0.0.2:1")
+        b.wait_role("follower")
+        before = a.status()
+        runs = len(hook_runs(election.events()))
+        assert old.connections() == 1 and new.connections() == 0
+
+        text = _reload(a, {"zookeeper.hosts": new.hosts})
+        assert f"zookeeper.hosts {old.hosts} -> {new.hosts}" in text, text
+        # The old server is not in the new list: the client must leave it.
+        wait_for(lambda: new.connections() == 1 and old.connections() == 0,
+                 10, "node1 to reconnect through the new hosts")
+        old.close()
+        wait_for(lambda: a.status().get("zk_state") == "connected", 10,
+                 "node1 connected on the new hosts")
+        # Longer than a whole session timeout on the new servers alone:
+        # had the session or the lease been lost, it would show.
+        T = election.session_timeout_ms / 1000
+        _hold(lambda: a.role() == "leader", 1.5 * T, "node1 keeps leading")
+        after = a.status()
+        assert after["session"] == before["session"]
+        assert after["epoch"] == before["epoch"]
+        assert b.leader()["epoch"] == before["epoch"]
+        assert b.role() == "follower"
+        assert len(hook_runs(election.events())) == runs, \
+            [str(r[0]) for r in hook_runs(election.events())]
+        assert new.connections() == 1
+    finally:
+        old.close()
+        new.close()
+
+
+def test_reload_refuses_hosts_it_cannot_resolve(election):
+    """A host list the client cannot use is refused with the reason, the
+    old list stays in force, and the rest of the file still applies."""
+    a = election.daemon("node1", data="10.0.0.1:1")
+    a.wait_role("leader")
+    before = a.status()
+    text = _reload(a, {"zookeeper.hosts": "no-such-host.invalid:2181",
+                       "election.data": "10.0.0.1:2"})
+    assert re.search(r"reload: zookeeper\.hosts no-such-host\.invalid:2181 "
+                     r"refused: .+; keeping " + re.escape(election.zk_hosts),
+                     text), text
+    wait_for(lambda: a.leader().get("data") == "10.0.0.1:2", 5,
+             "the new data to apply")
+    assert a.role() == "leader"
+    after = a.status()
+    assert (after["session"], after["epoch"]) == \
+        (before["session"], before["epoch"])
+
+    # The same host on another port: the client library would take it as
+    # no change at all and stay on the old port, so it is refused too.
+    host, port = election.zk_hosts.rsplit(":", 1)
+    text = _reload(a, {"zookeeper.hosts": f"{host}:{int(port) % 65535 + 1}"})
+    assert re.search(r"reload: zookeeper\.hosts \S+ refused: the same hosts "
+                     r"on other ports.*; keeping " + re.escape(election.zk_hosts),
+                     text), text
+
+    # Still on the old servers: a session that works goes on working.
+    a.ctl("resign")
+    a.wait_role("leader")
+    assert a.status()["session"] == before["session"]

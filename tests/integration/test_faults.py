@@ -598,7 +598,8 @@ def test_leader_partitioned_longer_than_session_timeout(election, faults, kz):
     assert election.wait_one_leader() is n2
     ev = election.events()
     d_start, d_end = last_run(ev, "node1", "demote")
-    assert d_start.reason == "disconnected", d_start
+    # The lease ran out (the default disconnect_grace is the lease).
+    assert d_start.reason == "lease-lost", d_start
     assert d_end is not None
     p_start, _ = last_run(ev, "node2", "promote")
     assert d_end.n < p_start.n and d_end.ts <= p_start.ts, \
@@ -617,8 +618,9 @@ def test_leader_partitioned_for_a_third_of_session_timeout(election, faults):
     """A partition of T/3. The client only notices silence after 2/3 T, so
     the leader may or may not notice it (it depends on when the last ping
     answer came). Whatever it does, nobody else may lead: its session and
-    node survive. With disconnect_grace 0 the contract has it start demoting
-    at once on CONNECTING; if it does, it promotes again on its own node."""
+    node survive. With the default disconnect_grace (the lease) it leads
+    on; with 0 the contract has it start demoting at once on CONNECTING,
+    and it promotes again on its own node."""
     set_timeout(election, 3000)
     T = T_s(election)
     n1, n2, n3 = faults.start_in_order(3, proxied=("node1",))
@@ -741,8 +743,8 @@ def test_session_expired_while_leader(election, faults, kz):
     Attaching to a session closes the connection its owner had, and the
     owner, still holding the password, would attach back within
     milliseconds. So the leader's proxy first resets its connection and
-    holds every new one (a partition that starts with a reset): the leader
-    demotes at once (disconnected, grace 0). Only once that demote ended is
+    holds every new one (a partition that starts with a reset): the leader,
+    configured with disconnect_grace 0, demotes at once (disconnected). Only once that demote ended is
     the session closed; the successor promotes; the healed daemon learns
     that its session expired, opens a new one and rejoins at the back with
     a new candidate node. Without that order the successor's promote races
@@ -753,7 +755,9 @@ def test_session_expired_while_leader(election, faults, kz):
     sid, pw = kz.client_id
     assert zk_session_password(sid) == pw, "password derivation does not match"
 
-    n1, n2 = faults.start_in_order(2, proxied=("node1",))
+    # The demote at once is asked for: the default rides through a reset.
+    n1, n2 = faults.start_in_order(
+        2, proxied=("node1",), options={"election.disconnect_grace": "0"})
     old_sid = n1.status()["session"]
     old_node = candidate_of(kz, election, n1)
     before = len(election.events())
@@ -801,8 +805,10 @@ def test_standalone_zookeeper_restart_within_session_timeout(election, faults,
     """ZooKeeper (standalone) is stopped and started again within T: it
     keeps the sessions (they are in its transaction log and are re-armed
     when it loads), so every daemon keeps its session and its node, and the
-    same node leads afterwards. The leader demotes when its connection drops
-    (disconnect_grace 0) and promotes again; nobody else ever promotes."""
+    same node leads afterwards, and nobody else ever promotes. The leader
+    rides through (disconnect_grace is the lease): when the server is back
+    within its ride-through window W = T - tick/2 - T/4 - 0.1 s, its
+    reconnect renews the lease and it runs no hook at all."""
     set_timeout(election, 10000)
     n1, n2, n3 = faults.start_in_order(3)
     sids = {d.id: d.status()["session"] for d in (n1, n2, n3)}
@@ -828,6 +834,10 @@ def test_standalone_zookeeper_restart_within_session_timeout(election, faults,
     with kazoo(zk.hosts) as k:
         assert sorted(k.get_children(f"{election.path}/candidates")) == nodes
     print("node1's hooks across the restart:", [str(e) for e in new])
+    T = T_s(election)
+    w = T - election.tick_ms / 2000 - T / 4 - 0.1
+    if took < w - 1:
+        assert not new, f"a restart of {took:.2f}s (W={w:.2f}s) ran hooks"
     faults.check_all()
 
 

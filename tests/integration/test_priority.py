@@ -1,10 +1,13 @@
 """Preferred leaders: election.priority and election.preempt_delay."""
 import re
+import signal
+import threading
 import time
 
 import pytest
 
-from zkharness import data_of, hook_runs, wait_for
+from proxy import ZkProxy
+from zkharness import ctl_request, data_of, hook_runs, wait_for
 
 
 def start(election, name, prio, delay="2s"):
@@ -236,4 +239,75 @@ def test_priorities_0_0_10_in_any_order(election, order):
     time.sleep(3)
     assert c.role() == "leader"
     assert len(promotes(election, "node3")) == 1
+    election.check_invariants()
+
+
+def test_priority_reload_before_zookeeper_is_reached(election):
+    """A priority given by SIGHUP before the daemon first reached
+    ZooKeeper (its election's nodes not made yet) is applied once it
+    connects: it makes every parent, in order, and leads."""
+    p = ZkProxy(election.zk_hosts, name="proxy-node1")
+    try:
+        p.freeze()
+        a = election.daemon("node1", options={
+            "zookeeper.hosts": p.hosts, "election.preempt_delay": "never"})
+        a.wait_role("unknown")      # after the startup demote
+        a.options["election.priority"] = "7"
+        a.write_config()
+        a.signal(signal.SIGHUP)
+        wait_for(lambda: "configuration reloaded" in a.log_text(), 5,
+                 "the reload")
+        assert a.role() == "unknown"
+        p.thaw()
+        a.wait_role("leader", timeout=20)
+        assert a.status()["priority"] == "7"
+        a.stop()
+    finally:
+        p.close()
+    election.check_invariants()
+
+
+def test_switchover_during_preemption_is_answered(election):
+    """Issue 19.3: an operator's switchover that arrives while the leader's
+    preemption reads the queue is answered: the preemption, decided on
+    that read, goes on, and the operator hears why not (or ok)."""
+    p = ZkProxy(election.zk_hosts, name="proxy-node1")
+    try:
+        a = election.daemon("node1", data=data_of(1), options={
+            "zookeeper.hosts": p.hosts,
+            "zookeeper.session_timeout": "8000ms",
+            "election.preempt_delay": "2s"})
+        a.wait_role("leader")
+        c = start(election, "node3", 10)
+        wait_for(lambda: "outranks this leader" in a.log_text(), 10,
+                 "node1 to see node3 outrank it")
+        t0 = time.time()
+        # Its next look at the queue (0.5 s later) stays unanswered.
+        p.hold_replies()
+        wait_for(lambda: time.time() >= t0 + 2.2, 5,
+                 "preempt_delay to pass while the read is held")
+        answers = {}
+
+        def ask(name):
+            answers[name] = ctl_request(a.socket, "switchover node3",
+                                        timeout=40)
+        threads = [threading.Thread(target=ask, args=(n,))
+                   for n in ("x", "y")]
+        for t in threads:
+            t.start()
+        # One of the two is looked up (its read held too), the other is
+        # told at once that a switchover is in progress.
+        wait_for(lambda: "error switchover-in-progress\n" in
+                 answers.values(), 10, "one switchover to be refused")
+        p.release_replies()
+        for t in threads:
+            t.join(45)
+        assert len(answers) == 2, answers
+        assert sorted(answers.values())[0] in (
+            "error switchover-in-progress\n", "ok\n"), answers
+        c.wait_role("leader", timeout=20)
+        assert election.wait_one_leader(daemons=[a, c]) is c
+        a.stop()
+    finally:
+        p.close()
     election.check_invariants()

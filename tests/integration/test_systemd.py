@@ -82,9 +82,9 @@ def test_ready_comes_at_once_without_a_demote_hook(election):
         ns.close()
 
 
-def render_unit(tmp, sbindir):
-    text = (REPO / "systemd" / "zkelectd@.service.in").read_text()
-    unit = tmp / "zkelectd@.service"
+def render_unit(tmp, sbindir, name="zkelectd@.service"):
+    text = (REPO / "systemd" / f"{name}.in").read_text()
+    unit = tmp / name
     unit.write_text(text.replace("@SBINDIR@", str(sbindir)))
     return unit
 
@@ -100,6 +100,17 @@ def test_unit_reload_validates_the_file_first():
     conf = starts[0].split(" -c ", 1)[1]
     assert reloads[0] == f"@SBINDIR@/zkelectd -t -c {conf}"
     assert reloads[1] == "/bin/kill -HUP $MAINPID"
+
+
+def test_unit_restarts_at_once_and_demotes_when_it_gives_up():
+    text = (REPO / "systemd" / "zkelectd@.service.in").read_text()
+    lines = text.splitlines()
+    assert "Restart=on-failure" in lines
+    assert "RestartSec=100ms" in lines
+    assert "OnFailure=zkelectd-crashed@%i.service" in lines
+    assert "Environment=ZKELECTD_CRASHED=/run/zkelectd/%i.crashed" in lines
+    crashed = (REPO / "systemd" / "zkelectd-crashed@.service.in").read_text()
+    assert "/bin/sh /run/zkelectd/%i.crashed" in crashed
 
 
 def test_unit_check_command_fails_on_a_broken_file(tmp_path):
@@ -123,8 +134,12 @@ def test_unit_passes_systemd_analyze_verify(tmp_path):
     unit = render_unit(tmp_path, sbindir)
     inst = tmp_path / "zkelectd@web.service"
     os.symlink(unit, inst)
+    crashed = tmp_path / "zkelectd-crashed@web.service"
+    os.symlink(render_unit(tmp_path, sbindir, "zkelectd-crashed@.service"),
+               crashed)
     env = dict(os.environ, SYSTEMD_LOG_LEVEL="warning")
-    r = subprocess.run(["systemd-analyze", "verify", "--man=no", str(inst)],
+    r = subprocess.run(["systemd-analyze", "verify", "--man=no", str(inst),
+                        str(crashed)],
                        capture_output=True, text=True, timeout=60, env=env,
                        cwd=tmp_path)
     out = r.stdout + r.stderr

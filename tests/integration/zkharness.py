@@ -552,9 +552,12 @@ class Daemon:
         self.san_report = None
         self.extra_env = dict(env or {})
         self.wrapper = []       # argv put before zkelectd's, e.g. prlimit
+        self.exe = None         # another zkelectd binary than binary()'s
         self.options = {
             "zookeeper.hosts": election.zk_hosts,
             "zookeeper.session_timeout": f"{election.session_timeout_ms}ms",
+            # The servers' real tickTime: the lease's report lag rests on it.
+            "zookeeper.tick_time": f"{election.tick_ms}ms",
             "election.service": election.service,
             "election.id": id,
             "election.data": data,
@@ -615,7 +618,8 @@ class Daemon:
             log.write(f"==== zkelectd -c {self.conf_path} ({time.strftime('%T')})\n"
                       .encode())
             log.flush()
-            self.proc = _spawn(self.wrapper + [str(binary("zkelectd")), "-c",
+            exe = self.exe or binary("zkelectd")
+            self.proc = _spawn(self.wrapper + [str(exe), "-c",
                                 str(self.conf_path)],
                                f"zkelectd {self.id}", stdout=log,
                                stderr=subprocess.STDOUT, env=env)
@@ -790,10 +794,12 @@ class Election:
     """The daemons of one test: one election service, one temporary
     directory, one hook history file."""
 
-    def __init__(self, zk_hosts, test_name, session_timeout_ms=3000):
+    def __init__(self, zk_hosts, test_name, session_timeout_ms=3000,
+                 tick_ms=200):
         self.zk_hosts = zk_hosts
         self.service = service_name(test_name)
         self.session_timeout_ms = session_timeout_ms
+        self.tick_ms = tick_ms  # the servers' (ZkServer's default)
         self.dir = make_tmpdir("zke-")
         self.history = self.dir / "history"
         self.history.touch()

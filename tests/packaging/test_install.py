@@ -15,6 +15,7 @@ EXPECTED = {
     "usr/share/man/man8/zkelectd.8",
     "etc/zkelectd/zkelectd.conf.example",
     "usr/lib/systemd/system/zkelectd@.service",
+    "usr/lib/systemd/system/zkelectd-crashed@.service",
     "usr/share/bash-completion/completions/zkelectctl",
 }
 

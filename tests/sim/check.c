@@ -128,6 +128,23 @@ check_crash(struct sim *s, struct peer *p)
 	    "excused");
 }
 
+/*
+ * -R: a resumed daemon confirmed what its session holds. Leading, it
+ * supervises its application again: whatever its crash excused is over,
+ * and an overlap from now on is one.
+ */
+void
+check_resumed(struct sim *s, struct peer *p, enum role role)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+
+	trace(s, p->idx, "resumed: %s", election_role_name(role));
+	if (role != ROLE_LEADER || !pc->open)
+		return;
+	pc->excused = 0;
+	pc->crashed = 0;
+}
+
 /* An administrator deleted the breadcrumb: a crashed leader it named can
  * no longer be found to be fenced. */
 void
@@ -471,6 +488,10 @@ check_action(struct sim *s, struct peer *p, const struct el_action *act)
 		trace(s, p->idx, "-> cancel hook");
 		check_lease_cancel(s, p);
 		break;
+	case EL_ACT_QUEUE:
+	case EL_ACT_OUTRANKED:
+	case EL_ACT_PREEMPT:
+		break;		/* check_ops_action() */
 	case EL_ACT_RESTART:
 		trace(s, p->idx, "-> restart session");
 		break;

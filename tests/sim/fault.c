@@ -18,6 +18,8 @@ static const int fault_weight[F_NKINDS] = {
 	[F_DELETE_LEADER] = 3, [F_HEALTH] = 6, [F_SET_DATA] = 2, [F_AUTH] = 1,
 	[F_SWITCHOVER] = 8, [F_PRIORITY] = 4, [F_FORGE_MARK] = 3,
 	[F_SRV_RESTART] = 6, [F_ELECTION] = 5,
+	[F_REEXEC] = 6,
+	[F_RUN_EXIT] = 4, [F_CHECK_RELOAD] = 4,
 };
 
 static const char *fault_names[F_NKINDS] = {
@@ -25,6 +27,7 @@ static const char *fault_names[F_NKINDS] = {
 	"freeze", "crash", "resign", "pause", "resume", "stop",
 	"delete-node", "delete-leader", "health", "set-data", "auth",
 	"switchover", "priority", "forge-mark", "server-restart", "election",
+	"reexec", "run-exit", "check-reload",
 };
 
 const char *
@@ -83,7 +86,8 @@ fault_config(struct sim *s)
 		    ((i == F_PRIORITY || i == F_FORGE_MARK) &&
 		    !s->priorities) ||
 		    ((i == F_SRV_RESTART || i == F_ELECTION) &&
-		    !s->lease_model)) {
+		    !s->lease_model) || (i == F_REEXEC && !s->resume) ||
+		    ((i == F_RUN_EXIT || i == F_CHECK_RELOAD) && !s->reloads)) {
 			fc->w[i] = 0;
 			continue;
 		}
@@ -335,7 +339,8 @@ fault_inject(struct sim *s, int kind)
 			quorum_admin_delete(s, SIM_CRUMB);
 		return;
 	}
-	p = fault_pick_peer(s, kind == F_RESIGN || kind == F_SWITCHOVER ? 800 :
+	p = fault_pick_peer(s, kind == F_RESIGN || kind == F_SWITCHOVER ||
+	    kind == F_REEXEC || kind == F_RUN_EXIT ? 800 :
 	    kind == F_FREEZE ||
 	    kind == F_CRASH || kind == F_ISOLATE ? 500 : 200);
 	if (p == NULL)
@@ -359,8 +364,14 @@ fault_inject(struct sim *s, int kind)
 		break;
 	case F_CRASH:
 		peer_crash(s, p);
-		sim_push(s, s->now + rng_between(&s->rng, 200, 2 * s->T),
-		    EV_PEER_START, p->idx, 0, 0, 0, NULL);
+		/* -R: restarted at once as often as late (Restart=). */
+		d = s->resume && rng_permille(&s->rng, 500) ?
+		    rng_between(&s->rng, 50, s->T / 2) :
+		    rng_between(&s->rng, 200, 2 * s->T);
+		sim_push(s, s->now + d, EV_PEER_START, p->idx, 0, 0, 0, NULL);
+		break;
+	case F_REEXEC:
+		peer_reexec(s, p);
 		break;
 	case F_RESIGN:
 		fault_operator(s, p, OP_RESIGN, 0, 0);
@@ -396,6 +407,12 @@ fault_inject(struct sim *s, int kind)
 		break;
 	case F_PRIORITY:
 		fault_operator(s, p, OP_PRIORITY, 0, 0);
+		break;
+	case F_RUN_EXIT:
+		fault_operator(s, p, OP_RUN_EXIT, 0, 0);
+		break;
+	case F_CHECK_RELOAD:
+		fault_operator(s, p, OP_CHECK_RELOAD, 0, 0);
 		break;
 	default:
 		break;
@@ -496,7 +513,7 @@ fault_quiet(struct sim *s)
 		demote = s->T / 3;
 	/* An auth failure's restart backoff reaches 30 s (its cap). */
 	s->bound_ms = 3 * s->T + 2 * hook + 2 * demote + backoff + rise +
-	    3000 + 2000 + (s->fc.w[F_AUTH] > 0 ? 30000 : 0);
+	    3000 + 2000 + (s->fc.w[F_AUTH] > 0 ? 30000 : 0) + ops_bound_ms(s);
 	s->end_at = s->now + s->bound_ms;
 	sim_push(s, s->end_at, EV_END, -1, 0, 0, 0, NULL);
 }

@@ -53,7 +53,7 @@ main_usage(void)
 {
 	(void)fprintf(stderr, "usage: sim [-s SEED] [-n COUNT] [-v] [-x] "
 	    "[-t LINES] [-l MAX] [-S] [-D KIND,...] [-k TICK] [-B LIE]\n"
-	    "       [-W] [-P] [-L] [-K] [-A]\n"
+	    "       [-W] [-P] [-L] [-K] [-A] [-R] [-H]\n"
 	    "       sim -f FILE [-M] [-v] [-t LINES]\n");
 	exit(2);
 }
@@ -214,7 +214,7 @@ main(int argc, char **argv)
 	memset(&r, 0, sizeof(r));
 	r.lines = 300;
 	r.max_shown = UINT64_MAX;
-	while ((ch = getopt(argc, argv, "s:n:vxf:t:l:SD:k:MB:WPLKA")) != -1) {
+	while ((ch = getopt(argc, argv, "s:n:vxf:t:l:SD:k:MB:WPLKARH")) != -1) {
 		switch (ch) {
 		case 's':
 			seed = main_number(optarg);
@@ -267,6 +267,12 @@ main(int argc, char **argv)
 			break;
 		case 'A':
 			r.o.avail = 1;
+			break;
+		case 'R':
+			r.o.resume = 1;
+			break;
+		case 'H':
+			r.o.reloads = 1;
 			break;
 		case 'B':
 			if ((r.o.sabotage = sabotage_parse(optarg)) == -1) {

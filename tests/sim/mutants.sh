@@ -41,6 +41,11 @@ spec() {
 26|$admin|\(L1\)|-L|l=1
 27|$admin|\(L1\)|-k 2000|k=2000
 28|$admin|\(L2\) .*promote starts
+41||\(prio\) .*preempts|-P -W|p=1 w=1
+42||\(prio\) .*yields|-P -W|p=1 w=1
+43||\(sw\)|-P -W|p=1 w=1
+44||pause asked
+45||unhealthy with no check|-H|h=1
 EOT
 }
 

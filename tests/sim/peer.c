@@ -82,12 +82,17 @@ peer_setup(struct sim *s, int i)
 		e->disconnect_grace_ms = PEER_GRACE_UNSET;
 		p->grace_set = 0;
 	}
+	/* The lag the model's followers report with (0: at once). */
+	e->tick_ms = s->tick_ms;
 	/* Leave at least one candidate. */
 	e->observer = i > 0 && rng_permille(&s->rng, 100);
 	p->observer = e->observer;
 	/* No draw without -P: the seeds found before stay the same. */
-	if (s->priorities)
+	e->preempt_delay_ms = -1;
+	if (s->priorities) {
 		e->priority = peer_draw_priority(s);
+		e->preempt_delay_ms = ops_draw_preempt_delay(s);
+	}
 }
 
 /* Mostly 0, some above, a few below. */
@@ -121,11 +126,17 @@ peer_is_live_candidate(const struct peer *p)
 	return p->running && !p->observer;
 }
 
-void
-peer_start(struct sim *s, struct peer *p)
+/*
+ * -R: the process starts on the session file when it holds a session
+ * (after a crash, or the image a re-exec starts, exact then), as
+ * resume.c does: the session re-attached, its lease and role as hints.
+ */
+static void
+peer_boot(struct sim *s, struct peer *p, int exact)
 {
-	if (p->running)
-		return;
+	struct el_resume r;
+	int resume = s->resume && p->sf_valid;
+
 	p->inc++;
 	p->running = 1;
 	p->stopped = 0;
@@ -142,9 +153,29 @@ peer_start(struct sim *s, struct peer *p)
 	    (long long)p->params.session_timeout_ms);
 	check_start(s, p);
 	election_clock(p->el, s->now);
+	if (resume) {
+		r = p->sf;
+		r.exact = exact;
+		election_resume(p->el, &r);
+		p->resuming = 1;
+		trace(s, p->idx, "resumes session %016llx (%s, epoch %lld, "
+		    "lease from %lld)", (unsigned long long)r.sid,
+		    r.leader ? "leader" : "not leading", (long long)r.epoch,
+		    (long long)r.lease_sent);
+	}
 	election_session_requested(p->el);
 	client_open(s, p);
+	if (resume)
+		p->cl.sid = p->sf.sid;
 	peer_step(s, p);
+}
+
+void
+peer_start(struct sim *s, struct peer *p)
+{
+	if (p->running)
+		return;
+	peer_boot(s, p, 0);
 }
 
 /* The process is gone: systemd kills its cgroup, hooks included. */
@@ -165,6 +196,24 @@ peer_exit(struct sim *s, struct peer *p, int send_close)
 	p->frozen = 0;
 	p->resign_wait = p->pause_wait = 0;
 	p->inc++;		/* its pending events are dropped */
+}
+
+/*
+ * SIGUSR2: the same process executes again once no hook runs and no
+ * operator waits (reexec.c), keeping its session; its connection closes
+ * with the old image.
+ */
+void
+peer_reexec(struct sim *s, struct peer *p)
+{
+	int exact = !p->resuming;	/* a resume not confirmed: a guess */
+
+	if (!p->running || p->frozen || p->hook_on || p->resign_wait ||
+	    p->pause_wait || !p->sf_valid)
+		return;
+	trace(s, p->idx, "fault: SIGUSR2, re-exec");
+	peer_exit(s, p, 0);
+	peer_boot(s, p, exact);
 }
 
 void
@@ -320,6 +369,7 @@ static void
 peer_perform(struct sim *s, struct peer *p, const struct el_action *act)
 {
 	check_action(s, p, act);
+	check_ops_action(s, p, act);
 	switch (act->type) {
 	case EL_ACT_NONE:
 		break;
@@ -350,6 +400,7 @@ peer_perform(struct sim *s, struct peer *p, const struct el_action *act)
 		break;
 	case EL_ACT_STOPPED:
 		p->stopped = 1;
+		p->sf_valid = 0;	/* removed on a clean stop */
 		peer_exit(s, p, 1);
 		/* After the faults, whoever stops is started again. */
 		if (s->quiet)
@@ -362,7 +413,36 @@ peer_perform(struct sim *s, struct peer *p, const struct el_action *act)
 	case EL_ACT_PAUSED:
 		p->pause_wait = 0;
 		break;
+	case EL_ACT_QUEUE:
+	case EL_ACT_OUTRANKED:
+	case EL_ACT_PREEMPT:
+		break;		/* check_ops_action() carries them out */
 	}
+}
+
+/* -R: the session file after every step, as resume.c writes it. */
+static void
+peer_session_file(struct sim *s, struct peer *p)
+{
+	struct election_view v;
+
+	if (!s->resume)
+		return;
+	election_view(p->el, &v);
+	if (p->resuming && !v.resuming) {
+		p->resuming = 0;
+		check_resumed(s, p, v.role);
+	}
+	if (v.sid == 0 || p->cl.sid != v.sid)
+		return;
+	memset(&p->sf, 0, sizeof(p->sf));
+	p->sf.sid = v.sid;
+	p->sf.timeout_ms = v.session_timeout_ms;
+	p->sf.lease_sent = v.lease_end != 0 ? v.lease_end -
+	    v.session_timeout_ms : 0;
+	p->sf.leader = v.promoted;
+	p->sf.epoch = v.epoch;
+	p->sf_valid = 1;
 }
 
 void
@@ -392,6 +472,9 @@ peer_step(struct sim *s, struct peer *p)
 	}
 	p->in_step = 0;
 	check_step(s, p);
+	peer_session_file(s, p);
+	check_ops_step(s, p);
+	ops_switch_step(s, p);
 	peer_schedule(s, p);
 }
 
@@ -451,7 +534,7 @@ void
 peer_operator(struct sim *s, struct peer *p, int cmd)
 {
 	static const char *names[] = { "resign", "pause", "resume", "stop",
-	    "set-data", "switchover", "priority" };
+	    "set-data", "switchover", "priority", "run-exit", "check-reload" };
 	struct election_view v;
 	struct peer *q;
 	int rc;
@@ -501,6 +584,12 @@ peer_operator(struct sim *s, struct peer *p, int cmd)
 		rc = election_switchover(p->el, v.node, "switchover");
 		trace(s, p->idx, "operator: switchover to %s (%s) -> %s",
 		    q->id, v.node, rc == 0 ? "accepted" : "refused");
+		if (rc == 0)
+			ops_switch_begin(s, p, v.node, q->id, 0);
+		break;
+	case OP_RUN_EXIT:
+	case OP_CHECK_RELOAD:
+		ops_operator(s, p, cmd);
 		break;
 	}
 	peer_step(s, p);
@@ -539,6 +628,9 @@ peer_dispatch(struct sim *s, struct peer *p, const struct ev *ev)
 		break;
 	case EV_OPERATOR:
 		peer_operator(s, p, ev->a);
+		break;
+	case EV_QUEUE:
+		ops_queue_answer(s, p, ev);
 		break;
 	default:
 		break;

@@ -5,7 +5,8 @@
  *   1302 D=delete-leader,delete-node k=2000 m=6  # what it found
  *
  * D= leaves fault kinds out and k= sets the tick model, as -D and -k do,
- * and w=1, p=1, l=1, K=1 and A=1 stand for -W, -P, -L, -K and -A, so
+ * and w=1, p=1, l=1, K=1, A=1, r=1 and h=1 stand for -W, -P, -L, -K, -A, -R
+ * and -H, so
  * that the run is the one that found it. m=N marks a seed that finds
  * mutant N of the core (an old defect put back, see EL_MUTANT): run with
  * -M by a simulator built with EL_MUTANTS, it must fail; run plainly, it
@@ -53,6 +54,12 @@ seeds_word(struct seed_entry *e, const char *w, const char *path, int line)
 		return 0;
 	} else if (strcmp(w, "A=1") == 0) {
 		e->opts.avail = 1;
+		return 0;
+	} else if (strcmp(w, "r=1") == 0) {
+		e->opts.resume = 1;
+		return 0;
+	} else if (strcmp(w, "h=1") == 0) {
+		e->opts.reloads = 1;
 		return 0;
 	} else if (strncmp(w, "B=", 2) == 0) {
 		if ((e->opts.sabotage = sabotage_parse(w + 2)) > 0)

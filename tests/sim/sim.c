@@ -98,6 +98,7 @@ sim_dispatch(struct sim *s, const struct ev *ev)
 	case EV_HOOK_REAP:
 	case EV_WAKE:
 	case EV_PEER_START:
+	case EV_QUEUE:
 		peer_event(s, &s->peer[ev->peer], ev);
 		break;
 	case EV_FAULT:
@@ -220,6 +221,8 @@ sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
 	s->big_tick = o->big_tick;
 	s->lease_model = o->lease_model || o->big_tick;
 	s->avail = o->avail;
+	s->resume = o->resume;
+	s->reloads = o->reloads;
 	s->sabotage = o->sabotage;
 	trace_init(s, o->tracing);
 	rng_seed(&s->rng, seed);
@@ -234,6 +237,7 @@ sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
 		sim_dispatch(s, &ev);
 		if (ev.type == EV_END) {
 			check_final(s);
+			check_ops_final(s);
 			break;
 		}
 	}

@@ -83,6 +83,7 @@ enum ev_type {
 	EV_OPERATOR,		/* a zkelectctl command reaches the daemon */
 	EV_WAKE,		/* a frozen daemon runs again */
 	EV_PEER_START,		/* a daemon process (re)starts */
+	EV_QUEUE,		/* a leader's queue read is answered (ops.c) */
 	EV_FAULT,		/* the next fault of the schedule */
 	EV_QUIET,		/* faults stop */
 	EV_END,			/* the convergence bound is over */
@@ -160,6 +161,17 @@ struct peer {
 	/* the operator's waiting clients */
 	int resign_wait, pause_wait;
 	int64_t resign_since, pause_since;
+	/* ops.c: the switchover it follows (an operator's or preemption) */
+	int sw_on, sw_inc, sw_preempt;
+	int sw_handed;		/* it stopped leading since (handed over) */
+	int yields_seen;	/* check_ops.c: the core's yields, checked */
+	char sw_node[SIM_PATH];
+	char sw_id[16];
+	int64_t sw_since;
+	/* -R: the session file, as resume.c keeps it after every step */
+	struct el_resume sf;
+	int sf_valid;
+	int resuming;		/* a resumed session not confirmed yet */
 };
 
 /* check.c: what the checker remembers of each daemon. */
@@ -226,6 +238,10 @@ enum fault_kind {
 	F_FORGE_MARK,		/* only with -P: a hand-made priority marker */
 	F_SRV_RESTART,		/* only with -L (l=1): a server restarts */
 	F_ELECTION,		/* only with -L: an election in the ensemble */
+	F_REEXEC,		/* only with -R (r=1): SIGUSR2, a re-exec */
+	F_RUN_EXIT,		/* only with -H (h=1): hooks.run exits on its own */
+	F_CHECK_RELOAD,		/* only with -H: a reload adds or removes
+				 * hooks.check */
 	F_NKINDS,
 };
 
@@ -271,6 +287,8 @@ struct sim {
 	int lease_model;	/* the ZooKeeper lease model, new faults (-L) */
 	int big_tick;		/* ticks up to T, not T/2 (-K) */
 	int avail;		/* the availability invariant (-A) */
+	int resume;		/* restarts resume the session (-R) */
+	int reloads;		/* F_RUN_EXIT, F_CHECK_RELOAD (-H) */
 	int npeers;
 	struct peer peer[SIM_MAX_PEERS];
 	struct pcheck pc[SIM_MAX_PEERS];
@@ -317,6 +335,8 @@ struct sim_opts {
 	int lease_model;	/* -L (l=1): see sim.c */
 	int big_tick;		/* -K (K=1): ticks up to T, implies -L */
 	int avail;		/* -A (A=1): no needless demote */
+	int resume;		/* crashes resume, F_REEXEC (-R) */
+	int reloads;		/* F_RUN_EXIT, F_CHECK_RELOAD may be drawn (-H) */
 };
 int sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
     char *why, size_t whylen);
@@ -339,6 +359,7 @@ void peer_setup(struct sim *s, int i);
 int64_t peer_draw_priority(struct sim *s);
 void peer_start(struct sim *s, struct peer *p);
 void peer_crash(struct sim *s, struct peer *p);
+void peer_reexec(struct sim *s, struct peer *p);
 void peer_free(struct peer *p);
 void peer_event(struct sim *s, struct peer *p, const struct ev *ev);
 void peer_session(struct sim *s, struct peer *p, enum el_zk state);
@@ -372,6 +393,8 @@ enum op_cmd {
 	OP_SET_DATA,
 	OP_SWITCHOVER,
 	OP_PRIORITY,
+	OP_RUN_EXIT,
+	OP_CHECK_RELOAD,
 };
 
 /* fault.c */
@@ -396,6 +419,7 @@ void check_advance(struct sim *s, int64_t t);
 void check_freeze(struct sim *s, struct peer *p);
 void check_wake(struct sim *s, struct peer *p);
 void check_crash(struct sim *s, struct peer *p);
+void check_resumed(struct sim *s, struct peer *p, enum role role);
 void check_crumb_deleted(struct sim *s);
 void check_start(struct sim *s, struct peer *p);
 int64_t check_epoch_of(const char *data);
@@ -420,6 +444,23 @@ void check_lease_cancel(struct sim *s, struct peer *p);
 
 /* check_final.c */
 void check_final(struct sim *s);
+
+/* check_ops.c: switchovers, priorities, answers (issue 19) */
+void check_ops_action(struct sim *s, struct peer *p,
+    const struct el_action *act);
+void check_ops_timeout(struct sim *s, struct peer *p);
+void check_ops_step(struct sim *s, struct peer *p);
+void check_ops_final(struct sim *s);
+
+/* ops.c: preempt.c and switchover.c of the simulated daemon */
+void ops_queue_ask(struct sim *s, struct peer *p);
+void ops_queue_answer(struct sim *s, struct peer *p, const struct ev *ev);
+void ops_switch_begin(struct sim *s, struct peer *p, const char *node,
+    const char *id, int preempt);
+void ops_switch_step(struct sim *s, struct peer *p);
+int64_t ops_bound_ms(const struct sim *s);
+int64_t ops_draw_preempt_delay(struct sim *s);
+void ops_operator(struct sim *s, struct peer *p, int cmd);
 void check_fail(struct sim *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

@@ -18,8 +18,10 @@ shift $(($# < 5 ? $# : 5))
 [ "${1:-}" = "--" ] && shift
 # The families (tests/sim/README.md): -k 2000 tickTime modelled, -W
 # switchovers, -P priorities (reloads, forged markers), -L the ensemble's
-# leader, its tick, elections and server restarts.
-families=("-k 2000" "-W" "-P" "-L")
+# leader, its tick, elections and server restarts, -R crash restarts that
+# resume their session and re-execs, -H hooks.run exits and hooks.check
+# reloads.
+families=("-k 2000" "-W" "-P" "-L" "-R" "-H")
 if [ "$seed" = random ]; then
 	seed=$(($(od -An -N4 -tu4 /dev/urandom) % 1000000000 + 1))
 fi

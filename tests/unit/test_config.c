@@ -635,7 +635,8 @@ test_defaults(void **state)
 	assert_string_equal(cfg.id, host);
 	assert_string_equal(cfg.data, "");
 	assert_int_equal(cfg.mode, CONFIG_MODE_CANDIDATE);
-	assert_int_equal(cfg.disconnect_grace_ms, 0);
+	assert_int_equal(cfg.disconnect_grace_ms, -1);	/* lease */
+	assert_int_equal(cfg.tick_ms, 2000);
 	assert_null(cfg.hook_promote);
 	assert_null(cfg.hook_demote);
 	assert_null(cfg.hook_fence);

@@ -24,6 +24,7 @@
 #define NEWER "candidate-000000001234abcd_0000000009"
 #define OTHER1_LATER "candidate-00000000000000aa_0000000004"
 #define T_MS 10000
+#define EL_TEST_MARGIN 100	/* EL_LEASE_MARGIN_MS */
 
 static int hold_syncs;		/* keepalive syncs are the test's to answer */
 static int hold_claims;		/* E/claim multis are the test's to answer */
@@ -54,6 +55,7 @@ params_init(struct election_params *p, int demote_on_start, int fence,
     int64_t grace_ms)
 {
 	memset(p, 0, sizeof(*p));
+	p->preempt_delay_ms = -1;	/* the tests of preemption set it */
 	p->path = E;
 	p->id = "node1";
 	p->data = "10.0.0.1:5432";
@@ -62,6 +64,8 @@ params_init(struct election_params *p, int demote_on_start, int fence,
 	p->retry_backoff_ms = 5000;
 	p->disconnect_grace_ms = grace_ms;
 	p->session_timeout_ms = T_MS;
+	/* The longest tick ZooKeeper allows by default: a lag of T/4. */
+	p->tick_ms = T_MS / 2;
 	p->hook_timeout_ms = 30000;
 }
 
@@ -749,7 +753,7 @@ test_lease_expired_relearns_before_promoting(void **state)
 	/* Frozen past the lease while the client still says connected. */
 	hold_syncs = 1;
 	tick(el, T_MS + 1);
-	expect_hook(el, HOOK_DEMOTE, "disconnected");
+	expect_hook(el, HOOK_DEMOTE, "lease-lost");
 	election_hook_done(el, HOOK_DEMOTE, 1);
 	/* Nothing from before is trusted: it reads again, no promote yet. */
 	a = next(el);
@@ -780,7 +784,7 @@ test_reads_do_not_refresh_the_lease(void **state)
 	assert_true(end > now);
 	hold_syncs = 1;
 	/* A sync goes out on its schedule and hangs (a cut-off server). */
-	tick(el, T_MS / 6);
+	tick(el, T_MS / 4);
 	a = next(el);
 	assert_int_equal(a.type, EL_ACT_ZK);
 	assert_int_equal(a.op, EL_OP_SYNC);
@@ -788,7 +792,7 @@ test_reads_do_not_refresh_the_lease(void **state)
 	 * Reads still come back, long enough after the last write for a
 	 * confirmation to pair with it: the lease does not move.
 	 */
-	tick(el, T_MS / 4);
+	tick(el, 1);
 	election_watch(el, 0, CAND "/" OURS);
 	expect_op(el, EL_OP_WATCH_OWN, NULL);
 	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
@@ -797,7 +801,7 @@ test_reads_do_not_refresh_the_lease(void **state)
 	assert_int_equal(election_role(el), ROLE_LEADER);
 	/* Short of the demote's budget before the lease's end: demote. */
 	now = end - v.demote_timeout_ms - 100;
-	expect_hook(el, HOOK_DEMOTE, "disconnected");
+	expect_hook(el, HOOK_DEMOTE, "lease-lost");
 	assert_int_equal(election_role(el), ROLE_DEMOTING);
 	election_hook_done(el, HOOK_DEMOTE, 1);
 	/*
@@ -863,7 +867,250 @@ test_grace_capped_by_the_lease(void **state)
 	assert_int_equal(election_deadline(el),
 	    v.lease_end - v.demote_timeout_ms - 100);
 	now = v.lease_end - v.demote_timeout_ms - 100;
-	expect_hook(el, HOOK_DEMOTE, "disconnected");
+	expect_hook(el, HOOK_DEMOTE, "lease-lost");
+	election_free(el);
+}
+
+/* Every action until none, answering nothing: no hook may come. */
+static void
+drain_no_hook(struct election *el)
+{
+	struct el_action a;
+	int i;
+
+	for (i = 0; i < 32; i++) {
+		a = next(el);
+		assert_int_not_equal(a.type, EL_ACT_HOOK);
+		if (a.type == EL_ACT_NONE)
+			return;
+	}
+	fail_msg("the election never settles");
+}
+
+/* A leader leads until demote_at, then demotes: the lease ran out. */
+static void
+leads_until(struct election *el, int64_t demote_at)
+{
+	now = demote_at - 1;
+	drain_no_hook(el);
+	assert_int_equal(election_role(el), ROLE_LEADER);
+	now = demote_at;
+	expect_hook(el, HOOK_DEMOTE, "lease-lost");
+	election_free(el);
+}
+
+/*
+ * A reconnect of the session is a touch by the quorum's leader after the
+ * reconnect was asked for: the lease runs from the send time of the last
+ * request answered before it, and a leader rides through (issue 17).
+ */
+static void
+test_reconnect_renews_the_lease(void **state)
+{
+	struct election *el = el_new_grace(0, 0, EL_GRACE_LEASE);
+	struct election_view v;
+	int64_t last_sent, old_end;
+
+	(void)state;
+	become_leader(el);
+	hold_syncs = 1;
+	now = election_deadline(el);
+	expect_op(el, EL_OP_SYNC, NULL);
+	last_sent = now;
+	tick(el, 5);
+	reply(el, EL_OP_SYNC, ZOK);
+	election_view(el, &v);
+	old_end = v.lease_end;
+	assert_true(old_end < last_sent + T_MS);
+	/* Lost, and 3 s without a server: it leads on. */
+	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
+	expect_none(el);
+	tick(el, 3000);
+	expect_none(el);
+	assert_int_equal(election_role(el), ROLE_LEADER);
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+	election_view(el, &v);
+	assert_int_equal(v.lease_end, last_sent + T_MS);
+	/* Past the old lease's demote point with no confirmation since. */
+	now = old_end - v.demote_timeout_ms - EL_TEST_MARGIN;
+	drain_no_hook(el);
+	leads_until(el, v.demote_at);
+}
+
+/* A read-only server revalidates nothing with a quorum: no lease. */
+static void
+test_readonly_reconnect_is_no_lease(void **state)
+{
+	struct election *el = el_new_grace(0, 0, EL_GRACE_LEASE);
+	struct election_view v;
+	int64_t old_end;
+
+	(void)state;
+	become_leader(el);
+	hold_syncs = 1;
+	now = election_deadline(el);
+	expect_op(el, EL_OP_SYNC, NULL);
+	reply(el, EL_OP_SYNC, ZOK);
+	election_view(el, &v);
+	old_end = v.lease_end;
+	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
+	expect_none(el);
+	election_session(el, EL_ZK_READONLY, 0, T_MS);
+	election_view(el, &v);
+	assert_int_equal(v.lease_end, old_end);
+	now = old_end - v.demote_timeout_ms - EL_TEST_MARGIN;
+	expect_hook(el, HOOK_DEMOTE, "lease-lost");
+	election_free(el);
+}
+
+/*
+ * The keepalive goes when it can renew the lease, a report lag after the
+ * last confirmation: a leader that stops hearing the quorum then leads
+ * on for W = T - tick/2 - demote_timeout - margin (6.4 s of 10 s with
+ * tickTime 2 s), and the demote's reason says the lease was lost.
+ */
+static void
+test_ride_through_window(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	struct election_view v;
+	int i;
+
+	(void)state;
+	params_init(&p, 0, 0, EL_GRACE_LEASE);
+	p.tick_ms = 2000;
+	el = el_start(&p);
+	become_leader(el);
+	for (i = 0; i < 5; i++) {
+		assert_int_equal(election_deadline(el), now + 1000);
+		now = election_deadline(el);
+		expect_none(el);	/* the sync, answered at once */
+	}
+	hold_syncs = 1;
+	election_view(el, &v);
+	assert_int_equal(v.confirmed_at, now);
+	assert_int_equal(v.demote_at - v.confirmed_at,
+	    T_MS - 1000 - T_MS / 4 - EL_TEST_MARGIN);
+	now = election_deadline(el);
+	expect_op(el, EL_OP_SYNC, NULL);	/* it hangs */
+	leads_until(el, v.demote_at);
+}
+
+/*
+ * minSessionTimeout below 2 ticks: the report lag may exceed anything T
+ * allows, so the node stays out of the queue and says why, until a
+ * session with room for a lease (issue 19, defect 1).
+ */
+static void
+test_timeout_below_two_ticks_stays_out(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	struct election_view v;
+
+	(void)state;
+	params_init(&p, 0, 0, EL_GRACE_LEASE);
+	p.tick_ms = 2000;
+	el = el_start(&p);
+	election_view(el, &v);
+	assert_null(v.lease_error);
+	election_session(el, EL_ZK_CONNECTED, 0x99, 1000);
+	election_view(el, &v);
+	assert_non_null(v.lease_error);
+	assert_string_equal(v.lease_error, "timeout-below-2-ticks");
+	expect_op(el, EL_OP_LEADER, E "/leader");
+	reply(el, EL_OP_LEADER, ZNONODE);
+	expect_op(el, EL_OP_LEADER_EXISTS, E "/leader");
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	expect_none(el);
+	tick(el, 60000);
+	expect_none(el);
+	assert_int_equal(election_role(el), ROLE_FOLLOWER);
+	/* A new session gets 10 s: it joins. */
+	election_session(el, EL_ZK_EXPIRED, 0, 0);
+	(void)next(el);		/* EL_ACT_RESTART */
+	election_restarted(el);
+	join(el, SID, CAND "/" OURS);
+	election_view(el, &v);
+	assert_null(v.lease_error);
+	election_free(el);
+
+	/* T above 2 ticks, but the lag and the demote leave no room. */
+	params_init(&p, 0, 0, EL_GRACE_LEASE);
+	p.tick_ms = 100;
+	p.session_timeout_ms = 200;
+	el = el_start(&p);
+	election_view(el, &v);
+	assert_non_null(v.lease_error);
+	assert_string_equal(v.lease_error, "no-room-for-lease");
+	election_free(el);
+}
+
+/* A reload that leaves no room for a lease: an ordered handoff. */
+static void
+test_reload_without_lease_room_hands_over(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	char *kids[] = { OURS };
+
+	(void)state;
+	params_init(&p, 0, 0, EL_GRACE_LEASE);
+	el = el_start(&p);
+	become_leader(el);
+	p.tick_ms = T_MS;
+	election_reconfigure(el, &p);
+	expect_hook(el, HOOK_DEMOTE, "lease-lost");
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	expect_op(el, EL_OP_RELEASE, NULL);
+	reply(el, EL_OP_RELEASE, ZOK);
+	expect_none(el);
+	/* The right tick again: it rejoins. */
+	p.tick_ms = 2000;
+	election_reconfigure(el, &p);
+	expect_op(el, EL_OP_CREATE, NULL);
+	reply_create(el, CAND "/" NEWER);
+	expect_op(el, EL_OP_WATCH_OWN, NULL);
+	(void)kids;
+	election_free(el);
+}
+
+/*
+ * Issue 19, defect 6 (found by the simulator): a leader woken past its
+ * demote point while its health check runs has the check killed, and
+ * sends nothing to ZooKeeper (here: its new data) before its demote.
+ */
+static void
+test_woken_past_demote_point_sends_nothing_first(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	struct election_view v;
+	struct el_action a;
+
+	(void)state;
+	params_init(&p, 0, 0, EL_GRACE_LEASE);
+	p.check = 1;
+	p.check_interval_ms = 100000;
+	p.check_fall = 1;
+	p.check_rise = 1;
+	el = el_start(&p);
+	become_leader(el);
+	now = election_deadline(el);
+	while (next(el).type != EL_ACT_HOOK)
+		now = election_deadline(el);
+	election_view(el, &v);
+	assert_int_equal(v.hook, HOOK_CHECK);
+	/* Frozen past the demote point; new data came meanwhile. */
+	election_set_data(el, "10.0.0.9:5432");
+	now = v.demote_at + 1000;
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_CANCEL);
+	assert_int_equal(a.hook, HOOK_CHECK);
+	expect_none(el);
+	election_hook_done(el, HOOK_CHECK, 0);
+	expect_hook(el, HOOK_DEMOTE, "lease-lost");
 	election_free(el);
 }
 
@@ -1346,6 +1593,7 @@ test_check_shares_the_slot(void **state)
 
 	(void)state;
 	memset(&p, 0, sizeof(p));
+	p.preempt_delay_ms = -1;
 	p.path = E;
 	p.id = "node1";
 	p.data = "10.0.0.1:5432";
@@ -1386,6 +1634,89 @@ test_check_shares_the_slot(void **state)
 	assert_int_equal(a.op, EL_OP_ACK);
 	/* A killed check counted for nothing: still healthy. */
 	expect_hook(el, HOOK_CHECK, "health");
+	election_free(el);
+}
+
+/*
+ * Issue 19.2: a reload took hooks.check away while a failing check ran
+ * (check_fall 1); its result made the node unhealthy for good, with no
+ * check left to make it healthy again.
+ */
+static void
+test_check_removed_while_it_runs(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	struct election_view v;
+	char *kids[] = { OTHER1, OURS };
+	struct el_action a;
+
+	(void)state;
+	params_init(&p, 0, 0, 0);
+	p.check = 1;
+	p.check_interval_ms = 100;
+	p.check_fall = 1;
+	p.check_rise = 1;
+	el = el_start(&p);
+	join(el, SID, CAND "/" OURS);
+	expect_op(el, EL_OP_LIST, NULL);
+	reply_list(el, kids, 2);
+	expect_op(el, EL_OP_WATCH_PRED, NULL);
+	tick(el, 100);
+	expect_hook(el, HOOK_CHECK, "health");
+	p.check = 0;
+	election_reconfigure(el, &p);
+	election_hook_done(el, HOOK_CHECK, 0);
+	election_view(el, &v);
+	assert_int_equal(v.unhealthy, 0);
+	/* Still queued: no release, no check again. */
+	tick(el, 1000);
+	a = next(el);
+	assert_int_not_equal(a.type, EL_ACT_HOOK);
+	assert_int_not_equal(a.op, EL_OP_RELEASE);
+	election_view(el, &v);
+	assert_string_equal(v.node, OURS);
+	election_free(el);
+}
+
+/*
+ * Issue 19.6: a leader wakes past its demote point with a check running
+ * and new data to write. The check is killed for the demote, and nothing
+ * goes to ZooKeeper in the leader's name meanwhile: the demote first.
+ */
+static void
+test_past_the_demote_point_nothing_before_the_demote(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	struct election_view v;
+	struct el_action a;
+
+	(void)state;
+	params_init(&p, 0, 0, 0);
+	p.check = 1;
+	p.check_interval_ms = 100;
+	p.check_fall = 1;
+	p.check_rise = 1;
+	el = el_start(&p);
+	become_leader(el);
+	tick(el, 100);
+	expect_hook(el, HOOK_CHECK, "health");
+	election_set_data(el, "new");
+	/* Frozen past the demote point, not yet past the lease's end. */
+	election_view(el, &v);
+	assert_true(v.demote_at + 10 < v.lease_end);
+	now = v.demote_at + 10;
+	election_clock(el, now);
+	election_next(el, &a);
+	assert_int_equal(a.type, EL_ACT_CANCEL);
+	assert_int_equal(a.hook, HOOK_CHECK);
+	election_next(el, &a);
+	assert_int_equal(a.type, EL_ACT_NONE);
+	election_hook_done(el, HOOK_CHECK, 1);
+	election_next(el, &a);
+	assert_int_equal(a.type, EL_ACT_HOOK);
+	assert_int_equal(a.hook, HOOK_DEMOTE);
 	election_free(el);
 }
 
@@ -1513,6 +1844,7 @@ test_demote_timeout_clamped_to_negotiated(void **state)
 
 	(void)state;
 	memset(&p, 0, sizeof(p));
+	p.preempt_delay_ms = -1;
 	p.path = E;
 	p.id = "node1";
 	p.data = "";
@@ -1717,6 +2049,89 @@ test_head_yields_once_to_a_higher_priority(void **state)
 	election_free(el);
 }
 
+/* A head never yields to a lower priority queued behind it. */
+static void
+test_head_keeps_its_place_before_a_lower_priority(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *kids[] = { OURS, OTHER1_LATER };
+	char *marks[] = { "00000000000000aa_-1" };
+
+	(void)state;
+	hold_marks = 1;
+	join(el, SID, CAND "/" OURS);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, kids, 2);
+	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
+	expect_op(el, EL_OP_MARKS, E "/priority");
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	reply_children(el, EL_OP_MARKS, marks, 1);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	election_free(el);
+}
+
+/*
+ * Found by the simulator's (answer): a head below 0 read the markers
+ * before a candidate behind it made its marker (then its node), listed
+ * that node and took it for a 0. The markers are read again after the
+ * listing: its marker (-2) is there, and the head promotes.
+ */
+static void
+test_negative_head_reads_the_markers_after_the_listing(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	char *kids[] = { OURS, OTHER1_LATER };
+	char *none[] = { "000000001234abcd_-1" };
+	char *marks[] = { "000000001234abcd_-1", "00000000000000aa_-2" };
+	struct el_action a;
+
+	(void)state;
+	params_init(&p, 0, 0, 0);
+	p.priority = -1;
+	el = el_start(&p);
+	hold_marks = 1;
+	up_no_leader(el);
+	for (a = next(el); a.op == EL_OP_PARENT; a = next(el))
+		reply(el, EL_OP_PARENT, ZNODEEXISTS);
+	assert_int_equal(a.op, EL_OP_MARK);
+	reply(el, EL_OP_MARK, ZOK);
+	expect_op(el, EL_OP_CREATE, NULL);
+	reply_create(el, CAND "/" OURS);
+	expect_op(el, EL_OP_WATCH_OWN, CAND "/" OURS);
+	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, kids, 2);
+	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
+	expect_op(el, EL_OP_MARKS, E "/priority");
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	reply_children(el, EL_OP_MARKS, none, 1);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, kids, 2);
+	expect_op(el, EL_OP_MARKS, E "/priority");
+	reply_children(el, EL_OP_MARKS, marks, 2);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	election_free(el);
+}
+
+/* Issue 19: every pause is answered, a pause of a paused one too. */
+static void
+test_pause_twice_answered_twice(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct el_action a;
+
+	(void)state;
+	up_no_leader(el);
+	election_pause(el, 1);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_PAUSED);
+	election_pause(el, 1);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_PAUSED);
+	election_free(el);
+}
+
 /*
  * A priority is advertised twice: in the node's data, and by a marker
  * made before the node (E/priority first made as a parent); the marker
@@ -1776,20 +2191,17 @@ test_priority_marker_made_before_the_node(void **state)
 }
 
 /*
- * A leader of priority 7 resigns: its marker goes with its node, and is
- * not made again with its next node until another leader is seen, so
- * that the next head does not yield back to it.
+ * A leader of priority 7 (its marker made before its node) resigns: the
+ * release, with the marker, is the next action (not answered).
  */
-static void
-test_resigned_marker_stays_away_until_another_leads(void **state)
+static struct election *
+prio7_resigns(void)
 {
 	struct election_params p;
 	struct election *el;
 	struct el_action a;
 	char *kids[] = { OURS };
-	char *after[] = { OTHER1_LATER, NEWER };
 
-	(void)state;
 	params_init(&p, 0, 0, 0);
 	p.priority = 7;
 	el = el_start(&p);
@@ -1817,6 +2229,23 @@ test_resigned_marker_stays_away_until_another_leads(void **state)
 	assert_int_equal(a.op, EL_OP_RELEASE);
 	assert_string_equal(a.sub[a.nsub - 1].path,
 	    E "/priority/000000001234abcd_7");
+	return el;
+}
+
+/*
+ * A leader of priority 7 resigns: its marker goes with its node, and is
+ * not made again with its next node until another leader is seen, so
+ * that the next head does not yield back to it.
+ */
+static void
+test_resigned_marker_stays_away_until_another_leads(void **state)
+{
+	struct election *el;
+	struct el_action a;
+	char *after[] = { OTHER1_LATER, NEWER };
+
+	(void)state;
+	el = prio7_resigns();
 	reply(el, EL_OP_RELEASE, ZOK);
 	/* Back in the queue without its marker. */
 	rejoin_as_newer(el, after, 2);
@@ -1829,6 +2258,238 @@ test_resigned_marker_stays_away_until_another_leads(void **state)
 	expect_op(el, EL_OP_LEADER, E "/leader");
 	reply_get(el, EL_OP_LEADER, "id=node2\ndata=\nepoch=110\n", 0xaa, 120);
 	expect_op(el, EL_OP_MARK, E "/priority/000000001234abcd_7");
+	election_free(el);
+}
+
+/*
+ * The requests a leader's release is preceded by after a lost reply,
+ * answered as its own session left them, until op comes: never a release
+ * before it.
+ */
+static struct el_action
+reads_until(struct election *el, enum el_op op)
+{
+	struct el_action a;
+	int i;
+
+	for (i = 0; i < 10; i++) {
+		a = next(el);
+		assert_int_equal(a.type, EL_ACT_ZK);
+		if (a.op == op)
+			return a;
+		assert_int_not_equal(a.op, EL_OP_RELEASE);
+		if (a.op == EL_OP_SYNC)
+			reply(el, EL_OP_SYNC, ZOK);
+		else if (a.op == EL_OP_LEADER)
+			reply_get(el, EL_OP_LEADER, "id=node1\ndata=\nepoch=100\n",
+			    SID, 100);
+		else if (a.op == EL_OP_CLAIM_READ)
+			reply_get(el, EL_OP_CLAIM_READ, "", SID, 101);
+		else if (a.op == EL_OP_WATCH_OWN)
+			reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
+		else if (a.op == EL_OP_BREADCRUMB)
+			reply(el, EL_OP_BREADCRUMB, ZNONODE);
+		else
+			fail_msg("unexpected %s", election_op_name(a.op));
+	}
+	fail_msg("no %s", election_op_name(op));
+	return a;
+}
+
+/*
+ * Issue 19.4: the release multi (node and marker) of a resign fails with
+ * CONNECTIONLOSS. It may have been applied or not: the marker is not
+ * forgotten but deleted on its own (NONODE is fine) before anything else,
+ * or the next head would yield back to a marker left behind.
+ */
+static void
+test_marker_of_a_lost_release_is_deleted(void **state)
+{
+	struct election *el;
+	struct el_action a;
+	int i;
+
+	(void)state;
+	el = prio7_resigns();
+	election_session(el, EL_ZK_CONNECTING, SID, T_MS);
+	reply(el, EL_OP_RELEASE, ZCONNECTIONLOSS);
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+	/* Before the release is made again: the marker, on its own. */
+	a = reads_until(el, EL_OP_UNMARK);
+	assert_int_equal(a.nsub, 1);
+	assert_string_equal(a.sub[0].path, E "/priority/000000001234abcd_7");
+	reply(el, EL_OP_UNMARK, ZNONODE);
+	/* The release again, without the marker now. */
+	a = reads_until(el, EL_OP_RELEASE);
+	assert_int_equal(a.op, EL_OP_RELEASE);
+	for (i = 0; i < a.nsub; i++)
+		assert_null(strstr(a.sub[i].path, "/priority/"));
+	election_free(el);
+}
+
+/*
+ * Preemption is the core's: a leader (priority 0, preempt_delay 2 s)
+ * reads the queue at once and every 0.5 s; a candidate of priority 5
+ * seen with the same node for 2 s gets the leadership by a switchover
+ * (demote reason preempted). A lower priority never does, nor one whose
+ * node changed (its wait starts again).
+ */
+static void
+test_preemption_decided_in_the_core(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	struct el_action a;
+	char *names[] = { OURS, OTHER1_LATER, NEWER };
+	char *datas[] = { "id=node1\ndata=\n", "id=low\ndata=\npriority=-1\n",
+	    "id=high\ndata=\npriority=5\n" };
+	char *kids[] = { OURS, OTHER1_LATER, NEWER };
+	struct el_queue q = { 3, names, datas };
+	int looks;
+
+	(void)state;
+	params_init(&p, 0, 0, 0);
+	p.preempt_delay_ms = 2000;
+	el = el_start(&p);
+	become_leader(el);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_QUEUE);
+	assert_string_equal(a.path, CAND);
+	/* One read at a time; the next one 0.5 s later. */
+	expect_none(el);
+	assert_int_equal(election_deadline(el) > now + 400, 1);
+	/* Only a lower priority: nothing. */
+	q.n = 2;
+	election_queue(el, &q);
+	expect_none(el);
+	tick(el, 500);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_QUEUE);
+	q.n = 3;
+	election_queue(el, &q);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_OUTRANKED);
+	assert_string_equal(a.data, "high");
+	assert_int_equal(a.priority, 5);
+	assert_int_equal(a.ms, 2000);
+	/* Not before preempt_delay. */
+	for (looks = 0; looks < 3; looks++) {
+		tick(el, 500);
+		a = next(el);
+		assert_int_equal(a.type, EL_ACT_QUEUE);
+		election_queue(el, &q);
+		expect_none(el);
+	}
+	tick(el, 500);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_QUEUE);
+	election_queue(el, &q);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_PREEMPT);
+	assert_string_equal(a.path, NEWER);
+	assert_string_equal(a.data, "high");
+	/* The switchover: the node between goes, then the handoff. */
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, kids, 3);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_SW_DELETE);
+	assert_int_equal(a.nsub, 1);
+	assert_string_equal(a.sub[0].path, CAND "/" OTHER1_LATER);
+	election_free(el);
+}
+
+/*
+ * Found by the simulator's (top): new data (a priority reload) while the
+ * create is in flight, then while a SET_DATA is in flight. Each time the
+ * node is written again with what is current.
+ */
+static void
+test_data_changed_in_flight_is_written_again(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct el_action a;
+	char *kids[] = { OTHER1, OURS };
+
+	(void)state;
+	session_up(el, SID);
+	expect_op(el, EL_OP_LEADER, E "/leader");
+	reply(el, EL_OP_LEADER, ZNONODE);
+	expect_op(el, EL_OP_LEADER_EXISTS, E "/leader");
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	for (a = next(el); a.op == EL_OP_PARENT; a = next(el))
+		reply(el, EL_OP_PARENT, ZNODEEXISTS);
+	assert_int_equal(a.op, EL_OP_CREATE);
+	election_set_data(el, "d2");
+	reply_create(el, CAND "/" OURS);
+	expect_op(el, EL_OP_WATCH_OWN, CAND "/" OURS);
+	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_SET_DATA);
+	assert_string_equal(a.sub[0].data, "id=node1\ndata=d2\n");
+	election_set_data(el, "d3");
+	reply(el, EL_OP_SET_DATA, ZOK);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_SET_DATA);
+	assert_string_equal(a.sub[0].data, "id=node1\ndata=d3\n");
+	reply(el, EL_OP_SET_DATA, ZOK);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, kids, 2);
+	expect_op(el, EL_OP_WATCH_PRED, CAND "/" OTHER1);
+	election_free(el);
+}
+
+/*
+ * Found by the simulator's (answer): a leader of priority -2 preempted
+ * (or resigning) kept its marker away, so the next head (-1) took it for
+ * priority 0 and yielded back. Below 0 the marker is made again at once,
+ * before the next node.
+ */
+static void
+test_negative_priority_keeps_its_marker_after_a_handover(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	struct el_action a;
+	char *kids[] = { OURS };
+
+	(void)state;
+	params_init(&p, 0, 0, 0);
+	p.priority = -2;
+	el = el_start(&p);
+	up_no_leader(el);
+	for (a = next(el); a.op == EL_OP_PARENT; a = next(el))
+		reply(el, EL_OP_PARENT, ZNODEEXISTS);
+	assert_int_equal(a.op, EL_OP_MARK);
+	reply(el, EL_OP_MARK, ZOK);
+	expect_op(el, EL_OP_CREATE, NULL);
+	reply_create(el, CAND "/" OURS);
+	expect_op(el, EL_OP_WATCH_OWN, CAND "/" OURS);
+	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, kids, 1);
+	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	/* Below 0 it lists to see who is behind (nobody). */
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, kids, 1);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	election_hook_done(el, HOOK_PROMOTE, 1);
+	expect_op(el, EL_OP_ACK, NULL);
+	reply(el, EL_OP_ACK, ZOK);
+	assert_int_equal(election_resign(el), 0);
+	expect_hook(el, HOOK_DEMOTE, "resign");
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_RELEASE);
+	reply(el, EL_OP_RELEASE, ZOK);
+	a = next(el);
+	if (a.op == EL_OP_LEADER_EXISTS) {
+		reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+		a = next(el);
+	}
+	assert_int_equal(a.type, EL_ACT_ZK);
+	assert_int_equal(a.op, EL_OP_MARK);
+	assert_string_equal(a.path, E "/priority/000000001234abcd_-2");
 	election_free(el);
 }
 
@@ -1944,7 +2605,7 @@ test_one_sync_after_a_freeze_is_no_lease(void **state)
 	become_leader(el);
 	hold_syncs = 1;
 	tick(el, T_MS + 1);
-	expect_hook(el, HOOK_DEMOTE, "disconnected");
+	expect_hook(el, HOOK_DEMOTE, "lease-lost");
 	election_hook_done(el, HOOK_DEMOTE, 1);
 	expect_op(el, EL_OP_SYNC, NULL);
 	reply(el, EL_OP_SYNC, ZOK);
@@ -1979,31 +2640,35 @@ test_one_sync_after_a_freeze_is_no_lease(void **state)
  * network answers late, a second one right after it; the server is cut
  * off before it reports either. The lease may rest only on a touch the
  * quorum is known to have heard of: an earlier confirmation, answered a
- * report lag (T/4) before a later one was sent on the same connection.
+ * report lag (tick/2) before a later one was sent on the same connection.
  */
 static void
 test_late_sync_does_not_stretch_the_lease(void **state)
 {
 	struct election *el = el_new(0, 0);
 	struct election_view v;
-	int64_t ack_sent;
+	int64_t ack_sent, sync_sent;
 
 	(void)state;
 	become_leader(el);
 	ack_sent = now;
 	hold_syncs = 1;
-	tick(el, T_MS / 6);
+	/* The keepalive goes a report lag after the ack, and answers late. */
+	tick(el, T_MS / 4);
 	expect_op(el, EL_OP_SYNC, NULL);
-	tick(el, 3000);
+	sync_sent = now;
+	tick(el, 1000);
 	reply(el, EL_OP_SYNC, ZOK);
 	election_view(el, &v);
-	assert_int_equal(v.lease_end, ack_sent - T_MS / 4 + T_MS);
-	/* Overdue: the next sync goes at once and answers at once. */
-	expect_op(el, EL_OP_SYNC, NULL);
-	reply(el, EL_OP_SYNC, ZOK);
-	election_view(el, &v);
-	/* It proves the ack's touch, not the late sync's. */
 	assert_int_equal(v.lease_end, ack_sent + T_MS);
+	/* The next one goes a report lag after that reply, answers at once. */
+	assert_int_equal(election_deadline(el), now + T_MS / 4);
+	tick(el, T_MS / 4);
+	expect_op(el, EL_OP_SYNC, NULL);
+	reply(el, EL_OP_SYNC, ZOK);
+	election_view(el, &v);
+	/* It proves the late sync's touch, from when it was sent. */
+	assert_int_equal(v.lease_end, sync_sent + T_MS);
 	election_free(el);
 }
 
@@ -2161,6 +2826,12 @@ main(void)
 		cmocka_unit_test(test_reads_do_not_refresh_the_lease),
 		cmocka_unit_test(test_disconnect_grace),
 		cmocka_unit_test(test_grace_capped_by_the_lease),
+		cmocka_unit_test(test_reconnect_renews_the_lease),
+		cmocka_unit_test(test_readonly_reconnect_is_no_lease),
+		cmocka_unit_test(test_ride_through_window),
+		cmocka_unit_test(test_timeout_below_two_ticks_stays_out),
+		cmocka_unit_test(test_reload_without_lease_room_hands_over),
+		cmocka_unit_test(test_woken_past_demote_point_sends_nothing_first),
 		cmocka_unit_test(test_promote_failure),
 		cmocka_unit_test(test_run_exited_resigns_and_backs_off),
 		cmocka_unit_test(test_stop_is_an_ordered_handoff),
@@ -2176,6 +2847,9 @@ main(void)
 		cmocka_unit_test(test_pause_after_lost_create_deletes_orphan),
 		cmocka_unit_test(test_orphan_leader_node_is_deleted),
 		cmocka_unit_test(test_check_shares_the_slot),
+		cmocka_unit_test(test_check_removed_while_it_runs),
+		cmocka_unit_test(
+		    test_past_the_demote_point_nothing_before_the_demote),
 		cmocka_unit_test(test_fence_during_expiry_counts_for_nothing),
 		cmocka_unit_test(test_demote_carries_the_lost_epoch),
 		cmocka_unit_test(test_auth_failure_backs_off),
@@ -2196,6 +2870,15 @@ main(void)
 		cmocka_unit_test(test_priority_marker_made_before_the_node),
 		cmocka_unit_test(
 		    test_resigned_marker_stays_away_until_another_leads),
+		cmocka_unit_test(test_marker_of_a_lost_release_is_deleted),
+		cmocka_unit_test(test_preemption_decided_in_the_core),
+		cmocka_unit_test(test_head_keeps_its_place_before_a_lower_priority),
+		cmocka_unit_test(test_pause_twice_answered_twice),
+		cmocka_unit_test(
+		    test_negative_head_reads_the_markers_after_the_listing),
+		cmocka_unit_test(test_data_changed_in_flight_is_written_again),
+		cmocka_unit_test(
+		    test_negative_priority_keeps_its_marker_after_a_handover),
 	};
 
 	return cmocka_run_group_tests_name("election", tests, NULL, NULL);

@@ -140,6 +140,7 @@ test_render_why_and_when(void **state)
 	memset(&st, 0, sizeof(st));
 	st.service = st.id = st.role = st.leader = st.leader_data = "";
 	st.zk_state = st.mode = st.data = st.last_error = "";
+	st.lease_error = "";
 	st.queue_position = 2;
 	st.healthy = 1;
 	st.last_transition = 1795386726;

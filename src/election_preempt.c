@@ -1,0 +1,138 @@
+/*
+ * Preferred leaders, the leader's side (election.priority,
+ * election.preempt_delay): while it leads, and preempt_delay is not never,
+ * the leader asks for the queue (EL_ACT_QUEUE) at once and then every
+ * preempt_delay/4 (within 0.5 s and 5 s). The first candidate in queue
+ * order of the highest priority above its own, seen with the same node
+ * (so present and healthy: a paused or unhealthy candidate has no node,
+ * and a node that rejoins is a new one) for preempt_delay, gets the
+ * leadership by a switchover (started by election.c, demote reason
+ * preempted). A flapping candidate starts its wait again each time, so
+ * leadership never moves faster than preempt_delay; one handover at a
+ * time; equal priorities keep the queue order. The daemon only reads the
+ * queue and logs.
+ *
+ * A leaf below the rest of the core: the callers say whether this leader
+ * looks at the queue at all (on: el_preempt_on(), election_event.c).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "election_int.h"
+#include "xmalloc.h"
+
+static int64_t
+el_preempt_period(const struct election *el)
+{
+	int64_t ms = el->preempt_ms / 4;
+
+	return ms < 500 ? 500 : ms > 5000 ? 5000 : ms;
+}
+
+static void
+el_preempt_set(char **dst, const char *src)
+{
+	free(*dst);
+	*dst = src != NULL ? xstrdup(src) : NULL;
+}
+
+void
+el_preempt_forget(struct election *el)
+{
+	el_preempt_set(&el->pre_node, NULL);
+	el_preempt_set(&el->pre_id, NULL);
+	el->pre_since = 0;
+	el->pre_prio = 0;
+	el->pre_told = 0;
+	el->pre_go = 0;
+}
+
+int64_t
+el_preempt_deadline(const struct election *el, int on)
+{
+	if (!on || el->pre_reading || el->zk != EL_ZK_CONNECTED)
+		return INT64_MAX;
+	return el->pre_due;
+}
+
+/* OUTRANKED or PREEMPT: who, at what priority, how long still. */
+void
+el_preempt_act(struct election *el, struct el_action *act,
+    enum el_act_type type)
+{
+	act->type = type;
+	act->path = el->pre_node;
+	act->data = el->pre_id;
+	act->priority = el->pre_prio;
+	act->ms = el->pre_since + el->preempt_ms - el->now;
+	if (act->ms < 0)
+		act->ms = 0;
+}
+
+/*
+ * 1 with an action: a look at the queue, or who outranks us. A handover
+ * due (pre_go) is election.c's to start.
+ */
+int
+el_next_preempt(struct election *el, struct el_action *act, int on)
+{
+	if (!on) {
+		el_preempt_forget(el);
+		el->pre_due = 0;
+		return 0;
+	}
+	if (el->pre_node != NULL && !el->pre_told) {
+		el->pre_told = 1;
+		el_preempt_act(el, act, EL_ACT_OUTRANKED);
+		return 1;
+	}
+	if (el->pre_reading || el->zk != EL_ZK_CONNECTED ||
+	    el->now < el->pre_due)
+		return 0;
+	el->pre_due = el->now + el_preempt_period(el);
+	el->pre_reading = 1;
+	act->type = EL_ACT_QUEUE;
+	act->path = el->cand_dir;
+	return 1;
+}
+
+/* The queue read for EL_ACT_QUEUE (NULL: it failed). */
+void
+el_preempt_listed(struct election *el, const struct el_queue *q, int on)
+{
+	char id[256];
+	int64_t floor = el->priority;
+	int i;
+
+	if (!el->pre_reading)
+		return;
+	el->pre_reading = 0;
+	if (q == NULL)
+		return;		/* looked at again at the next period */
+	if (!on || el->node == NULL) {
+		el_preempt_forget(el);
+		return;
+	}
+	if (EL_MUTANT(41))
+		floor = -CANDIDATE_PRIORITY_MAX - 1;
+	i = candidate_outranking(q->n, q->names, q->datas, floor, el->node,
+	    NULL);
+	if (i < 0) {
+		el_preempt_forget(el);
+		return;
+	}
+	if (el->pre_node == NULL || strcmp(el->pre_node, q->names[i]) != 0) {
+		el_preempt_forget(el);
+		el_preempt_set(&el->pre_node, q->names[i]);
+		el->pre_since = el->now;
+	}
+	/* Its data as now read (a reload may have changed it). */
+	candidate_kv(q->datas[i], "id", id, sizeof(id));
+	el_preempt_set(&el->pre_id, id);
+	el->pre_prio = candidate_priority(q->datas[i]);
+	if (el->pre_since == el->now)
+		return;
+	if (el->now - el->pre_since >= el->preempt_ms)
+		el->pre_go = 1;
+}

@@ -1,0 +1,450 @@
+/*
+ * SIGUSR2: the daemon executes its binary again in place (a package
+ * upgrade replaced it), keeping its pid, its ZooKeeper session, its
+ * listening sockets and hooks.run's process, so that no hook runs and no
+ * leadership moves.
+ *
+ * The old image checks the configuration first (a broken file refuses the
+ * re-exec, and the old image goes on), then waits for its moment: no hook
+ * in the slot or starting up, hooks.notify done, hooks.run not being
+ * stopped; the control and HTTP listeners no longer accepting (the kernel
+ * queues new clients for the next image) and the clients already
+ * accepted answered; and, for a leader, a lease just renewed, so that the
+ * next image has the most of it to confirm the session in. It writes the
+ * session file (id, password, lease, role: resume.c), clears FD_CLOEXEC
+ * on the descriptors it hands over, names them in ZKELECTD_REEXEC, and
+ * executes /proc/self/exe's path: the file installed there now, even when
+ * the running one was replaced (the link then reads "... (deleted)"). If
+ * execve fails, the old image goes on as before.
+ *
+ * The next image takes the descriptors over (reexec_inherit(), before
+ * anything is opened), closes whatever else the old one left open (its
+ * ZooKeeper connection), re-attaches the session and adopts hooks.run's
+ * process (still its child: the pid is the same).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "ctl.h"
+#include "http.h"
+#include "log.h"
+#include "notify.h"
+#include "session_file.h"
+#include "util.h"
+#include "xmalloc.h"
+#include "zkelectd.h"
+
+#define REEXEC_ENV	"ZKELECTD_REEXEC"
+#define REEXEC_POLL_MS	20
+/* Clients still not answered by then are cut. */
+#define REEXEC_DRAIN_MS	1000
+#define REEXEC_DELETED	" (deleted)"
+
+/* The binary to run: /proc/self/exe's path as installed now. */
+static int
+reexec_path(char *buf, size_t len)
+{
+	ssize_t n;
+	size_t dl = strlen(REEXEC_DELETED);
+
+	if ((n = readlink("/proc/self/exe", buf, len - 1)) == -1)
+		return -1;
+	if ((size_t)n >= len - 1) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	buf[n] = '\0';
+	/* Replaced on disk (an upgrade): the new file has the same name. */
+	if ((size_t)n > dl && strcmp(buf + n - dl, REEXEC_DELETED) == 0)
+		buf[n - dl] = '\0';
+	return 0;
+}
+
+static void
+reexec_cloexec(int fd, int on)
+{
+	int fl;
+
+	if (fd <= 2)
+		return;
+	if ((fl = fcntl(fd, F_GETFD)) == -1 ||
+	    fcntl(fd, F_SETFD, on ? fl | FD_CLOEXEC : fl & ~FD_CLOEXEC) == -1)
+		log_warn("fcntl %d", fd);
+}
+
+/* The descriptors handed over, FD_CLOEXEC set (1) or cleared (0). */
+static void
+reexec_mark(struct daemon *d, int on)
+{
+	size_t i;
+	int fd;
+
+	reexec_cloexec(ctl_listen_fd(d->ctl), on);
+	for (i = 0; (fd = http_listen_fd(d, i)) != -1; i++)
+		reexec_cloexec(fd, on);
+	if (d->run_pid != -1)
+		reexec_cloexec(hook_output_fd(d->hooks, d->run_pid), on);
+}
+
+/*
+ * The signals the daemon handles, blocked across the exec: their default
+ * action would end the new image before it has its handlers (a second
+ * SIGUSR2, a SIGTERM), and a pending one is kept for it.
+ */
+static void
+reexec_block(int how)
+{
+	sigset_t set;
+
+	(void)sigemptyset(&set);
+	(void)sigaddset(&set, SIGTERM);
+	(void)sigaddset(&set, SIGINT);
+	(void)sigaddset(&set, SIGHUP);
+	(void)sigaddset(&set, SIGUSR1);
+	(void)sigaddset(&set, SIGUSR2);
+	if (sigprocmask(how, &set, NULL) == -1)
+		log_warn("sigprocmask");
+}
+
+/* In the new image, once its handlers are in place. */
+void
+reexec_unblock(void)
+{
+	reexec_block(SIG_UNBLOCK);
+}
+
+static void
+reexec_abort(struct daemon *d)
+{
+	d->rx_pending = 0;
+	(void)evtimer_del(d->ev_rx);
+	ctl_accepting(d->ctl, 1);
+	http_accepting(d, 1);
+	notify_ready_again(d->notify);
+}
+
+static char *
+reexec_env(struct daemon *d, int session)
+{
+	struct election_view v;
+	struct textbuf b;
+	size_t i;
+	int fd;
+
+	memset(&b, 0, sizeof(b));
+	election_view(d->el, &v);
+	/* What a resume not yet confirmed holds is still a guess. */
+	textbuf_printf(&b, "ctl=%d session=%d exact=%d paused=%d unhealthy=%d "
+	    "http=", ctl_listen_fd(d->ctl), session, !v.resuming,
+	    v.paused != 0, v.unhealthy != 0);
+	for (i = 0; (fd = http_listen_fd(d, i)) != -1; i++)
+		textbuf_printf(&b, "%s%d", i > 0 ? "," : "", fd);
+	if (d->run_pid != -1)
+		textbuf_printf(&b, " run=%ld,%d,%lld", (long)d->run_pid,
+		    hook_output_fd(d->hooks, d->run_pid),
+		    (long long)d->run_since);
+	return b.p;
+}
+
+static void
+reexec_exec(struct daemon *d)
+{
+	struct election_view v;
+	char path[4096], *env;
+	int session;
+
+	if (reexec_path(path, sizeof(path)) == -1) {
+		log_warn("re-exec: readlink /proc/self/exe");
+		reexec_abort(d);
+		return;
+	}
+	/* The session goes over in its file, with the freshest lease. */
+	if (d->session_text != NULL)
+		explicit_bzero(d->session_text, strlen(d->session_text));
+	free(d->session_text);
+	d->session_text = NULL;
+	resume_save(d);
+	session = d->session_text != NULL && d->session_text[0] != '\0';
+	election_view(d->el, &v);
+	if (!session && v.sid != 0) {
+		/*
+		 * The next image would start a session of its own while this
+		 * one, and what it holds, lives on unsupervised.
+		 */
+		log_warnx("re-exec refused: the session file %s cannot be "
+		    "written; the running daemon goes on", d->session_path);
+		reexec_abort(d);
+		return;
+	}
+	if (!session && d->session_path != NULL)
+		session_file_remove(d->session_path);
+	env = reexec_env(d, session);
+	/* The next image keeps the crash script where the unit wants it. */
+	if (setenv(REEXEC_ENV, env, 1) == -1 || (d->crashed_path != NULL &&
+	    setenv("ZKELECTD_CRASHED", d->crashed_path, 1) == -1)) {
+		log_warn("re-exec: setenv");
+		free(env);
+		reexec_abort(d);
+		return;
+	}
+	free(env);
+	log_notice("re-executing %s (pid %ld, %s)", path, (long)d->pid,
+	    election_role_name(election_role(d->el)));
+	reexec_mark(d, 0);
+	reexec_block(SIG_BLOCK);
+	(void)execv(path, d->argv);
+	reexec_block(SIG_UNBLOCK);
+	log_warn("re-exec: execv %s: the running daemon goes on", path);
+	reexec_mark(d, 1);
+	(void)unsetenv(REEXEC_ENV);
+	(void)unsetenv("ZKELECTD_CRASHED");
+	reexec_abort(d);
+}
+
+/* Whether now is the moment: 1 go, 0 wait. */
+static int
+reexec_ready(struct daemon *d)
+{
+	struct election_view v;
+	int64_t waited = now_ms() - d->rx_since;
+
+	if (d->hook_pid != -1 || d->startup_pid != -1 ||
+	    d->notify_pid != -1 || d->run_stopping || d->stopping)
+		return 0;
+	if ((ctl_busy(d->ctl) > 0 || http_busy(d) > 0) &&
+	    waited < REEXEC_DRAIN_MS)
+		return 0;
+	election_view(d->el, &v);
+	/* A leader goes with a lease just renewed, or after T/2 anyway. */
+	if (v.role == ROLE_LEADER && v.lease_end == d->rx_lease_end &&
+	    waited < v.session_timeout_ms / 2)
+		return 0;
+	return 1;
+}
+
+static void
+reexec_poll(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+
+	(void)fd;
+	(void)what;
+	if (!d->rx_pending)
+		return;
+	if (d->stopping) {
+		log_notice("re-exec given up: stopping");
+		reexec_abort(d);
+		return;
+	}
+	if (reexec_ready(d)) {
+		reexec_exec(d);
+		return;
+	}
+	daemon_arm(d->ev_rx, REEXEC_POLL_MS);
+}
+
+void
+reexec_request(struct daemon *d)
+{
+	struct election_view v;
+	struct config nc;
+	char err[512], path[4096];
+
+	if (d->stopping || d->rx_pending) {
+		log_info("received SIGUSR2: %s", d->stopping ? "stopping" :
+		    "a re-exec is under way already");
+		return;
+	}
+	/* As `zkelectd -t` would: the new image must start. */
+	if (config_load(&nc, d->config_path, d->overrides, d->noverrides,
+	    err, sizeof(err)) == -1) {
+		log_warnx("received SIGUSR2: %s; re-exec refused, the running "
+		    "daemon goes on", err);
+		return;
+	}
+	config_free(&nc);
+	if (reexec_path(path, sizeof(path)) == -1 ||
+	    access(path, X_OK) == -1) {
+		log_warn("received SIGUSR2: %s; re-exec refused", path);
+		return;
+	}
+	log_notice("received SIGUSR2: re-executing %s once the hooks and "
+	    "clients allow", path);
+	notify_reloading(d->notify);
+	election_view(d->el, &v);
+	d->rx_pending = 1;
+	d->rx_since = now_ms();
+	d->rx_lease_end = v.lease_end;
+	ctl_accepting(d->ctl, 0);
+	http_accepting(d, 0);
+	reexec_poll(-1, 0, d);
+}
+
+/* Closes what the old image left open, but for the descriptors kept. */
+static void
+reexec_close_rest(struct daemon *d)
+{
+	DIR *dir;
+	struct dirent *de;
+	int *fds = NULL, n = 0, fd, dfd, i;
+	size_t j;
+	const char *why;
+	int64_t v;
+
+	if ((dir = opendir("/proc/self/fd")) == NULL) {
+		log_warn("re-exec: opendir /proc/self/fd");
+		return;
+	}
+	dfd = dirfd(dir);
+	while ((de = readdir(dir)) != NULL) {
+		if (parse_int64(de->d_name, 3, INT32_MAX, &v, &why) == -1)
+			continue;
+		fd = (int)v;
+		if (fd == dfd || fd == d->rx_ctl || fd == d->rx_run_fd)
+			continue;
+		for (j = 0; j < d->rx_nhttp && d->rx_http[j] != fd; j++)
+			;
+		if (j < d->rx_nhttp)
+			continue;
+		fds = xreallocarray(fds, (size_t)n + 1, sizeof(*fds));
+		fds[n++] = fd;
+	}
+	(void)closedir(dir);
+	for (i = 0; i < n; i++)
+		(void)close(fds[i]);
+	free(fds);
+}
+
+static int
+reexec_fd(const char *s, int *fd)
+{
+	const char *why;
+	int64_t v;
+
+	if (parse_int64(s, 3, INT32_MAX, &v, &why) == -1 ||
+	    fcntl((int)v, F_GETFD) == -1)
+		return -1;
+	*fd = (int)v;
+	reexec_cloexec(*fd, 1);
+	return 0;
+}
+
+static int
+reexec_parse_run(struct daemon *d, char *s)
+{
+	char *pid, *fd, *since;
+	const char *why;
+	int64_t v;
+
+	pid = strsep(&s, ",");
+	fd = strsep(&s, ",");
+	since = s;
+	if (pid == NULL || fd == NULL || since == NULL ||
+	    parse_int64(pid, 2, INT32_MAX, &v, &why) == -1)
+		return -1;
+	d->rx_run_pid = (pid_t)v;
+	if (parse_int64(since, 0, INT64_MAX, &v, &why) == -1)
+		return -1;
+	d->rx_run_since = (time_t)v;
+	/* Its output may have ended (the pipe closed): none then. */
+	if (strcmp(fd, "-1") == 0)
+		return 0;
+	if (reexec_fd(fd, &d->rx_run_fd) == -1)
+		return -1;
+	return fcntl(d->rx_run_fd, F_SETFL, O_NONBLOCK);
+}
+
+static int
+reexec_parse(struct daemon *d, char *s)
+{
+	char *item, *val, *fd;
+	int fl;
+
+	while ((item = strsep(&s, " ")) != NULL) {
+		if ((val = strchr(item, '=')) == NULL)
+			return -1;
+		*val++ = '\0';
+		if (strcmp(item, "ctl") == 0) {
+			if (reexec_fd(val, &d->rx_ctl) == -1)
+				return -1;
+		} else if (strcmp(item, "session") == 0)
+			d->rx_session = strcmp(val, "1") == 0;
+		else if (strcmp(item, "paused") == 0)
+			d->rx_paused = strcmp(val, "1") == 0;
+		else if (strcmp(item, "unhealthy") == 0)
+			d->rx_unhealthy = strcmp(val, "1") == 0;
+		else if (strcmp(item, "exact") == 0)
+			d->rx_exact = strcmp(val, "1") == 0;
+		else if (strcmp(item, "http") == 0) {
+			while ((fd = strsep(&val, ",")) != NULL && *fd != '\0') {
+				if (d->rx_nhttp == RX_HTTP_MAX ||
+				    reexec_fd(fd, &d->rx_http[d->rx_nhttp]) ==
+				    -1)
+					return -1;
+				fl = fcntl(d->rx_http[d->rx_nhttp], F_GETFL);
+				if (fl == -1 || fcntl(d->rx_http[d->rx_nhttp],
+				    F_SETFL, fl | O_NONBLOCK) == -1)
+					return -1;
+				d->rx_nhttp++;
+			}
+		} else if (strcmp(item, "run") == 0) {
+			if (reexec_parse_run(d, val) == -1)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* In the new image, before anything is opened. */
+void
+reexec_inherit(struct daemon *d)
+{
+	const char *env = getenv(REEXEC_ENV);
+	char *s;
+
+	d->rx_run_pid = -1;
+	d->rx_run_fd = -1;
+	if (env == NULL)
+		return;
+	s = xstrdup(env);
+	(void)unsetenv(REEXEC_ENV);
+	d->rx_inherited = 1;
+	if (reexec_parse(d, s) == -1)
+		log_warnx("re-exec: %s: cannot be read in full", REEXEC_ENV);
+	free(s);
+	/* Listeners changed in the file are bound anew. */
+	if (d->rx_nhttp != d->cfg.nhttp_listen) {
+		while (d->rx_nhttp > 0)
+			(void)close(d->rx_http[--d->rx_nhttp]);
+	}
+	reexec_close_rest(d);
+}
+
+/* After the hook runner exists: hooks.run's process is ours again. */
+void
+reexec_adopt(struct daemon *d)
+{
+	if ((d->ev_rx = evtimer_new(d->base, reexec_poll, d)) == NULL)
+		fatalx("evtimer_new");
+	if (d->rx_run_pid == -1)
+		return;
+	/* It may have ended in between: its zombie is reaped as a hook's. */
+	run_hook_adopt(d, d->rx_run_pid, d->rx_run_fd, d->rx_run_since);
+	log_info("run process [%ld] taken over", (long)d->rx_run_pid);
+}
+
+void
+reexec_free(struct daemon *d)
+{
+	if (d->ev_rx != NULL)
+		event_free(d->ev_rx);
+	d->ev_rx = NULL;
+}

@@ -1,0 +1,120 @@
+/*
+ * The daemon's side of a resumed session: the session file kept up to
+ * date while the daemon runs, read when it starts (after a crash, or in
+ * the image a re-exec started), removed on a clean stop. The election
+ * (election_resume(), election_event.c) decides what the session still
+ * holds.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zookeeper/zookeeper.h>
+
+#include "log.h"
+#include "session_file.h"
+#include "util.h"
+#include "xmalloc.h"
+#include "zkelectd.h"
+
+int
+resume_load(struct daemon *d)
+{
+	struct session_facts f;
+	struct el_resume r;
+	const char *why;
+	int rc;
+
+	if (d->session_path == NULL)
+		d->session_path = session_file_path(d->cfg.socket_path);
+	session_file_boot(d->session_boot, sizeof(d->session_boot));
+	(void)snprintf(f.boot, sizeof(f.boot), "%s", d->session_boot);
+	rc = session_file_read(d->session_path, &f, &why);
+	if (rc == 1)
+		return 0;
+	if (rc == -1) {
+		log_warnx("session file %s: %s: not resumed, removed",
+		    d->session_path, why);
+		session_file_remove(d->session_path);
+		return 0;
+	}
+	/* A lease from a clock that does not fit is no lease. */
+	if (f.lease_sent > now_ms())
+		f.lease_sent = 0;
+	memset(&r, 0, sizeof(r));
+	r.sid = f.zs.sid;
+	r.timeout_ms = f.timeout_ms;
+	r.lease_sent = f.lease_sent;
+	r.leader = f.leader;
+	r.epoch = f.epoch;
+	r.exact = d->rx_inherited && d->rx_exact;
+	r.unhealthy = d->rx_unhealthy;
+	election_resume(d->el, &r);
+	d->resume_zs = f.zs;
+	d->resume_open = 1;
+	d->resume_told = 1;
+	explicit_bzero(&f, sizeof(f));
+	log_notice("resuming zookeeper session %016llx (%s, epoch %lld)",
+	    (unsigned long long)r.sid, r.leader ? "leader" : "not leading",
+	    (long long)r.epoch);
+	return 1;
+}
+
+/* Called after every step: the file follows the session and its lease. */
+void
+resume_save(struct daemon *d)
+{
+	struct election_view v;
+	struct session_facts f;
+	char *text;
+
+	if (d->session_path == NULL)
+		return;
+	memset(&f, 0, sizeof(f));
+	election_view(d->el, &v);
+	if (d->resume_told && !v.resuming) {
+		d->resume_told = 0;
+		log_notice("zookeeper session %016llx resumed: %s, epoch %lld",
+		    (unsigned long long)v.sid, election_role_name(v.role),
+		    (long long)v.epoch);
+	}
+	if (v.sid == 0 || zk_session_get(d->zk, &f.zs) == -1 ||
+	    f.zs.sid != v.sid)
+		return;
+	f.timeout_ms = v.session_timeout_ms;
+	f.lease_sent = v.lease_end != 0 ? v.lease_end - v.session_timeout_ms :
+	    0;
+	f.leader = v.promoted;
+	f.epoch = v.epoch;
+	(void)snprintf(f.boot, sizeof(f.boot), "%s", d->session_boot);
+	text = session_file_render(&f);
+	explicit_bzero(&f, sizeof(f));
+	if (d->session_text != NULL && strcmp(text, d->session_text) == 0) {
+		explicit_bzero(text, strlen(text));
+		free(text);
+		return;
+	}
+	if (session_file_write(d->session_path, text) == -1) {
+		if (d->session_text == NULL || d->session_text[0] != '\0')
+			log_warn("write %s", d->session_path);
+		explicit_bzero(text, strlen(text));
+		text[0] = '\0';
+	}
+	if (d->session_text != NULL)
+		explicit_bzero(d->session_text, strlen(d->session_text));
+	free(d->session_text);
+	d->session_text = text;
+}
+
+void
+resume_remove(struct daemon *d)
+{
+	if (d->session_path != NULL)
+		session_file_remove(d->session_path);
+	if (d->session_text != NULL)
+		explicit_bzero(d->session_text, strlen(d->session_text));
+	free(d->session_text);
+	free(d->session_path);
+	d->session_text = NULL;
+	d->session_path = NULL;
+}

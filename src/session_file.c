@@ -1,0 +1,200 @@
+/*
+ * The session file (see session_file.h). Its lines are key=value:
+ * sid (hex), passwd (32 hex digits), timeout, lease, leader, epoch and
+ * boot (the kernel's boot id: the lease's clock starts again at a boot).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "session_file.h"
+#include "status.h"
+#include "util.h"
+#include "xmalloc.h"
+
+#define SESSION_FILE_MAX	1024
+#define SESSION_BOOT_ID		"/proc/sys/kernel/random/boot_id"
+
+char *
+session_file_path(const char *socket_path)
+{
+	size_t len = strlen(socket_path);
+	char *p;
+
+	if (len > 5 && strcmp(socket_path + len - 5, ".sock") == 0)
+		len -= 5;
+	(void)xasprintf(&p, "%.*s.session", (int)len, socket_path);
+	return p;
+}
+
+void
+session_file_boot(char *buf, size_t len)
+{
+	FILE *f;
+
+	buf[0] = '\0';
+	if ((f = fopen(SESSION_BOOT_ID, "re")) == NULL)
+		return;
+	if (fgets(buf, (int)len, f) == NULL)
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	(void)fclose(f);
+}
+
+char *
+session_file_render(const struct session_facts *f)
+{
+	char pw[2 * sizeof(f->zs.passwd) + 1], *text;
+	size_t i;
+
+	for (i = 0; i < sizeof(f->zs.passwd); i++)
+		(void)snprintf(pw + 2 * i, 3, "%02x",
+		    (unsigned char)f->zs.passwd[i]);
+	(void)xasprintf(&text, "sid=%016llx\npasswd=%s\ntimeout=%lld\n"
+	    "lease=%lld\nleader=%d\nepoch=%lld\nboot=%s\n",
+	    (unsigned long long)f->zs.sid, pw, (long long)f->timeout_ms,
+	    (long long)f->lease_sent, f->leader != 0, (long long)f->epoch,
+	    f->boot);
+	explicit_bzero(pw, sizeof(pw));
+	return text;
+}
+
+int
+session_file_write(const char *path, const char *text)
+{
+	return status_write_mode(path, text, 0600);
+}
+
+static int
+session_hex(const char *s, unsigned char *out, size_t n)
+{
+	unsigned int v;
+	size_t i;
+
+	if (strlen(s) != 2 * n)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (sscanf(s + 2 * i, "%2x", &v) != 1)
+			return -1;
+		out[i] = (unsigned char)v;
+	}
+	return 0;
+}
+
+/* One line: 1 known and well formed, 0 unknown key, -1 malformed. */
+static int
+session_line(char *line, struct session_facts *f, char *boot, size_t bootlen)
+{
+	char *v = strchr(line, '=');
+	const char *why;
+	unsigned char sid[8];
+	int64_t n;
+	size_t i;
+
+	if (v == NULL)
+		return -1;
+	*v++ = '\0';
+	if (strcmp(line, "sid") == 0) {
+		if (session_hex(v, sid, sizeof(sid)) == -1)
+			return -1;
+		f->zs.sid = 0;
+		for (i = 0; i < sizeof(sid); i++)
+			f->zs.sid = (int64_t)(((uint64_t)f->zs.sid << 8) |
+			    sid[i]);
+		return 1;
+	}
+	if (strcmp(line, "passwd") == 0)
+		return session_hex(v, (unsigned char *)f->zs.passwd,
+		    sizeof(f->zs.passwd)) == 0 ? 1 : -1;
+	if (strcmp(line, "boot") == 0) {
+		(void)snprintf(boot, bootlen, "%s", v);
+		return 1;
+	}
+	if (parse_int64(v, 0, INT64_MAX, &n, &why) == -1)
+		return -1;
+	if (strcmp(line, "timeout") == 0)
+		f->timeout_ms = n;
+	else if (strcmp(line, "lease") == 0)
+		f->lease_sent = n;
+	else if (strcmp(line, "leader") == 0)
+		f->leader = n != 0;
+	else if (strcmp(line, "epoch") == 0)
+		f->epoch = n;
+	else
+		return 0;
+	return 1;
+}
+
+static int
+session_parse(char *text, struct session_facts *f, const char **why)
+{
+	char boot[64] = "", *line, *save = NULL;
+
+	for (line = strtok_r(text, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save))
+		if (session_line(line, f, boot, sizeof(boot)) == -1) {
+			*why = "malformed";
+			return -1;
+		}
+	if (f->zs.sid == 0 || f->timeout_ms <= 0) {
+		*why = "incomplete";
+		return -1;
+	}
+	if (f->boot[0] == '\0' || strcmp(f->boot, boot) != 0)
+		f->lease_sent = 0;
+	return 0;
+}
+
+int
+session_file_read(const char *path, struct session_facts *f,
+    const char **why)
+{
+	char buf[SESSION_FILE_MAX + 1], now_boot[64];
+	struct stat st;
+	ssize_t n;
+	size_t off = 0;
+	int fd, rc;
+
+	(void)snprintf(now_boot, sizeof(now_boot), "%s", f->boot);
+	memset(f, 0, sizeof(*f));
+	(void)snprintf(f->boot, sizeof(f->boot), "%s", now_boot);
+	*why = NULL;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd == -1 && errno == ENOENT)
+		return 1;
+	if (fd == -1) {
+		*why = errno == ELOOP ? "a symbolic link" : strerror(errno);
+		return -1;
+	}
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+		*why = "not a file of the daemon's user with mode 0600";
+		(void)close(fd);
+		return -1;
+	}
+	while (off < SESSION_FILE_MAX) {
+		n = read(fd, buf + off, SESSION_FILE_MAX - off);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	(void)close(fd);
+	buf[off] = '\0';
+	rc = session_parse(buf, f, why);
+	explicit_bzero(buf, sizeof(buf));
+	return rc;
+}
+
+void
+session_file_remove(const char *path)
+{
+	if (unlink(path) == -1 && errno != ENOENT)
+		log_warn("unlink %s", path);
+}

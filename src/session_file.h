@@ -1,0 +1,46 @@
+/*
+ * The session file: the ZooKeeper session a daemon holds (id and
+ * password), with the lease and leadership it had, kept next to the
+ * control socket so that a daemon started again after a crash, or the
+ * image a re-exec starts, can re-attach the session (election_resume()).
+ * Mode 0600, written by a temporary file and a rename, never read through
+ * a link, removed on a clean stop. Its password is never logged.
+ */
+#ifndef ZKELECTD_SESSION_FILE_H
+#define ZKELECTD_SESSION_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zk.h"
+
+struct session_facts {
+	struct zk_session zs;
+	int64_t timeout_ms;	/* negotiated */
+	int64_t lease_sent;	/* on now_ms()'s clock, this boot; 0 none */
+	int leader;		/* the application was told to lead */
+	int64_t epoch;		/* its epoch */
+	char boot[64];		/* the boot id the lease's clock is of */
+};
+
+/* The kernel's boot id into buf ("" when unknown): read it once. */
+void session_file_boot(char *buf, size_t len);
+
+/* <control.socket less ".sock">.session; the caller frees it. */
+char *session_file_path(const char *socket_path);
+/* Renders f as the file's text; the caller frees it. */
+char *session_file_render(const struct session_facts *f);
+/* Writes text (session_file_render()'s); -1 with errno set. */
+int session_file_write(const char *path, const char *text);
+/*
+ * Reads the file: 0, 1 when there is none, -1 when it cannot be trusted
+ * (not a regular file of ours with mode 0600, or malformed), with why
+ * saying what. A lease of another boot than f->boot's is dropped
+ * (lease_sent 0): the caller sets it (session_file_boot()) before.
+ */
+int session_file_read(const char *path, struct session_facts *f,
+    const char **why);
+/* Removes it; a file that is not there is fine. */
+void session_file_remove(const char *path);
+
+#endif

@@ -1,0 +1,433 @@
+"""Restart without failover (issue 18): SIGUSR2 re-executes the daemon in
+place, keeping its session, sockets and hooks.run's process; a daemon
+started again after a crash resumes its live session from the session
+file; other signals never kill it. T is the election fixture's (3 s).
+"""
+
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+import zkharness
+from zkharness import wait_for
+
+NEXT_VERSION = "9.9.9-next"
+
+
+@pytest.fixture(scope="module")
+def next_binary():
+    """zkelectd built again with another version string (make VERSION=)."""
+    out = zkharness.bin_dir() / "next"
+    cmd = ["make", "-s", "-j2", f"BUILD={out}", f"VERSION={NEXT_VERSION}",
+           f"{out}/zkelectd"]
+    if zkharness.SAN:
+        cmd.insert(3, "SAN=1")
+    subprocess.run(cmd, cwd=zkharness.REPO, check=True, timeout=600,
+                   stdout=subprocess.DEVNULL)
+    return out / "zkelectd"
+
+
+def hook_lines(e, since):
+    """Hook runs (start lines) in the history after time `since`."""
+    return [ev for ev in e.events()
+            if ev.ts > since and ev.phase == "start"]
+
+
+def wait_log(d, text, timeout=20, after=0):
+    wait_for(lambda: text in d.log_text()[after:], timeout,
+             f"{d.id} to log {text!r}")
+
+
+class Querier(threading.Thread):
+    """Asks the daemon over its control socket (and HTTP when given) in a
+    loop until stopped; every failure is kept."""
+
+    def __init__(self, d, http_port=None):
+        super().__init__(daemon=True)
+        self.d = d
+        self.http_port = http_port
+        self.stop = threading.Event()
+        self.failures = []
+        self.answers = 0
+
+    def run(self):
+        while not self.stop.is_set():
+            try:
+                r = self.d.ctl("role", timeout=10).strip()
+                if r not in ("leader", "follower"):
+                    self.failures.append(f"role {r!r}")
+                if self.http_port:
+                    url = f"http://127.0.0.1:{self.http_port}/role"
+                    with urllib.request.urlopen(url, timeout=10) as resp:
+                        resp.read()
+                self.answers += 1
+            except (OSError, urllib.error.URLError) as e:
+                self.failures.append(repr(e))
+
+    def finish(self):
+        self.stop.set()
+        self.join(30)
+
+
+def test_sigusr2_reexecs_the_leader_in_place(election):
+    (port,) = zkharness.free_ports(1)
+    run = election.dir / "run.sh"
+    run.write_text("#!/bin/sh\necho run started\nexec sleep 1000\n")
+    run.chmod(0o755)
+    a = election.daemon("a", options={
+        "hooks.run": str(run),
+        "control.http_listen": f"127.0.0.1:{port}"})
+    a.wait_role("leader", 20)
+    b = election.daemon("b")
+    b.wait_role("follower", 20)
+    st = a.status()
+    run_pid = int(st["run_pid"])
+    pid, epoch = a.pid, st["epoch"]
+    since = time.time()
+    q = Querier(a, port)
+    q.start()
+    wait_for(lambda: q.answers > 5, 10, "queries answered")
+    mark = len(a.log_text())
+    a.signal(signal.SIGUSR2)
+    wait_log(a, "resumed: leader", 20, mark)
+    answered = q.answers
+    wait_for(lambda: q.answers > answered + 5, 10, "queries after")
+    q.finish()
+    assert q.failures == []
+    assert a.alive() and a.pid == pid
+    st = a.status()
+    assert st["pid"] == str(pid)
+    assert st["epoch"] == epoch
+    assert st["role"] == "leader"
+    assert int(st["run_pid"]) == run_pid
+    assert not zkharness.process_gone(run_pid)
+    assert b.role() == "follower"
+    assert hook_lines(election, since) == []
+    assert "re-executing" in a.log_text()[mark:]
+
+
+def session_file(d):
+    return d.socket.with_suffix(".session")
+
+
+def test_sigusr2_with_a_broken_config_is_refused(election):
+    a = election.daemon("a")
+    a.wait_role("leader", 20)
+    pid = a.pid
+    good = a.conf_path.read_text()
+    a.conf_path.write_text(good + "[zookeeper]\nsession_timeout = banana\n")
+    mark = len(a.log_text())
+    a.signal(signal.SIGUSR2)
+    wait_log(a, "re-exec refused", 10, mark)
+    a.conf_path.write_text(good)
+    assert a.alive() and a.pid == pid
+    assert a.role() == "leader"
+    assert f"(pid {pid}," not in a.log_text()[mark:]
+
+
+def test_sigusr2_runs_the_binary_installed_now(election, next_binary):
+    bindir = election.dir / "bin"
+    bindir.mkdir()
+    exe = bindir / "zkelectd"
+    shutil.copy2(zkharness.binary("zkelectd"), exe)
+    a = election.daemon("a", start=False)
+    a.exe = exe
+    a.start()
+    a.wait_role("leader", 20)
+    b = election.daemon("b")
+    b.wait_role("follower", 20)
+    epoch, pid = a.status()["epoch"], a.pid
+    old = a.ctl("version").strip()
+    assert old != NEXT_VERSION
+    since = time.time()
+    # As a package upgrade does: the new file renamed over the old one.
+    shutil.copy2(next_binary, bindir / "zkelectd.new")
+    os.replace(bindir / "zkelectd.new", exe)
+    a.signal(signal.SIGUSR2)
+    zkharness.wait_value(lambda: a.ctl("version").strip(), NEXT_VERSION, 20,
+                         "the new version")
+    a.wait_role("leader", 10)
+    assert a.pid == pid and a.status()["epoch"] == epoch
+    assert b.role() == "follower"
+    assert hook_lines(election, since) == []
+
+
+def test_crash_and_restart_within_the_lease_resumes(election):
+    election.session_timeout_ms = 4000     # the shared server's most
+    a = election.daemon("a")
+    a.wait_role("leader", 20)
+    b = election.daemon("b")
+    b.wait_role("follower", 20)
+    epoch = a.status()["epoch"]
+    path = session_file(a)
+    assert path.exists()
+    since = time.time()
+    a.kill()
+    time.sleep(0.5)     # the restart comes 0.5 s after the crash
+    mark = len(a.log_text())
+    a.start()
+    wait_log(a, "resumed: leader", 20, mark)
+    a.wait_role("leader", 5)
+    assert a.status()["epoch"] == epoch
+    assert b.role() == "follower"
+    assert hook_lines(election, since) == []
+
+
+def test_crash_and_restart_after_the_session_expired_demotes_first(election):
+    a = election.daemon("a")
+    a.wait_role("leader", 20)
+    b = election.daemon("b")
+    b.wait_role("follower", 20)
+    t_s = election.session_timeout_ms / 1000
+    killed = time.time()
+    a.kill()
+    b.wait_role("leader", 3 * t_s)
+    time.sleep(max(0.0, killed + 3 * t_s - time.time()))   # restart at 3 T
+    since = time.time()
+    a.start()
+    a.wait_role("follower", 20)
+    assert b.role() == "leader"
+    runs = [(ev.id, ev.event, ev.reason) for ev in hook_lines(election, since)]
+    assert runs == [("a", "demote", "startup")]
+    election.check_invariants()
+
+
+def test_sigterm_is_still_an_ordered_handoff_and_removes_the_session_file(
+        election):
+    a = election.daemon("a")
+    a.wait_role("leader", 20)
+    b = election.daemon("b")
+    b.wait_role("follower", 20)
+    path = session_file(a)
+    wait_for(path.exists, 10, "the session file")
+    st = os.lstat(path)
+    assert stat.S_ISREG(st.st_mode)
+    assert stat.S_IMODE(st.st_mode) == 0o600
+    assert st.st_uid == os.geteuid()
+    passwd = zkharness.parse_kv(path.read_text())["passwd"]
+    assert passwd not in a.log_text()
+    since = time.time()
+    assert a.stop() == 0
+    assert not path.exists()
+    b.wait_role("leader", 10)
+    runs = [(ev.id, ev.event, ev.reason) for ev in hook_lines(election, since)]
+    assert runs == [("a", "demote", "shutdown"), ("b", "promote", "elected")]
+
+
+def test_a_link_planted_at_the_session_file_is_never_followed(election):
+    victim = election.dir / "victim"
+    victim.write_text("precious\n")
+    a = election.daemon("a", start=False)
+    path = session_file(a)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(victim, path)
+    a.start()
+    a.wait_role("leader", 20)
+    wait_for(lambda: not path.is_symlink() and path.exists(), 10,
+             "the session file written in the link's place")
+    assert "session file" in a.log_text()
+    # Planted while the daemon runs: replaced, never written through.
+    path.unlink()
+    os.symlink(victim, path)
+    wait_for(lambda: not path.is_symlink(), 10, "the link replaced")
+    assert victim.read_text() == "precious\n"
+    assert stat.S_IMODE(os.lstat(path).st_mode) == 0o600
+
+
+def test_sigusr1_and_sigpipe_do_not_kill_the_daemon(election):
+    a = election.daemon("a")
+    a.wait_role("leader", 20)
+    mark = len(a.log_text())
+    a.signal(signal.SIGUSR1)
+    a.signal(signal.SIGPIPE)
+    wait_log(a, "SIGUSR1: ignored", 10, mark)
+    assert a.ctl("ping").strip() == "pong"
+    assert a.alive() and a.role() == "leader"
+
+
+def test_a_crash_not_restarted_demotes_before_the_successor_promotes(
+        election):
+    script = election.dir / "a.crashed"
+    a = election.daemon("a", env={"ZKELECTD_CRASHED": str(script)})
+    a.wait_role("leader", 20)
+    b = election.daemon("b")
+    b.wait_role("follower", 20)
+    wait_for(script.exists, 10, "the crash script")
+    assert stat.S_IMODE(os.lstat(script).st_mode) == 0o700
+    epoch = a.status()["epoch"]
+    a.kill()
+    # Its configuration made unstartable: the starts systemd tries fail.
+    a.options["zookeeper.session_timeout"] = "banana"
+    for _ in range(3):
+        a.start(wait=False)
+        assert a.wait_exit(10) == 1
+    # Then the unit's OnFailure= runs the script, with nothing else.
+    env = {"PATH": os.environ["PATH"], "ZKT_HISTORY": str(election.history),
+           "ZKT_ENVLOG": str(a.envlog)}
+    r = subprocess.run(["/bin/sh", str(script)], env=env, timeout=30)
+    assert r.returncode == 0
+    b.wait_role("leader", 20)
+    evs = election.events()
+    end = [e.n for e in evs if (e.id, e.event, e.phase, e.reason) ==
+           ("a", "demote", "end", "crashed")]
+    promote = [e.n for e in evs if (e.id, e.event, e.phase) ==
+               ("b", "promote", "start")]
+    assert len(end) == 1 and len(promote) == 1
+    assert end[0] < promote[0]
+    event, hookenv = a.hook_env_runs()[-1]
+    assert event == "demote"
+    assert hookenv["ZKELECT_REASON"] == "crashed"
+    assert hookenv["ZKELECT_EPOCH"] == epoch
+    assert hookenv["ZKELECT_ID"] == "a"
+    assert hookenv["ZKELECT_SERVICE"] == election.service
+
+
+def test_a_crash_in_the_middle_of_a_promote_demotes_first(election):
+    a = election.daemon("a", start=False)
+    a.hook_conf(promote_hang=1)
+    a.start()
+    hang = wait_for(a.hang_pids, 20, "the promote hook to hang")
+    epoch = [ev.epoch for ev in election.events()
+             if ev.event == "promote"][-1]
+    a.kill()
+    # What systemd's control group kill does to the hook.
+    os.killpg(hang[0], signal.SIGKILL)
+    wait_for(lambda: zkharness.group_members(hang[0]) == [], 10,
+             "the hook gone")
+    a.hook_conf()
+    since = time.time()
+    a.start()
+    a.wait_role("leader", 20)
+    runs = [(ev.event, ev.reason, ev.epoch)
+            for ev in hook_lines(election, since)]
+    # The resumed session's node: its place, its epoch.
+    assert runs == [("demote", "startup", "0"), ("promote", "elected", epoch)]
+
+
+def test_a_resumed_crash_starts_hooks_run_again(election):
+    election.session_timeout_ms = 4000     # the shared server's most
+    run = election.dir / "run.sh"
+    run.write_text("#!/bin/sh\nexec sleep 1000\n")
+    run.chmod(0o755)
+    a = election.daemon("a", options={"hooks.run": str(run)})
+    a.wait_role("leader", 20)
+    old = int(wait_for(lambda: a.status().get("run_pid"), 10, "run_pid"))
+    since = time.time()
+    a.kill()
+    os.killpg(old, signal.SIGKILL)      # as the unit's control group is
+    time.sleep(0.5)     # the restart comes 0.5 s after the crash
+    mark = len(a.log_text())
+    a.start()
+    wait_log(a, "resumed: leader", 20, mark)
+    new = int(wait_for(lambda: a.status().get("run_pid"), 10, "run_pid"))
+    assert new != old and not zkharness.process_gone(new)
+    assert hook_lines(election, since) == []
+
+
+def test_sigusr2_on_a_follower_and_a_paused_node(election):
+    a = election.daemon("a")
+    a.wait_role("leader", 20)
+    b = election.daemon("b")
+    b.wait_role("follower", 20)
+    c = election.daemon("c")
+    c.wait_role("follower", 20)
+    assert c.ctl("pause").strip() == "ok"
+    c.wait_role("observer", 10)
+    queue = [m[1] for m in a.members()]
+    since = time.time()
+    for d in (b, c):
+        mark = len(d.log_text())
+        pid = d.pid
+        d.signal(signal.SIGUSR2)
+        wait_log(d, "resumed:", 20, mark)
+        assert d.pid == pid
+    b.wait_role("follower", 10)
+    c.wait_role("observer", 10)
+    # The follower kept its node, so its place: nobody moved.
+    assert [m[1] for m in a.members()] == queue
+    assert a.role() == "leader"
+    assert hook_lines(election, since) == []
+
+
+def test_sigusr2_is_refused_when_the_session_cannot_be_handed_over(election):
+    a = election.daemon("a")
+    a.wait_role("leader", 20)
+    path = session_file(a)
+    wait_for(path.exists, 10, "the session file")
+    # A directory in the way of the temporary file: no write succeeds.
+    block = path.with_name(path.name + ".tmp")
+    block.mkdir()
+    (block / "x").write_text("")
+    mark = len(a.log_text())
+    a.signal(signal.SIGUSR2)
+    wait_log(a, "re-exec refused: the session file", 10, mark)
+    assert f"(pid {a.pid}," not in a.log_text()[mark:]
+    assert a.role() == "leader"
+    shutil.rmtree(block)
+
+
+def test_sigusr2_again_while_the_new_image_starts_does_not_kill_it(election):
+    a = election.daemon("a")
+    a.wait_role("leader", 20)
+    pid = a.pid
+    since = time.time()
+    # Signals every few milliseconds across several re-execs: some land
+    # while the new image has no handler yet (they wait for it).
+    end = time.monotonic() + 3
+    while time.monotonic() < end:
+        a.signal(signal.SIGUSR2)
+        time.sleep(0.003)
+    wait_for(lambda: a.ctl("ping").strip() == "pong", 10, "an answer")
+    assert a.alive() and a.pid == pid
+    a.wait_role("leader", 10)
+    assert a.log_text().count(f"(pid {pid},") >= 2
+    assert hook_lines(election, since) == []
+
+
+def test_sigusr2_keeps_a_run_process_whose_output_ended(election):
+    # The shell itself execs with its output elsewhere: the pipe ends.
+    run = "echo detaching; exec sleep 1000 >/dev/null 2>&1"
+    a = election.daemon("a", options={"hooks.run": run})
+    a.wait_role("leader", 20)
+    pid = int(wait_for(lambda: a.status().get("run_pid"), 10, "run_pid"))
+    wait_log(a, "detaching", 10)
+    since = time.time()
+    mark = len(a.log_text())
+    a.signal(signal.SIGUSR2)
+    wait_log(a, "resumed: leader", 20, mark)
+    assert int(a.status()["run_pid"]) == pid
+    assert not zkharness.process_gone(pid)
+    after = a.log_text()[mark:]
+    assert "running run process" not in after
+    assert "cannot be read in full" not in after
+    assert "cannot watch its output" not in after
+    assert hook_lines(election, since) == []
+    # Still supervised: its end is the leader's resign (run-exited).
+    os.killpg(pid, signal.SIGKILL)
+    wait_log(a, "resigning", 20, mark)
+
+
+def test_sigusr2_keeps_an_unhealthy_node_out_of_the_election(election):
+    a = election.daemon("a")
+    a.wait_role("leader", 20)
+    b = election.daemon("b", options={
+        "hooks.check": "exit 1", "hooks.check_interval": "3s",
+        "hooks.check_fall": "1", "hooks.check_rise": "1"})
+    b.wait_role("observer", 20)
+    wait_for(lambda: [m[1] for m in a.members()] == ["a"], 10,
+             "b out of the queue")
+    mark = len(b.log_text())
+    b.signal(signal.SIGUSR2)
+    wait_log(b, "resumed:", 20, mark)
+    # A new image that forgot its health would rejoin at once.
+    assert b.role() == "observer"
+    assert [m[1] for m in a.members()] == ["a"]
+    assert "rejoining" not in b.log_text()[mark:]

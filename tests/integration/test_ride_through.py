@@ -1,0 +1,200 @@
+"""No false failovers, and no lease where none can be had (issues 17, 19).
+
+R1  Connection resets that come faster than two keepalive syncs can pair
+    up (a report lag apart) ride through: each reconnect of the session is
+    a touch by the quorum's leader, and renews the lease from the last
+    reply before it. The leader keeps leading and runs no hook.
+R2  A restart of the ZooKeeper leader (an election inside the ensemble, and
+    a reconnect to another server) and a rolling restart of the ensemble
+    ride through: the zkelectd leader runs no hook.
+R3  A session timeout below 2 x tickTime (minSessionTimeout set lower):
+    the daemon does not lead, says why in its log and status
+    (lease_error), and does not block a candidate whose timeout leaves
+    room for a lease.
+
+Times are scaled down from T = 10 s, tickTime 2 s: tickTime 200 ms and
+T = 4 s for R2 (a ride-through window W = T - tick/2 - T/4 - 0.1 s =
+2.8 s), tickTime 1 s and T = 6 s for R1 (so that the report lag, 0.5 s,
+is longer than the time between resets). Waits have deadlines; a sleep
+only holds a fault.
+"""
+
+import json
+import re
+import time
+from datetime import datetime
+
+import pytest
+
+import zkharness
+from proxy import ZkProxy
+from zkharness import hook_runs, wait_for
+
+
+@pytest.fixture
+def setup(request, zk_factory):
+    """Makes (ensemble, election, proxies) and tears them down, the
+    daemons first."""
+    made = {"elections": [], "proxies": []}
+
+    def make(size=1, tick_ms=200, session_timeout_ms=4000,
+             min_session_ms=None):
+        ens = zk_factory(size=size, tick_ms=tick_ms,
+                         min_session_ms=min_session_ms)
+        e = zkharness.Election(ens.hosts, request.node.name,
+                               session_timeout_ms=session_timeout_ms,
+                               tick_ms=tick_ms)
+        request.node.zke_election = e
+        request.node.zke_logs = lambda: ens.log_tails(40)
+        made["elections"].append(e)
+        return ens, e
+
+    def proxy(upstream):
+        p = ZkProxy(upstream)
+        made["proxies"].append(p)
+        return p
+    make.proxy = proxy
+    yield make
+    problems = []
+    for e in made["elections"]:
+        problems += e.close()
+    for p in made["proxies"]:
+        p.close()
+    if problems:
+        pytest.fail("\n\n".join(problems), pytrace=False)
+
+
+def watch_role(d, role, seconds, still=lambda: True):
+    """Polls d's role for `seconds` (while still()); returns the changes
+    to roles other than `role` it saw, with their times from the start."""
+    other, last = [], role
+    start = time.monotonic()
+    while time.monotonic() < start + seconds and still():
+        r = d.role()
+        if r != last:
+            other.append((round(time.monotonic() - start, 3), r))
+            last = r
+        time.sleep(0.02)
+    return other
+
+
+def hooks_since(e, t0):
+    return [(s.id, s.event, s.reason) for s, _ in hook_runs(e.events())
+            if s.ts >= t0]
+
+
+# ---------------------------------------------------------------- R1
+
+def test_connection_resets_ride_through(setup):
+    """R1. A reset every 0.4 s for 2T: no two syncs a report lag (0.5 s)
+    apart ever come back on one connection, so only the reconnects renew
+    the lease. The leader leads throughout and runs no hook."""
+    ens, e = setup(tick_ms=1000, session_timeout_ms=6000)
+    p = setup.proxy(ens.hosts)
+    d = e.daemon("node1", options={"zookeeper.hosts": p.hosts})
+    d.wait_role("leader", timeout=20)
+    t0 = time.time()
+    p.flap(0.4, 12.0)
+    other = watch_role(d, "leader", 12.5, still=p.flapping)
+    p.wait_flap(5)
+    assert p.cut_count >= 20, f"only {p.cut_count} resets"
+    assert not other, f"the leader left its role during the resets: {other}"
+    assert hooks_since(e, t0) == [], hooks_since(e, t0)
+    # Every reset was a reconnect of the same session.
+    log = d.log_text()
+    assert log.count(": connected") >= 20, \
+        "the daemon did not reconnect after each reset"
+    assert "expired" not in log
+    d.wait_role("leader", timeout=10)
+
+
+# ---------------------------------------------------------------- R2
+
+def outages(d):
+    """[(seconds)] the daemon spent between a lost connection and the next
+    one, from its log (printed beside the results)."""
+    out, lost = [], None
+    for line in d.log_text().splitlines():
+        m = re.match(r"(\S+) zkelectd: zookeeper session \S+: (\S+)", line)
+        if not m:
+            continue
+        t = datetime.fromisoformat(m.group(1).replace("Z", "+00:00"))
+        if m.group(2) == "connecting" and lost is None:
+            lost = t
+        elif m.group(2) == "connected" and lost is not None:
+            out.append(round((t - lost).total_seconds(), 3))
+            lost = None
+    return out
+
+
+def restart_and_watch(e, d, server, what):
+    """Restarts one ZooKeeper server while watching the zkelectd leader;
+    returns the roles it saw other than leader."""
+    t0 = time.time()
+    server.stop()
+    other = watch_role(d, "leader", 0.5)
+    server.start()
+    other += watch_role(d, "leader", 30.0,
+                        still=lambda: server.mode() is None)
+    server.wait_serving(30)
+    other += watch_role(d, "leader", 1.0)
+    assert not other, f"{what}: the leader left its role: {other}"
+    assert hooks_since(e, t0) == [], f"{what}: {hooks_since(e, t0)}"
+
+
+def test_zookeeper_leader_restart_rides_through(setup):
+    """R2. The ZooKeeper leader stopped and started again (its followers
+    elect a new leader, the daemon's connection moves), then a rolling
+    restart of every server, ZooKeeper's leader last: the zkelectd leader
+    runs no hook and never leaves its role."""
+    ens, e = setup(size=3, tick_ms=200, session_timeout_ms=4000)
+    d = e.daemon("node1")
+    f = e.daemon("node2")
+    d.wait_role("leader", timeout=20)
+    f.wait_role("follower", timeout=20)
+    restart_and_watch(e, d, ens.leader(), "restart of the ZooKeeper leader")
+    wait_for(lambda: ens.leader() is not None, 30, "a ZooKeeper leader")
+    zk_leader = ens.leader()
+    order = [s for s in ens.servers if s is not zk_leader] + [zk_leader]
+    for i, s in enumerate(order):
+        restart_and_watch(e, d, s, f"rolling restart, server {i + 1}")
+    assert f.role() == "follower"
+    print(f"the leader's time without a connection, each outage: "
+          f"{outages(d)} s (W = {4 - 0.4 - 1 - 0.1:.1f} s)")
+
+
+# ---------------------------------------------------------------- R3
+
+def test_timeout_below_two_ticks_does_not_lead(setup):
+    """R3. tickTime 1 s with minSessionTimeout 1 s: a daemon that asks for
+    T = 1 s gets it, and with it no room for a lease (a follower's report
+    may come tick/2 = T/2 late). It stays out of the queue, with
+    lease_error in its status and an error in its log, while a daemon
+    with T = 4 s leads. zookeeper.tick_time is left to its default (2 s,
+    ZooKeeper's), which is no shorter than the server's."""
+    ens, e = setup(tick_ms=1000, session_timeout_ms=4000,
+                   min_session_ms=1000)
+    short = e.daemon("short", options={"zookeeper.session_timeout": "1s",
+                                       "zookeeper.tick_time": None})
+    wait_for(lambda: short.status().get("zk_state") == "connected", 15,
+             "the short-timeout daemon connected")
+    wait_for(lambda: short.status().get("lease_error") ==
+             "timeout-below-2-ticks", 10,
+             "lease_error=timeout-below-2-ticks in the status")
+    assert json.loads(short.ctl("status json"))["lease_error"] == \
+        "timeout-below-2-ticks"
+    assert "not leading" in short.log_text()
+    assert "below 2 x zookeeper.tick_time" in short.log_text()
+    # Once its startup demote is over, it follows and never leads: it
+    # never takes a place in the queue.
+    short.wait_role("follower", timeout=10)
+    other = watch_role(short, "follower", 3.0)
+    assert not other, f"roles seen: {other}"
+    ok = e.daemon("ok")
+    ok.wait_role("leader", timeout=15)
+    assert [m[1] for m in ok.members()] == ["ok"]
+    assert short.role() == "follower"
+    assert short.status().get("leader") == "ok"
+    assert ok.status().get("lease_error") == ""
+    assert [r for r in hook_runs(e.events(), id="short")
+            if r[0].event == "promote"] == []

@@ -1,0 +1,170 @@
+/*
+ * Invariants of the operators' and priorities' decisions, all of them the
+ * core's (issue 19):
+ * (sw)     a switchover deletes only the nodes strictly between the
+ *          leader's own and its target's (by sequence, so whatever the
+ *          queue looks like by then);
+ * (prio)   a node hands its place over only to a higher priority: a head's
+ *          yield to a session whose marker it read above its own
+ *          priority, a leader's preemption to a candidate whose data it
+ *          read above its own;
+ * (top)    at the end, with the leader's preempt_delay not never and no
+ *          hand-made marker in the run, no candidate node at the quorum
+ *          advertises a priority above the leader's;
+ * (answer) a switchover begun after the faults stopped is carried out
+ *          (its leader hands over) or given up with a reason by the core
+ *          before the daemon's timeout (promote hook timeout + 2T) would
+ *          cancel it: a leader that never stopped leading meanwhile was
+ *          stuck. (A target that yields at the head to someone who
+ *          joined since, or a node its restarted session left behind, is
+ *          the queue order deciding: answered "error timeout".) Resign and
+ *          pause are answered by the end ((e), check_final.c).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "candidate.h"
+#include "sim.h"
+
+static int64_t
+check_ops_seq(const char *path)
+{
+	struct candidate c;
+	const char *slash = strrchr(path, '/');
+
+	if (candidate_parse(slash != NULL ? slash + 1 : path, &c) != 0)
+		return -1;
+	return c.seq;
+}
+
+static void
+check_ops_delete(struct sim *s, struct peer *p, const struct el_action *act)
+{
+	struct election_view v;
+	int64_t own, target, x;
+	int i;
+
+	election_view(p->el, &v);
+	if (!p->sw_on || v.node == NULL) {
+		check_fail(s, "(sw) %s: deletes nodes for a switchover it does "
+		    "not follow", p->id);
+		return;
+	}
+	own = check_ops_seq(v.node);
+	target = check_ops_seq(p->sw_node);
+	for (i = 0; i < act->nsub; i++) {
+		x = check_ops_seq(act->sub[i].path);
+		if (act->sub[i].kind != ZK_MOP_DELETE || x < 0 || x <= own ||
+		    x >= target)
+			check_fail(s, "(sw) %s: a switchover from %s to %s "
+			    "deletes %s, not strictly between them", p->id,
+			    v.node, p->sw_node, act->sub[i].path);
+	}
+}
+
+/* A head's yield, in the step that decided it (before any reload). */
+void
+check_ops_step(struct sim *s, struct peer *p)
+{
+	struct election_view v;
+
+	election_view(p->el, &v);
+	if (v.yields > p->yields_seen && v.yield_prio <= p->params.priority)
+		check_fail(s, "(prio) %s: yields the head to session %016llx "
+		    "of priority %lld, not above its own %lld", p->id,
+		    (unsigned long long)v.yield_sid, (long long)v.yield_prio,
+		    (long long)p->params.priority);
+	p->yields_seen = v.yields;
+}
+
+void
+check_ops_action(struct sim *s, struct peer *p, const struct el_action *act)
+{
+	switch (act->type) {
+	case EL_ACT_ZK:
+		if (act->op == EL_OP_SW_DELETE)
+			check_ops_delete(s, p, act);
+		break;
+	case EL_ACT_QUEUE:
+		ops_queue_ask(s, p);
+		break;
+	case EL_ACT_OUTRANKED:
+		trace(s, p->idx, "-> %s (priority %lld) outranks it: leads in "
+		    "%lld ms", act->data, (long long)act->priority,
+		    (long long)act->ms);
+		break;
+	case EL_ACT_PREEMPT:
+		trace(s, p->idx, "-> preempted: hands over to %s (%s, "
+		    "priority %lld > %lld)", act->data, act->path,
+		    (long long)act->priority, (long long)p->params.priority);
+		if (act->priority <= p->params.priority)
+			check_fail(s, "(prio) %s: preempts to %s of priority "
+			    "%lld, not above its own %lld", p->id, act->data,
+			    (long long)act->priority,
+			    (long long)p->params.priority);
+		ops_switch_begin(s, p, act->path, act->data, 1);
+		break;
+	default:
+		break;
+	}
+}
+
+void
+check_ops_timeout(struct sim *s, struct peer *p)
+{
+	/*
+	 * Handed over, and the target yielded at the head to someone who
+	 * joined since, or was a node its session left behind (it expires
+	 * later), and maybe this leader won again: the queue order decided,
+	 * the answer is a timeout.
+	 */
+	if (!s->quiet || p->sw_since < s->quiet_at ||
+	    s->st.faults[F_FORGE_MARK] != 0 || p->sw_handed)
+		return;
+	check_fail(s, "(answer) %s: the switchover to %s begun at %lld.%03lld "
+	    "neither done nor given up by its deadline", p->id, p->sw_id,
+	    (long long)(p->sw_since / 1000), (long long)(p->sw_since % 1000));
+}
+
+/* (top), once (f) has found one leader; and nobody unhealthy for good. */
+void
+check_ops_final(struct sim *s)
+{
+	struct election_view v;
+	struct znode *z, *lz;
+	char path[SIM_PATH + 64];
+	int i, leader = -1;
+
+	for (i = 0; i < s->npeers && !s->failed; i++) {
+		election_view(s->peer[i].el, &v);
+		if (v.unhealthy && !s->peer[i].params.check)
+			check_fail(s, "(f) %s: unhealthy with no check "
+			    "configured: out of the election for good",
+			    s->peer[i].id);
+	}
+	if (s->failed || !s->priorities || s->st.faults[F_FORGE_MARK] != 0)
+		return;
+	for (i = 0; i < s->npeers; i++) {
+		election_view(s->peer[i].el, &v);
+		if (v.role == ROLE_LEADER)
+			leader = i;
+	}
+	if (leader < 0 || s->peer[leader].params.preempt_delay_ms < 0)
+		return;
+	election_view(s->peer[leader].el, &v);
+	if (v.node == NULL)
+		return;
+	(void)snprintf(path, sizeof(path), "%s/%s", SIM_CANDS, v.node);
+	if ((lz = ztree_get(&s->qu.tree, path)) == NULL)
+		return;
+	for (i = 0; i < s->qu.tree.n; i++) {
+		z = &s->qu.tree.v[i];
+		if (strncmp(z->path, SIM_CANDS "/", strlen(SIM_CANDS) + 1) != 0)
+			continue;
+		if (candidate_priority(z->data) > candidate_priority(lz->data))
+			check_fail(s, "(top) %s leads with priority %lld, but "
+			    "%s advertises %lld", s->peer[leader].id,
+			    (long long)candidate_priority(lz->data), z->path,
+			    (long long)candidate_priority(z->data));
+	}
+}

@@ -1,0 +1,194 @@
+/*
+ * What the daemon's switchover.c does around the core, for the
+ * simulated daemons: the leader's queue read for preemption
+ * (EL_ACT_QUEUE), and following a switchover (an operator's, or the
+ * core's preemption, EL_ACT_PREEMPT) until its target leads, the core
+ * gives it up, or its timeout (the promote hook's timeout and two session
+ * timeouts) cancels it, as the daemon's timer does.
+ *
+ * The queue read is command_read_queue's: a listing, then each node's
+ * data, from the replica of the server the connection goes to. The model
+ * reads that replica once, a round trip (1-20 ms) after the request; a
+ * connection that is not up when it is asked or when the answer is due
+ * fails it (NULL), as a connection loss does. A failure while it is asked
+ * is answered inside the step, as the daemon's is.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "candidate.h"
+#include "sim.h"
+#include "xmalloc.h"
+
+void
+ops_queue_ask(struct sim *s, struct peer *p)
+{
+	trace(s, p->idx, "-> read the queue (preemption)");
+	if (p->cl.state != CL_CONNECTED || p->cl.conn < 0) {
+		election_queue(p->el, NULL);
+		return;
+	}
+	sim_push(s, s->now + rng_between(&s->rng, 1, 20), EV_QUEUE, p->idx,
+	    p->cl.conn, p->cl.gen, 0, NULL);
+}
+
+void
+ops_queue_answer(struct sim *s, struct peer *p, const struct ev *ev)
+{
+	struct candidate *c;
+	struct el_queue q;
+	struct conn *cn = conn_get(s, ev->a);
+	struct znode *z;
+	char **names, **order, **datas, path[SIM_PATH + 64];
+	int i, n, all;
+
+	election_clock(p->el, s->now);
+	if (cn == NULL || ev->b != p->cl.gen || p->cl.conn != ev->a ||
+	    p->cl.state != CL_CONNECTED || !cn->established ||
+	    s->srv[cn->server].state == SRV_DOWN) {
+		trace(s, p->idx, "queue read: lost");
+		election_queue(p->el, NULL);
+		peer_step(s, p);
+		return;
+	}
+	all = ztree_children(&s->srv[cn->server].tree, SIM_CANDS, &names);
+	c = xcalloc((size_t)all + 1, sizeof(*c));
+	n = candidate_order(names, all, c);
+	order = xcalloc((size_t)n + 1, sizeof(*order));
+	datas = xcalloc((size_t)n + 1, sizeof(*datas));
+	for (i = 0; i < n; i++) {
+		order[i] = xstrdup(c[i].name);
+		(void)snprintf(path, sizeof(path), "%s/%s", SIM_CANDS,
+		    c[i].name);
+		z = ztree_get(&s->srv[cn->server].tree, path);
+		datas[i] = z != NULL ? xstrdup(z->data) : NULL;
+	}
+	trace(s, p->idx, "queue read: %d candidate(s) from server %d", n,
+	    cn->server);
+	q.n = n;
+	q.names = order;
+	q.datas = datas;
+	election_queue(p->el, &q);
+	for (i = 0; i < n; i++) {
+		free(order[i]);
+		free(datas[i]);
+	}
+	free(order);
+	free(datas);
+	free(c);
+	ztree_names_free(names, all);
+	peer_step(s, p);
+}
+
+/* A switchover the core took on: followed as switchover.c does. */
+void
+ops_switch_begin(struct sim *s, struct peer *p, const char *node,
+    const char *id, int preempt)
+{
+	const char *why;
+
+	/* An operator's, given up in the step that began this one. */
+	if (p->sw_on && p->sw_inc == p->inc && !p->sw_preempt) {
+		why = election_switchover_failed(p->el);
+		trace(s, p->idx, "switchover to %s given up: %s", p->sw_id,
+		    why != NULL ? why : "leadership-lost");
+	}
+	sim_copy(p->sw_node, sizeof(p->sw_node), node);
+	sim_copy(p->sw_id, sizeof(p->sw_id), id);
+	p->sw_since = s->now;
+	p->sw_preempt = preempt;
+	p->sw_inc = p->inc;
+	p->sw_handed = 0;
+	p->sw_on = 1;
+}
+
+/* After a step: its target leads, the core gave it up, or it timed out. */
+void
+ops_switch_step(struct sim *s, struct peer *p)
+{
+	struct election_view v;
+	const char *why;
+
+	if (!p->sw_on)
+		return;
+	if (p->sw_inc != p->inc) {
+		p->sw_on = 0;	/* the process that followed it is gone */
+		return;
+	}
+	election_view(p->el, &v);
+	if (v.role != ROLE_LEADER)
+		p->sw_handed = 1;
+	if (strcmp(v.leader_id, p->sw_id) == 0 && v.role != ROLE_LEADER) {
+		trace(s, p->idx, "switchover: %s leads (ok)", p->sw_id);
+		(void)election_switchover_failed(p->el);
+		p->sw_on = 0;
+		return;
+	}
+	if ((why = election_switchover_failed(p->el)) != NULL) {
+		trace(s, p->idx, "switchover to %s given up: %s", p->sw_id,
+		    why);
+		p->sw_on = 0;
+		return;
+	}
+	if (s->now < p->sw_since + p->params.hook_timeout_ms + 2 * s->T)
+		return;
+	trace(s, p->idx, "switchover to %s: timeout", p->sw_id);
+	check_ops_timeout(s, p);
+	election_switchover_cancel(p->el);
+	p->sw_on = 0;
+}
+
+/*
+ * What the bound after the faults needs besides (fault_quiet()): a
+ * leader's preempt_delay, two looks at the queue, and the handover.
+ */
+int64_t
+ops_bound_ms(const struct sim *s)
+{
+	int64_t delay = -1, hook = 0;
+	int i;
+
+	for (i = 0; i < s->npeers; i++) {
+		if (s->peer[i].params.preempt_delay_ms > delay)
+			delay = s->peer[i].params.preempt_delay_ms;
+		if (s->peer[i].params.hook_timeout_ms > hook)
+			hook = s->peer[i].params.hook_timeout_ms;
+	}
+	if (delay < 0)
+		return 0;
+	return delay + 2 * 5000 + 2 * hook + 2 * s->T;
+}
+
+/* With -P: preempt_delay never (a quarter), or 0 to 2T. */
+int64_t
+ops_draw_preempt_delay(struct sim *s)
+{
+	if (rng_permille(&s->rng, 250))
+		return -1;
+	return rng_between(&s->rng, 0, 2 * s->T);
+}
+
+/*
+ * With -H: hooks.run ends on its own (run_hook.c's report: an ordered
+ * handoff, then a backoff), mostly the leader's; or a SIGHUP reload adds
+ * or takes away hooks.check (with its interval, fall and rise as drawn),
+ * maybe while a check runs.
+ */
+void
+ops_operator(struct sim *s, struct peer *p, int cmd)
+{
+	int rc;
+
+	if (cmd == OP_RUN_EXIT) {
+		rc = election_run_exited(p->el);
+		trace(s, p->idx, "hooks.run exits: %s", rc == 0 ?
+		    "the leader hands over" : "not leading: nothing");
+		return;
+	}
+	p->params.check = !p->params.check;
+	p->check = p->params.check;
+	trace(s, p->idx, "reload: hooks.check %s", p->check ? "added" :
+	    "removed");
+	election_reconfigure(p->el, &p->params);
+}

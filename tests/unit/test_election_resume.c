@@ -1,0 +1,436 @@
+/*
+ * A resumed session (election_resume()): the election fed with a small
+ * model of what ZooKeeper holds, answering every request from it, and
+ * the first thing that is not a request checked: no hook when all of it
+ * is still ours, the demote hook (with its reason) when it is not, or
+ * when it cannot be confirmed in time.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <zookeeper/zookeeper.h>
+
+#include "election.h"
+
+#define SID 0x1234abcdLL
+#define OTHER 0xaaLL
+#define E "/zkelectd/svc"
+#define CAND E "/candidates"
+#define OURS "candidate-000000001234abcd_0000000003"
+#define AHEAD "candidate-00000000000000aa_0000000001"
+#define T_MS 10000
+#define EPOCH 100
+
+/* What the model server holds. */
+struct world {
+	int64_t node_owner;	/* our node's session: 0 when it is gone */
+	int64_t leader_owner;	/* E/leader's: 0 none */
+	int64_t claim_owner;	/* E/claim's: 0 none */
+	int ahead;		/* another session's node before ours */
+};
+
+static int64_t now = 1000;
+
+static int with_check;		/* a health check is configured */
+
+static struct election *
+resumed(const struct el_resume *r, int demote_on_start)
+{
+	struct election_params p;
+	struct election *el;
+
+	memset(&p, 0, sizeof(p));
+	p.path = E;
+	p.id = "node1";
+	p.data = "10.0.0.1:5432";
+	p.demote_on_start = demote_on_start;
+	p.retry_backoff_ms = 5000;
+	p.disconnect_grace_ms = T_MS;
+	p.session_timeout_ms = T_MS;
+	p.hook_timeout_ms = 30000;
+	p.check = with_check;
+	p.check_interval_ms = 60000;
+	p.check_fall = 1;
+	p.check_rise = 1;
+	p.preempt_delay_ms = -1;	/* preemption is tested elsewhere */
+	el = election_new(&p);
+	election_clock(el, now);
+	election_resume(el, r);
+	return el;
+}
+
+static void
+resume_hint(struct el_resume *r, int leader, int exact)
+{
+	memset(r, 0, sizeof(*r));
+	r->sid = SID;
+	r->timeout_ms = T_MS;
+	r->lease_sent = now - T_MS / 4;
+	r->leader = leader;
+	r->epoch = leader ? EPOCH : 0;
+	r->exact = exact;
+}
+
+static void
+connect_session(struct election *el)
+{
+	election_session_requested(el);
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+}
+
+static void
+answer(struct election *el, enum el_op op, int rc, int64_t owner,
+    const char *data)
+{
+	struct el_result r;
+
+	memset(&r, 0, sizeof(r));
+	r.rc = rc;
+	r.owner = owner;
+	r.czxid = EPOCH;
+	r.data = data != NULL ? data : "";
+	election_op_done(el, op, &r);
+}
+
+static void
+answer_list(struct election *el, const struct world *w)
+{
+	char *kids[2];
+	struct el_result r;
+	int n = 0;
+
+	if (w->ahead)
+		kids[n++] = (char *)AHEAD;
+	if (w->node_owner != 0)
+		kids[n++] = (char *)OURS;
+	memset(&r, 0, sizeof(r));
+	r.rc = ZOK;
+	r.children = kids;
+	r.nchildren = n;
+	election_op_done(el, EL_OP_LIST, &r);
+}
+
+static int
+exists_rc(int64_t owner)
+{
+	return owner != 0 ? ZOK : ZNONODE;
+}
+
+/* Answers every request from w; returns the first other action. */
+static struct el_action
+serve(struct election *el, const struct world *w)
+{
+	static const char leader_data[] = "id=node1\ndata=10.0.0.1:5432\n"
+	    "epoch=100\n";
+	struct el_action a;
+	int guard;
+
+	for (guard = 0; guard < 200; guard++) {
+		election_clock(el, now);
+		election_next(el, &a);
+		if (a.type != EL_ACT_ZK)
+			return a;
+		switch (a.op) {
+		case EL_OP_LIST:
+			answer_list(el, w);
+			break;
+		case EL_OP_WATCH_OWN:
+			answer(el, a.op, exists_rc(w->node_owner),
+			    w->node_owner, NULL);
+			break;
+		case EL_OP_WATCH_PRED:
+			answer(el, a.op, ZOK, OTHER, "id=a\n");
+			break;
+		case EL_OP_LEADER:
+		case EL_OP_LEADER_EXISTS:
+			answer(el, a.op, exists_rc(w->leader_owner),
+			    w->leader_owner, leader_data);
+			break;
+		case EL_OP_CLAIM_READ:
+		case EL_OP_CLAIM_WATCH:
+			answer(el, a.op, exists_rc(w->claim_owner),
+			    w->claim_owner, NULL);
+			break;
+		case EL_OP_PARENT:
+			answer(el, a.op, ZNODEEXISTS, 0, NULL);
+			break;
+		case EL_OP_BREADCRUMB:
+		case EL_OP_MARKS:
+			answer(el, a.op, ZNONODE, 0, NULL);
+			break;
+		case EL_OP_SYNC:
+		case EL_OP_RELEASE:
+		case EL_OP_ACK:
+		case EL_OP_CLAIM:
+		case EL_OP_SET_DATA:
+			answer(el, a.op, ZOK, 0, NULL);
+			break;
+		default:
+			fail_msg("unexpected request %s", election_op_name(a.op));
+		}
+	}
+	fail_msg("no end to the requests");
+	return a;
+}
+
+static void
+expect_demote(struct election *el, const struct world *w, const char *why)
+{
+	struct el_action a = serve(el, w);
+
+	assert_int_equal(a.type, EL_ACT_HOOK);
+	assert_int_equal(a.hook, HOOK_DEMOTE);
+	assert_string_equal(a.reason, why);
+}
+
+static void
+test_resumed_leader_leads_on_without_a_hook(void **state)
+{
+	struct world w = { SID, SID, SID, 0 };
+	struct election_view v;
+	struct el_resume r;
+	struct election *el;
+	struct el_action a;
+
+	(void)state;
+	resume_hint(&r, 1, 1);
+	el = resumed(&r, 1);
+	/* A leader from the start, on the lease handed over. */
+	assert_int_equal(election_role(el), ROLE_LEADER);
+	connect_session(el);
+	a = serve(el, &w);
+	assert_int_equal(a.type, EL_ACT_NONE);
+	election_view(el, &v);
+	assert_int_equal(v.role, ROLE_LEADER);
+	assert_int_equal(v.resuming, 0);
+	assert_int_equal(v.epoch, EPOCH);
+	assert_int_equal(v.leader_epoch, EPOCH);
+	election_free(el);
+}
+
+static void
+test_resumed_leader_whose_claim_is_gone_demotes(void **state)
+{
+	struct world w = { SID, SID, OTHER, 0 };
+	struct el_resume r;
+	struct election *el;
+
+	(void)state;
+	resume_hint(&r, 1, 1);
+	el = resumed(&r, 1);
+	connect_session(el);
+	expect_demote(el, &w, "preempted");
+	election_free(el);
+}
+
+static void
+test_resumed_leader_whose_node_is_gone_demotes(void **state)
+{
+	struct world w = { 0, SID, SID, 0 };
+	struct el_resume r;
+	struct election *el;
+
+	(void)state;
+	resume_hint(&r, 1, 1);
+	el = resumed(&r, 1);
+	connect_session(el);
+	expect_demote(el, &w, "node-deleted");
+	election_free(el);
+}
+
+static void
+test_resumed_leader_with_another_leader_demotes(void **state)
+{
+	struct world w = { SID, OTHER, SID, 0 };
+	struct el_resume r;
+	struct election *el;
+
+	(void)state;
+	resume_hint(&r, 1, 1);
+	el = resumed(&r, 1);
+	connect_session(el);
+	expect_demote(el, &w, "preempted");
+	election_free(el);
+}
+
+/* A crash in the middle of a promote: E/claim ours, E/leader not. */
+static void
+test_claim_without_leadership_demotes_first(void **state)
+{
+	struct world w = { SID, 0, SID, 0 };
+	struct el_resume r;
+	struct election *el;
+
+	(void)state;
+	resume_hint(&r, 0, 0);
+	el = resumed(&r, 0);
+	connect_session(el);
+	expect_demote(el, &w, "startup");
+	election_free(el);
+}
+
+static void
+test_resumed_follower_runs_no_hook(void **state)
+{
+	struct world w = { SID, OTHER, 0, 1 };
+	struct el_resume r;
+	struct election *el;
+	struct el_action a;
+
+	(void)state;
+	resume_hint(&r, 0, 0);
+	el = resumed(&r, 1);
+	connect_session(el);
+	a = serve(el, &w);
+	assert_int_equal(a.type, EL_ACT_NONE);
+	assert_int_equal(election_role(el), ROLE_FOLLOWER);
+	election_free(el);
+}
+
+static void
+test_expired_session_demotes_with_reason_startup(void **state)
+{
+	struct el_resume r;
+	struct election *el;
+	struct el_action a;
+
+	(void)state;
+	resume_hint(&r, 1, 1);
+	el = resumed(&r, 1);
+	election_session(el, EL_ZK_EXPIRED, 0, 0);
+	election_next(el, &a);
+	assert_int_equal(a.type, EL_ACT_HOOK);
+	assert_int_equal(a.hook, HOOK_DEMOTE);
+	assert_string_equal(a.reason, "startup");
+	election_free(el);
+}
+
+/* Never connected: the leader demotes at the lease's demote point. */
+static void
+test_unconfirmed_leader_demotes_at_its_demote_point(void **state)
+{
+	struct el_resume r;
+	struct election *el;
+	struct el_action a;
+	int64_t at;
+
+	(void)state;
+	resume_hint(&r, 1, 1);
+	el = resumed(&r, 1);
+	election_next(el, &a);
+	assert_int_equal(a.type, EL_ACT_NONE);
+	at = election_deadline(el);
+	assert_true(at > now && at < r.lease_sent + T_MS);
+	now = at;
+	election_clock(el, now);
+	election_next(el, &a);
+	assert_int_equal(a.type, EL_ACT_HOOK);
+	assert_int_equal(a.hook, HOOK_DEMOTE);
+	assert_string_equal(a.reason, "startup");
+	election_free(el);
+}
+
+/*
+ * After a crash, the file may say "not leading" while a promote had just
+ * started: unconfirmed by the demote point, the start's demote runs. A
+ * re-exec's hint is exact: nothing runs.
+ */
+static void
+test_unconfirmed_crash_resume_demotes_as_a_start(void **state)
+{
+	struct el_resume r;
+	struct election *el;
+	struct el_action a;
+	int exact;
+
+	(void)state;
+	for (exact = 0; exact <= 1; exact++) {
+		resume_hint(&r, 0, exact);
+		el = resumed(&r, 1);
+		election_next(el, &a);
+		assert_int_equal(a.type, EL_ACT_NONE);
+		now += T_MS;
+		election_clock(el, now);
+		election_next(el, &a);
+		if (exact) {
+			assert_int_equal(a.type, EL_ACT_NONE);
+		} else {
+			assert_int_equal(a.type, EL_ACT_HOOK);
+			assert_int_equal(a.hook, HOOK_DEMOTE);
+			assert_string_equal(a.reason, "startup");
+		}
+		election_free(el);
+	}
+}
+
+/* Out of the election for its health, it stays out: no node, observer. */
+static void
+test_resumed_unhealthy_node_stays_out(void **state)
+{
+	struct world w = { 0, OTHER, 0, 1 };
+	struct el_resume r;
+	struct election *el;
+	struct el_action a;
+
+	(void)state;
+	resume_hint(&r, 0, 1);
+	r.unhealthy = 1;
+	with_check = 1;
+	el = resumed(&r, 1);
+	with_check = 0;
+	connect_session(el);
+	a = serve(el, &w);
+	assert_int_equal(a.type, EL_ACT_NONE);
+	assert_int_equal(election_role(el), ROLE_OBSERVER);
+	election_free(el);
+}
+
+/* Re-opening the session renews the lease from when it was asked for. */
+static void
+test_reopened_session_renews_the_lease(void **state)
+{
+	struct election_view v;
+	struct el_resume r;
+	struct election *el;
+
+	(void)state;
+	resume_hint(&r, 1, 1);
+	r.lease_sent = now - T_MS / 2;
+	el = resumed(&r, 1);
+	now += 200;
+	election_clock(el, now);
+	connect_session(el);
+	election_view(el, &v);
+	assert_int_equal(v.lease_end, now + T_MS);
+	election_free(el);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_resumed_leader_leads_on_without_a_hook),
+		cmocka_unit_test(
+		    test_resumed_leader_whose_claim_is_gone_demotes),
+		cmocka_unit_test(test_resumed_leader_whose_node_is_gone_demotes),
+		cmocka_unit_test(
+		    test_resumed_leader_with_another_leader_demotes),
+		cmocka_unit_test(test_claim_without_leadership_demotes_first),
+		cmocka_unit_test(test_resumed_follower_runs_no_hook),
+		cmocka_unit_test(
+		    test_expired_session_demotes_with_reason_startup),
+		cmocka_unit_test(
+		    test_unconfirmed_leader_demotes_at_its_demote_point),
+		cmocka_unit_test(
+		    test_unconfirmed_crash_resume_demotes_as_a_start),
+		cmocka_unit_test(test_reopened_session_renews_the_lease),
+		cmocka_unit_test(test_resumed_unhealthy_node_stays_out),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
