@@ -29,6 +29,17 @@ from zkharness import (data_of, member_ids, start_in_order, wait_members,
 
 NOBODY = 65534
 RUNDIR = Path("/run/zkelectd")
+# A control client that sends nothing for this long is dropped (the
+# contract); test_crowd_does_not_stall_failover's queries ask within
+# ASK_WITHIN of connecting.
+IDLE_LIMIT = 5.0
+ASK_WITHIN = 3.0
+# zkelectctl's -t counts from before it connects: a watch or wait whose
+# first line must come within it is given the session timeout of the tests
+# (3 s), not a guess at how fast a loaded machine answers; a wait expected
+# to return at once is given much more, which costs nothing when it does.
+FIRST_LINE_WITHIN = "3s"
+RETURNS_AT_ONCE = "20s"
 WATCH_RE = re.compile(r"^role=(\S+) leader=(\S*) epoch=(\d+) time=(\S+)$")
 RFC3339_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
 COMMANDS = ("ping", "version", "role", "status", "leader", "members",
@@ -665,7 +676,7 @@ def test_watch_reports_changes_and_a_failover(election):
         check_watch_lines(lines2, "node2")
 
         wait_for(lambda: n3.leader()["id"] == "node2", 5, "node3 to see node2")
-        r = ctl_ok(sock_args(n3) + ["watch", "-t", "300ms"])
+        r = ctl_ok(sock_args(n3) + ["watch", "-t", FIRST_LINE_WITHIN])
         assert watch_state(r.stdout.splitlines()[0]) == \
             f"role=follower leader=node2 epoch={epoch2}"
         check_watch_lines(r.stdout.splitlines(), "zkelectctl watch")
@@ -747,7 +758,7 @@ def test_zkelectctl_every_command(election):
     m = parse_metrics(ctl_ok(s1 + ["metrics"]).stdout)
     assert m.get("zkelectd_role", role="leader") == 1
 
-    r = ctl_ok(s1 + ["watch", "-t", "300ms"])
+    r = ctl_ok(s1 + ["watch", "-t", FIRST_LINE_WITHIN])
     assert watch_state(r.stdout.splitlines()[0]) == \
         f"role=leader leader=node1 epoch={epoch}"
 
@@ -758,18 +769,18 @@ def test_zkelectctl_every_command(election):
     r = zkelectctl(["-q"] + s2 + ["is-leader"])
     assert (r.returncode, r.stdout, r.stderr) == (1, "", ""), r
 
-    r = ctl_ok(s1 + ["wait", "leader", "-t", "2s"])
+    r = ctl_ok(s1 + ["wait", "leader", "-t", RETURNS_AT_ONCE])
     assert r.stdout.endswith("\n") and len(r.stdout.splitlines()) == 1, r
     assert watch_state(r.stdout.strip()) == \
         f"role=leader leader=node1 epoch={epoch}"
     t0 = time.monotonic()
-    r = zkelectctl(s2 + ["wait", "observer", "-t", "500ms"])
+    r = zkelectctl(s2 + ["wait", "observer", "-t", FIRST_LINE_WITHIN])
     took = time.monotonic() - t0
     assert r.returncode == 1, r
     assert r.stdout == ""
     assert "observer" in r.stderr and "follower" in r.stderr, \
         f"the timeout message should name the wanted and the current role: {r.stderr!r}"
-    assert 0.4 <= took < 5, f"wait -t 500ms took {took:.2f}s"
+    assert 2.9 <= took < 8, f"wait -t {FIRST_LINE_WITHIN} took {took:.2f}s"
 
     r = zkelectctl(s2 + ["resign"])
     assert (r.returncode, r.stdout) == (4, ""), r
@@ -812,7 +823,7 @@ def test_zkelectctl_every_command(election):
     assert ctl_ok(s1 + ["pause"]).stdout == "ok\n"
     assert ctl_ok(s1 + ["role"]).stdout == "observer\n"
     assert ctl_ok(s1 + ["resume"]).stdout == "ok\n"
-    r = ctl_ok(s1 + ["wait", "follower", "-t", "5s"])
+    r = ctl_ok(s1 + ["wait", "follower", "-t", RETURNS_AT_ONCE])
     assert WATCH_RE.match(r.stdout.strip()).group(1) == "follower", r.stdout
     election.check_invariants()
 
@@ -882,7 +893,7 @@ def test_zkelectctl_by_service_name(election):
         assert ctl_ok(n + ["is-leader"]).stdout == "leader\n"
         assert json.loads(ctl_ok(n + ["status", "--json"]).stdout)["service"] == \
             election.service
-        assert ctl_ok(n + ["wait", "leader", "-t", "2s"]).stdout.startswith(
+        assert ctl_ok(n + ["wait", "leader", "-t", RETURNS_AT_ONCE]).stdout.startswith(
             "role=leader leader=node1 ")
         assert d.stop() == 0
         assert not sock.exists(), "the socket file outlived the daemon"
@@ -1114,7 +1125,7 @@ def test_watchers_never_lock_out_commands(election):
             assert s.recv(4096).startswith(b"role=leader ")
         assert query(n1.socket, b"watch\n") == "error too-many-watchers\n"
         # Another uid still gets its own.
-        r = ctl_as_nobody(["-s", n1.socket, "watch", "-t", "300ms"])
+        r = ctl_as_nobody(["-s", n1.socket, "watch", "-t", FIRST_LINE_WITHIN])
         assert r.returncode == 0 and r.stdout.startswith("role=leader "), r
         # 40 more connections that send nothing: commands still answer.
         idle = [connect(n1.socket) for _ in range(40)]
@@ -1129,7 +1140,7 @@ def test_watchers_never_lock_out_commands(election):
             s.close()
     wait_for(lambda: query(n1.socket, b"role\n") == "leader\n", 5,
              "served again")
-    r = zkelectctl(["-s", n1.socket, "watch", "-t", "300ms"])
+    r = zkelectctl(["-s", n1.socket, "watch", "-t", FIRST_LINE_WITHIN])
     assert r.returncode == 0 and r.stdout.startswith("role=leader "), r
 
 
@@ -1143,14 +1154,24 @@ def test_crowd_does_not_stall_failover(election):
     idle = [connect(n2.socket) for _ in range(50)]
 
     results = [None] * nq
-    barrier = threading.Barrier(nq + 1)
+    early = [False] * nq
+    waited = [0.0] * nq         # from connected to asking
+    arrived = threading.Semaphore(0)
+    go = threading.Event()
 
     def ask(i):
-        # All connected at once, then all asking at once.
+        # All connected at once, then all asking at once. But a client that
+        # sends nothing for 5 s is dropped without a word (the contract),
+        # and on a loaded machine the daemon may take longer than that to
+        # accept all 500: one that has waited ASK_WITHIN asks anyway.
         s = None
         try:
             s = connect(n2.socket, timeout=20)
-            barrier.wait(timeout=30)
+            t_connected = time.monotonic()
+            arrived.release()
+            if not go.wait(timeout=ASK_WITHIN):
+                early[i] = True
+            waited[i] = time.monotonic() - t_connected
             deadline = time.monotonic() + 20
             try:
                 s.sendall(b"role\n")
@@ -1159,7 +1180,8 @@ def test_crowd_does_not_stall_failover(election):
             results[i] = read_to_eof(s, deadline).decode(errors="replace")
         except Exception as e:  # noqa: BLE001 - reported below
             results[i] = e
-            barrier.abort()
+            if s is None:
+                arrived.release()
         finally:
             if s is not None:
                 s.close()
@@ -1169,7 +1191,12 @@ def test_crowd_does_not_stall_failover(election):
     try:
         for t in threads:
             t.start()
-        barrier.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        for _ in range(nq):
+            assert arrived.acquire(timeout=max(0.0, deadline -
+                                               time.monotonic())), \
+                "the queries did not connect within 30 s"
+        go.set()
         n1.signal(signal.SIGTERM)
         rc = n1.wait_exit(timeout=15)
         t_exit = time.monotonic()
@@ -1192,11 +1219,20 @@ def test_crowd_does_not_stall_failover(election):
         watch.close()
 
     allowed = {f"{r}\n" for r in ROLES} | {"error too-many-clients\n"}
-    bad = [(i, r) for i, r in enumerate(results) if r not in allowed]
-    answered = sum(1 for r in results if isinstance(r, str) and
+    # Only a thread the machine did not run for seconds asks that late; the
+    # daemon may have dropped it for idleness before it asked, rightly. A
+    # second's margin: the daemon's clock starts at its accept, after ours,
+    # and it may read a late line only after it has seen the time is up.
+    idled = {i for i in range(nq) if waited[i] > IDLE_LIMIT - 1.0}
+    bad = [(i, r) for i, r in enumerate(results)
+           if r not in allowed and not (i in idled and r == "")]
+    answered = sum(1 for r in results if r in allowed and
                    r != "error too-many-clients\n")
     refused = sum(1 for r in results if r == "error too-many-clients\n")
-    print(f"{answered} answered, {refused} refused, {len(bad)} bad")
+    print(f"{answered} answered, {refused} refused, {len(bad)} bad, "
+          f"{sum(early)} asked before all had connected, "
+          f"{len(idled)} asked {IDLE_LIMIT - 1.0:.0f} s or more after "
+          f"connecting")
     assert not bad, f"{len(bad)} queries got neither a role nor a refusal: {bad[:10]}"
     assert answered > 0
 

@@ -202,6 +202,7 @@ def test_persistent_node_at_the_head_is_named(election, kz):
     assert f"{junk} is not ephemeral" in d.status()["last_error"]
     time.sleep(2.5)     # retries would log it again: they must not
     assert d.log_text().count(f"{junk} is not ephemeral") == 1
+    assert d.role() == "follower"
     kz.delete(junk)
     d.wait_role("leader")
 

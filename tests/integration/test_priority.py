@@ -37,9 +37,11 @@ def test_highest_priority_leads_after_preempt_delay(election):
     a.wait_role("leader")
     b = start(election, "node2", 0)
     b.wait_role("follower")
+    # Before it starts: a time no later than its joining, which the
+    # preempt_delay counts from (taken after wait_role, it may be later).
+    t_joined = time.time()
     c = start(election, "node3", 10)
     c.wait_role("follower")
-    t_joined = time.time()
     assert c.status()["priority"] == "10"
     c.wait_role("leader", timeout=20)
     assert election.wait_one_leader(daemons=[a, b, c]) is c
@@ -59,8 +61,8 @@ def test_highest_priority_leads_after_preempt_delay(election):
     c.kill()
     leader = election.wait_one_leader(timeout=20, daemons=[a, b])
     assert leader in (a, b)
-    c.start()
     t_back = time.time()
+    c.start()
     c.wait_role("follower")
     c.wait_role("leader", timeout=20)
     second = promotes(election, "node3")[1]

@@ -43,7 +43,9 @@ def test_ready_without_zookeeper_status_says_connecting(election):
                 "STATUS= saying it is connecting")
         assert d.role() == "unknown"
         assert d.stop() == 0
-        assert "STOPPING=1" in ns.lines()
+        # Sent before the daemon exited, so queued already; the reader
+        # thread may not have taken it yet.
+        ns.wait(lambda ls: "STOPPING=1" in ls, 10, "STOPPING=1")
     finally:
         ns.close()
 

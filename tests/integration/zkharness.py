@@ -21,6 +21,7 @@ import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from ports import reserve as reserve_ports
@@ -699,6 +700,27 @@ class Daemon:
     def log_tail(self, lines=60):
         return "\n".join(self.log_text().splitlines()[-lines:])
 
+    def outages(self, since=0.0):
+        """[(start, seconds)] the daemon spent between a lost connection
+        and the next one, from its log (wall-clock start, from `since`); a
+        connection still lost counts up to now."""
+        out, lost = [], None
+        for line in self.log_text().splitlines():
+            m = OUTAGE_LINE.match(line)
+            if not m:
+                continue
+            t = datetime.fromisoformat(
+                m.group(1).replace("Z", "+00:00")).timestamp()
+            if m.group(2) == "connecting" and lost is None:
+                lost = t
+            elif m.group(2) == "connected" and lost is not None:
+                if lost >= since:
+                    out.append((lost, round(t - lost, 3)))
+                lost = None
+        if lost is not None and lost >= since:
+            out.append((lost, round(time.time() - lost, 3)))
+        return out
+
     def ctl(self, cmd, timeout=5.0, half_close=False):
         return ctl_request(self.socket, cmd, timeout, half_close)
 
@@ -899,6 +921,10 @@ class Election:
         self.final_logs = self.collect_logs()
         remove_tmpdir(self.dir)
         return problems
+
+
+# A daemon's log line about its session: connecting, connected, expired.
+OUTAGE_LINE = re.compile(r"(\S+) zkelectd: zookeeper session \S+: (\S+)")
 
 
 # ---------------------------------------------------------------- history

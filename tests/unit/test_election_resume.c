@@ -32,8 +32,12 @@ struct world {
 	int64_t leader_owner;	/* E/leader's: 0 none */
 	int64_t claim_owner;	/* the first claim of E/claims: 0 none */
 	int ahead;		/* another session's node before ours */
+	const char *marker;	/* our priority marker's name in E/priority */
 	int heir_claim;		/* a claim of ours behind the first (issue 21) */
 };
+
+/* The last marker the election deleted (UNMARK). */
+static char unmarked[256];
 
 static int64_t now = 1000;
 
@@ -142,6 +146,20 @@ answer_claims(struct election *el, const struct world *w, int made)
 	election_op_done(el, EL_OP_CLAIMS, &r);
 }
 
+static void
+answer_marks(struct election *el, const struct world *w)
+{
+	char *kids[1];
+	struct el_result r;
+
+	memset(&r, 0, sizeof(r));
+	r.rc = ZOK;	/* E/priority is there, with ours or none */
+	kids[0] = (char *)w->marker;
+	r.children = kids;
+	r.nchildren = w->marker != NULL;
+	election_op_done(el, EL_OP_MARKS, &r);
+}
+
 static int
 exists_rc(int64_t owner)
 {
@@ -192,11 +210,17 @@ serve(struct election *el, const struct world *w)
 		case EL_OP_CRUMB_EXISTS:
 			answer(el, a.op, ZNONODE, 0, NULL);
 			break;
-		case EL_OP_MARKS:	/* E/priority there, no markers */
-			answer(el, a.op, ZOK, 0, NULL);
+		case EL_OP_MARKS:
+			answer_marks(el, w);
 			break;
 		case EL_OP_CLAIM:
 			made = 1;
+			answer(el, a.op, ZOK, 0, NULL);
+			break;
+		case EL_OP_UNMARK:
+			assert_int_equal(a.nsub, 1);
+			(void)snprintf(unmarked, sizeof(unmarked), "%s",
+			    a.sub[0].path);
 			answer(el, a.op, ZOK, 0, NULL);
 			break;
 		case EL_OP_SYNC:
@@ -226,7 +250,7 @@ expect_demote(struct election *el, const struct world *w, const char *why)
 static void
 test_resumed_leader_leads_on_without_a_hook(void **state)
 {
-	struct world w = { SID, SID, SID, 0, 0 };
+	struct world w = { SID, SID, SID, 0, NULL, 0 };
 	struct election_view v;
 	struct el_resume r;
 	struct election *el;
@@ -248,10 +272,36 @@ test_resumed_leader_leads_on_without_a_hook(void **state)
 	election_free(el);
 }
 
+/*
+ * The image before made a marker for priority 6; a reload gave 0 while it
+ * resumed (sim -W -P -L -R 30000017): the resumed session lists
+ * E/priority, finds its own marker and deletes it, or the heads would
+ * yield to it for good. Mutant 33 does not look.
+ */
+static void
+test_resumed_session_finds_its_old_marker(void **state)
+{
+	struct world w = { SID, SID, SID, 0, "000000001234abcd_6", 0 };
+	struct el_resume r;
+	struct election *el;
+	struct el_action a;
+
+	(void)state;
+	unmarked[0] = '\0';
+	resume_hint(&r, 1, 1);
+	el = resumed(&r, 1);
+	connect_session(el);
+	a = serve(el, &w);
+	assert_int_equal(a.type, EL_ACT_NONE);
+	assert_string_equal(unmarked, E "/priority/000000001234abcd_6");
+	assert_int_equal(election_role(el), ROLE_LEADER);
+	election_free(el);
+}
+
 static void
 test_resumed_leader_whose_claim_is_gone_demotes(void **state)
 {
-	struct world w = { SID, SID, OTHER, 0, 0 };
+	struct world w = { SID, SID, OTHER, 0, NULL, 0 };
 	struct el_resume r;
 	struct election *el;
 
@@ -266,7 +316,7 @@ test_resumed_leader_whose_claim_is_gone_demotes(void **state)
 static void
 test_resumed_leader_whose_node_is_gone_demotes(void **state)
 {
-	struct world w = { 0, SID, SID, 0, 0 };
+	struct world w = { 0, SID, SID, 0, NULL, 0 };
 	struct el_resume r;
 	struct election *el;
 
@@ -281,7 +331,7 @@ test_resumed_leader_whose_node_is_gone_demotes(void **state)
 static void
 test_resumed_leader_with_another_leader_demotes(void **state)
 {
-	struct world w = { SID, OTHER, SID, 0, 0 };
+	struct world w = { SID, OTHER, SID, 0, NULL, 0 };
 	struct el_resume r;
 	struct election *el;
 
@@ -297,7 +347,7 @@ test_resumed_leader_with_another_leader_demotes(void **state)
 static void
 test_claim_without_leadership_demotes_first(void **state)
 {
-	struct world w = { SID, 0, SID, 0, 0 };
+	struct world w = { SID, 0, SID, 0, NULL, 0 };
 	struct el_resume r;
 	struct election *el;
 
@@ -312,7 +362,7 @@ test_claim_without_leadership_demotes_first(void **state)
 static void
 test_resumed_follower_runs_no_hook(void **state)
 {
-	struct world w = { SID, OTHER, OTHER, 1, 0 };
+	struct world w = { SID, OTHER, OTHER, 1, NULL, 0 };
 	struct el_resume r;
 	struct election *el;
 	struct el_action a;
@@ -335,7 +385,7 @@ test_resumed_follower_runs_no_hook(void **state)
 static void
 test_resumed_heir_with_a_prepared_claim_runs_no_hook(void **state)
 {
-	struct world w = { SID, OTHER, OTHER, 1, 1 };
+	struct world w = { SID, OTHER, OTHER, 1, NULL, 1 };
 	struct el_resume r;
 	struct election *el;
 	struct el_action a;
@@ -430,7 +480,7 @@ test_unconfirmed_crash_resume_demotes_as_a_start(void **state)
 static void
 test_resumed_unhealthy_node_stays_out(void **state)
 {
-	struct world w = { 0, OTHER, 0, 1, 0 };
+	struct world w = { 0, OTHER, 0, 1, NULL, 0 };
 	struct el_resume r;
 	struct election *el;
 	struct el_action a;
@@ -513,6 +563,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_resumed_leader_leads_on_without_a_hook),
+		cmocka_unit_test(test_resumed_session_finds_its_old_marker),
 		cmocka_unit_test(
 		    test_resumed_leader_whose_claim_is_gone_demotes),
 		cmocka_unit_test(test_resumed_leader_whose_node_is_gone_demotes),

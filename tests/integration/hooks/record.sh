@@ -22,10 +22,6 @@ event=${1:-${ZKELECT_EVENT:-unknown}}
 if [ -n "${ZKT_HOOKCONF:-}" ] && [ -r "$ZKT_HOOKCONF" ]; then
 	. "$ZKT_HOOKCONF"
 fi
-EV=$(printf '%s' "$event" | tr '[:lower:]' '[:upper:]')
-eval "sleep_s=\${ZKT_SLEEP_$EV:-0}"
-eval "exit_code=\${ZKT_EXIT_$EV:-0}"
-eval "hang=\${ZKT_HANG_$EV:-0}"
 history=${ZKT_HISTORY:-/dev/null}
 
 record() {
@@ -37,15 +33,26 @@ record() {
 	    "$event" "$1" "${ZKELECT_EPOCH:--}" "${ZKELECT_REASON:--}" >>"$history"
 }
 
+# The start line first, before anything else that forks: a demote hook has
+# T/4 (750 ms in the tests) and a loaded machine starts processes slowly.
+# SIGTERM (a timeout, or a check stopped to free the hook slot) ends the
+# run with its end line from then on, so the history shows when it was
+# over (a hanging hook ignores it below).
+record start
+trap 'record end; exit 143' TERM
+echo "record.sh: ${ZKELECT_ID:-?} $event start (epoch ${ZKELECT_EPOCH:-} reason ${ZKELECT_REASON:-})"
+
+EV=$(printf '%s' "$event" | tr '[:lower:]' '[:upper:]')
+eval "sleep_s=\${ZKT_SLEEP_$EV:-0}"
+eval "exit_code=\${ZKT_EXIT_$EV:-0}"
+eval "hang=\${ZKT_HANG_$EV:-0}"
+
 if [ -n "${ZKT_ENVLOG:-}" ]; then
 	{
 		echo "--- $event"
 		env | grep '^ZKELECT_' | sort
 	} >>"$ZKT_ENVLOG"
 fi
-
-record start
-echo "record.sh: ${ZKELECT_ID:-?} $event start (epoch ${ZKELECT_EPOCH:-} reason ${ZKELECT_REASON:-})"
 
 if [ "$hang" = 1 ]; then
 	trap '' TERM
@@ -63,9 +70,6 @@ if [ "$hang" = 1 ]; then
 	exit 1
 fi
 
-# SIGTERM (a timeout, or a check stopped to free the hook slot) ends the
-# run with its end line, so the history shows when it was over.
-trap 'record end; exit 143' TERM
 if [ "$sleep_s" != 0 ]; then
 	sleep "$sleep_s"
 fi
