@@ -145,9 +145,22 @@ fuzz_answer(struct daemon *d, struct fuzz_in *in, const struct el_action *act,
 		res.czxid = (int64_t)fuzz_byte(in) << 8 | fuzz_byte(in);
 		res.version = (int32_t)fuzz_byte(in);
 		break;
+	case EL_OP_CLAIMS:
+		/* Claims of a peer, or any name a peer could create. */
+		while (nkids < FUZZ_KIDS_MAX && (k = fuzz_byte(in) % 3) != 0) {
+			if (k == 1)
+				(void)xasprintf(&kids[nkids++],
+				    "claim-%016llx_%010u",
+				    (unsigned long long)FUZZ_PEER_SID,
+				    fuzz_byte(in));
+			else
+				kids[nkids++] = fuzz_str(in);
+		}
+		res.children = kids;
+		res.nchildren = nkids;
+		break;
 	case EL_OP_LEADER_EXISTS:
 	case EL_OP_CLAIM_WATCH:
-	case EL_OP_CLAIM_READ:
 		res.owner = fuzz_owner(in);
 		break;
 	default:
