@@ -109,9 +109,15 @@ def test_passing_checks_log_nothing_at_info(election):
     n = len(runs.read_text().splitlines())
     wait_for(lambda: len(runs.read_text().splitlines()) >= n + 20, 30,
              "twenty more health checks")
-    after = daemon_lines(d)[before:]
-    # Neither the daemon's words nor the check's own output.
-    assert not [l for l in after if "check" in l], after[:10]
+    after = [l for l in daemon_lines(d)[before:] if "check" in l]
+    # Neither the daemon's words nor the check's own output. A check
+    # killed to make way for a demote (a loaded machine can bring a leader
+    # to its demote point, and a renewal then keeps it leading) is not a
+    # passing one: its output and its end are logged, one after the other.
+    passing = [l for i, l in enumerate(after)
+               if "check hook timed out" not in l and not
+               (i + 1 < len(after) and "check hook timed out" in after[i + 1])]
+    assert not passing, after[:10]
     assert d.role() == "leader"
 
     # A failing check's output is what the operator needs: it is logged.
