@@ -90,6 +90,26 @@ fuzz_owner(struct fuzz_in *in)
 }
 
 /* One request of the election, answered from the input. */
+/*
+ * Children of a listing after the first nkids: names a peer could have
+ * made (PREFIX-<peer sid>_<sequence>) or any name, as the input says.
+ */
+static int
+fuzz_kids(struct fuzz_in *in, char **kids, int nkids, const char *prefix)
+{
+	unsigned k;
+
+	while (nkids < FUZZ_KIDS_MAX && (k = fuzz_byte(in) % 3) != 0) {
+		if (k == 1)
+			(void)xasprintf(&kids[nkids++], "%s-%016llx_%010u",
+			    prefix, (unsigned long long)FUZZ_PEER_SID,
+			    fuzz_byte(in));
+		else
+			kids[nkids++] = fuzz_str(in);
+	}
+	return nkids;
+}
+
 static void
 fuzz_answer(struct daemon *d, struct fuzz_in *in, const struct el_action *act,
     char *node, size_t nodelen)
@@ -98,7 +118,6 @@ fuzz_answer(struct daemon *d, struct fuzz_in *in, const struct el_action *act,
 	char *kids[FUZZ_KIDS_MAX + 1], *data = NULL, *path = NULL;
 	const char *slash;
 	int i, nkids = 0;
-	unsigned k;
 
 	memset(&res, 0, sizeof(res));
 	res.rc = fuzz_rc(in);
@@ -119,15 +138,7 @@ fuzz_answer(struct daemon *d, struct fuzz_in *in, const struct el_action *act,
 		if (node[0] != '\0' && fuzz_byte(in) % 4 != 3)
 			kids[nkids++] = xstrdup(node);
 		/* The peer's own node, or any name a peer could create. */
-		while (nkids < FUZZ_KIDS_MAX && (k = fuzz_byte(in) % 3) != 0) {
-			if (k == 1)
-				(void)xasprintf(&kids[nkids++],
-				    "candidate-%016llx_%010u",
-				    (unsigned long long)FUZZ_PEER_SID,
-				    fuzz_byte(in));
-			else
-				kids[nkids++] = fuzz_str(in);
-		}
+		nkids = fuzz_kids(in, kids, nkids, "candidate");
 		res.children = kids;
 		res.nchildren = nkids;
 		break;
@@ -147,15 +158,7 @@ fuzz_answer(struct daemon *d, struct fuzz_in *in, const struct el_action *act,
 		break;
 	case EL_OP_CLAIMS:
 		/* Claims of a peer, or any name a peer could create. */
-		while (nkids < FUZZ_KIDS_MAX && (k = fuzz_byte(in) % 3) != 0) {
-			if (k == 1)
-				(void)xasprintf(&kids[nkids++],
-				    "claim-%016llx_%010u",
-				    (unsigned long long)FUZZ_PEER_SID,
-				    fuzz_byte(in));
-			else
-				kids[nkids++] = fuzz_str(in);
-		}
+		nkids = fuzz_kids(in, kids, nkids, "claim");
 		res.children = kids;
 		res.nchildren = nkids;
 		break;
