@@ -63,7 +63,7 @@ $(BUILD)/libzkelect.a: $(LIBOBJ)
 # too, without zkelectd.c's main).
 DAEMON_MAIN = daemon command diagnose metrics notify_hook run_hook \
               reexec resume crashed \
-              switchover lease
+              switchover lease engine queue_read slot_hook
 
 $(BUILD)/zkelectd: $(BUILD)/zkelectd.o $(DAEMON_MAIN:%=$(BUILD)/%.o) \
     $(BUILD)/libzkelect.a

@@ -8,64 +8,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <zookeeper/zookeeper.h>
-
 #include "candidate.h"
 #include "ctl.h"
 #include "log.h"
 #include "util.h"
 #include "xmalloc.h"
 #include "zkelectd.h"
-
-struct members_query {
-	struct members_query *next;
-	uint64_t client;
-	queue_fn fn;		/* told once: the queue, or why not */
-	char *arg;		/* fn's */
-	uint64_t list_tag;
-	uint64_t first_tag;
-	int pending;
-	struct queue_read r;
-};
-
-/* The watch line without its time: what a change is judged by. */
-char *
-command_watch_state(struct daemon *d)
-{
-	struct election_view v;
-	char *line;
-
-	election_view(d->el, &v);
-	(void)xasprintf(&line, "role=%s leader=%s epoch=%lld",
-	    election_role_name(v.role), v.leader_id,
-	    (long long)v.leader_epoch);
-	return line;
-}
-
-char *
-command_watch_line(struct daemon *d)
-{
-	char *state, *line, now[40];
-
-	state = command_watch_state(d);
-	rfc3339_ms(wall_ms(), now, sizeof(now));
-	(void)xasprintf(&line, "%s time=%s", state, now);
-	free(state);
-	return line;
-}
-
-void
-command_wake(struct daemon *d, struct waiter **list, const char *text)
-{
-	struct waiter *w, *next;
-
-	for (w = *list; w != NULL; w = next) {
-		next = w->next;
-		(void)ctl_reply(d->ctl, w->client, text);
-		free(w);
-	}
-	*list = NULL;
-}
 
 static void
 command_wait(struct waiter **list, uint64_t client)
@@ -76,135 +24,6 @@ command_wait(struct waiter **list, uint64_t client)
 	w->client = client;
 	w->next = *list;
 	*list = w;
-}
-
-/* The queue read for a command (members, switchover, preemption). */
-
-static void
-command_query_free(struct members_query *q)
-{
-	int i;
-
-	for (i = 0; i < q->r.n; i++) {
-		free(q->r.names[i]);
-		free(q->r.datas[i]);
-	}
-	free(q->r.names);
-	free(q->r.seqs);
-	free(q->r.datas);
-	free(q->arg);
-	free(q);
-}
-
-/* Unlinks q, tells its fn (the queue, or NULL and why) and frees it. */
-static void
-command_query_end(struct daemon *d, struct members_query *q,
-    const char *why)
-{
-	struct members_query **pp;
-
-	for (pp = &d->queries; *pp != NULL; pp = &(*pp)->next)
-		if (*pp == q) {
-			*pp = q->next;
-			break;
-		}
-	q->fn(d, q->client, q->arg, why == NULL ? &q->r : NULL, why);
-	command_query_free(q);
-}
-
-void
-command_fail_queries(struct daemon *d, const char *why)
-{
-	while (d->queries != NULL)
-		command_query_end(d, d->queries, why);
-}
-
-static void
-command_members_listed(struct daemon *d, struct members_query *q,
-    const struct zk_event *ev)
-{
-	struct candidate *c;
-	char *path;
-	int i, n;
-
-	if (ev->rc != ZOK && ev->rc != ZNONODE) {
-		command_query_end(d, q, "error zookeeper-unavailable");
-		return;
-	}
-	c = xcalloc((size_t)ev->nchildren + 1, sizeof(*c));
-	n = candidate_order(ev->children, ev->nchildren, c);
-	q->r.n = n;
-	q->r.names = xcalloc((size_t)n + 1, sizeof(char *));
-	q->r.datas = xcalloc((size_t)n + 1, sizeof(char *));
-	q->r.seqs = xcalloc((size_t)n + 1, sizeof(int64_t));
-	q->first_tag = d->next_tag + 1;
-	d->next_tag += (uint64_t)n;
-	for (i = 0; i < n; i++) {
-		q->r.names[i] = xstrdup(c[i].name);
-		q->r.seqs[i] = c[i].seq;
-	}
-	free(c);
-	q->pending = n;
-	for (i = 0; i < n; i++) {
-		(void)xasprintf(&path, "%s/candidates/%s", d->epath,
-		    q->r.names[i]);
-		if (zk_get(d->zk, path, 0, q->first_tag + (uint64_t)i) != ZOK)
-			q->pending--;
-		free(path);
-	}
-	if (q->pending == 0)
-		command_query_end(d, q, NULL);
-}
-
-int
-command_reply(struct daemon *d, const struct zk_event *ev)
-{
-	struct members_query *q;
-	int i;
-
-	for (q = d->queries; q != NULL; q = q->next) {
-		if (ev->tag == q->list_tag) {
-			command_members_listed(d, q, ev);
-			return 1;
-		}
-		if (q->r.n > 0 && ev->tag >= q->first_tag &&
-		    ev->tag < q->first_tag + (uint64_t)q->r.n) {
-			i = (int)(ev->tag - q->first_tag);
-			if (ev->rc == ZOK && ev->data != NULL)
-				q->r.datas[i] = xstrdup(ev->data);
-			if (--q->pending == 0)
-				command_query_end(d, q, NULL);
-			return 1;
-		}
-	}
-	return 0;
-}
-
-void
-command_read_queue(struct daemon *d, uint64_t client, queue_fn fn,
-    const char *arg)
-{
-	struct members_query *q;
-	char *path;
-	int rc;
-
-	/* Asking a disconnected session would hang until it reconnects. */
-	if (!zk_is_open(d->zk) || d->zk_state != ZOO_CONNECTED_STATE) {
-		fn(d, client, arg, NULL, "error zookeeper-unavailable");
-		return;
-	}
-	q = xcalloc(1, sizeof(*q));
-	q->client = client;
-	q->fn = fn;
-	q->arg = arg != NULL ? xstrdup(arg) : NULL;
-	q->list_tag = daemon_tag(d);
-	(void)xasprintf(&path, "%s/candidates", d->epath);
-	rc = zk_children(d->zk, path, q->list_tag);
-	free(path);
-	q->next = d->queries;
-	d->queries = q;
-	if (rc != ZOK)
-		command_query_end(d, q, "error zookeeper-unavailable");
 }
 
 /*
@@ -311,7 +130,7 @@ command_handle(struct ctl *ctl, uint64_t client, uid_t uid, const char *line,
 		free(text);
 	} else if (strcmp(line, "members") == 0 ||
 	    strcmp(line, "members json") == 0)
-		command_read_queue(d, client, command_members_done,
+		queue_read_start(d, client, command_members_done,
 		    line[7] != '\0' ? "json" : NULL);
 	else if (strcmp(line, "history") == 0) {
 		text = history_render(&d->hist);
@@ -322,7 +141,7 @@ command_handle(struct ctl *ctl, uint64_t client, uid_t uid, const char *line,
 		(void)ctl_reply(d->ctl, client, text);
 		free(text);
 	} else if (strcmp(line, "watch") == 0) {
-		text = command_watch_line(d);
+		text = daemon_watch_line(d);
 		if (ctl_watch(d->ctl, client) == 0)
 			(void)ctl_send(d->ctl, client, text);
 		free(text);
@@ -337,7 +156,7 @@ command_handle(struct ctl *ctl, uint64_t client, uid_t uid, const char *line,
 		}
 		if (switchover_start(d, client, line[10] == ' ' ? line + 11 :
 		    "") == 0)
-			command_read_queue(d, client, switchover_found,
+			queue_read_start(d, client, switchover_found,
 			    line + 11);
 	} else if (strcmp(line, "resign") == 0 || strcmp(line, "pause") == 0 ||
 	    strcmp(line, "resume") == 0) {

@@ -2,15 +2,19 @@
  * The daemon's engine: carries out what the election decides (requests to
  * ZooKeeper, hooks, timers, a new session), feeds it what comes back, and
  * reports the outcome to the status file, systemd and watchers.
+ *
+ * It calls its features (slot_hook.c, run_hook.c, notify_hook.c,
+ * switchover.c, queue_read.c, metrics.c) and none of them calls it: what
+ * they share with it is engine.c's, and a feature that told the core
+ * something asks for a step through engine_step(), which runs the
+ * daemon_step() registered in d->step.
  */
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <sys/timerfd.h>
 #include <errno.h>
 #include <syslog.h>
 
@@ -28,233 +32,6 @@
 
 static void daemon_report(struct daemon *d);
 
-uint64_t
-daemon_tag(struct daemon *d)
-{
-	return ++d->next_tag;
-}
-
-const char *
-daemon_zk_state(const struct daemon *d)
-{
-	if (d->zk_state == ZOO_CONNECTED_STATE)
-		return "connected";
-	if (d->zk_state == ZOO_READONLY_STATE)
-		return "readonly";
-	if (d->zk_state == ZOO_EXPIRED_SESSION_STATE)
-		return "expired";
-	return "connecting";
-}
-
-void
-daemon_set_error(struct daemon *d, const char *fmt, ...)
-{
-	va_list ap;
-	char buf[512];
-
-	va_start(ap, fmt);
-	(void)vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	free(d->last_error);
-	d->last_error = xstrdup(buf);
-}
-
-void
-daemon_arm(struct event *ev, int64_t ms)
-{
-	struct timeval tv;
-
-	if (ms < 0)
-		ms = 0;
-	tv.tv_sec = (time_t)(ms / 1000);
-	tv.tv_usec = (suseconds_t)((ms % 1000) * 1000);
-	if (event_add(ev, &tv) == -1)
-		fatalx("event_add");
-}
-
-/* Hooks. */
-
-static const char *
-daemon_hook_cmd(const struct daemon *d, enum hook_kind kind)
-{
-	switch (kind) {
-	case HOOK_PROMOTE:
-		return d->cfg.hook_promote;
-	case HOOK_DEMOTE:
-		return d->cfg.hook_demote;
-	case HOOK_FENCE:
-		return d->cfg.hook_fence;
-	case HOOK_CHECK:
-		return d->cfg.hook_check;
-	case HOOK_NOTIFY:
-		return d->cfg.hook_notify;
-	case HOOK_RUN:
-		return d->cfg.hook_run;
-	}
-	return NULL;
-}
-
-static const char *
-daemon_hook_role(enum hook_kind kind, const char *reason, enum role now)
-{
-	switch (kind) {
-	case HOOK_PROMOTE:
-		return "leader";
-	case HOOK_FENCE:
-		return "promoting";
-	case HOOK_CHECK:
-	case HOOK_NOTIFY:
-		return election_role_name(now);
-	case HOOK_RUN:
-		return "leader";
-	case HOOK_DEMOTE:
-		break;
-	}
-	if (strcmp(reason, "shutdown") == 0)
-		return "stopped";
-	if (strcmp(reason, "pause") == 0 || strcmp(reason, "health") == 0)
-		return "observer";
-	return "follower";
-}
-
-static void
-daemon_hook_done(const struct hook_result *res, void *arg)
-{
-	struct daemon *d = arg;
-	struct election_view v;
-	const char *name = hook_kind_name(res->kind);
-	char failure[256] = "";
-	int cancelled = d->hook_cancelled, was_unhealthy, unhealthy;
-
-	d->hook_pid = -1;
-	d->hook_cancelled = 0;
-	d->startup_pid = -1;
-	daemon_clock(d);
-	d->m.hook_runs[res->kind]++;
-	metrics_hook_time(&d->m, res->kind, res->duration_ms);
-	if (!res->ok && !cancelled) {
-		d->m.hook_failures[res->kind]++;
-		if (res->timed_out)
-			(void)snprintf(failure, sizeof(failure),
-			    "%s hook timed out after %lld ms", name,
-			    (long long)res->duration_ms);
-		else if (res->signo != 0)
-			(void)snprintf(failure, sizeof(failure),
-			    "%s hook killed by signal %d", name, res->signo);
-		else
-			(void)snprintf(failure, sizeof(failure),
-			    "%s hook exited %d", name, res->exit_code);
-		daemon_set_error(d, "%s", failure);
-	}
-	election_view(d->el, &v);
-	was_unhealthy = v.unhealthy;
-	election_hook_done(d->el, res->kind, res->ok);
-	election_view(d->el, &v);
-	unhealthy = v.unhealthy;
-	daemon_step(d);
-
-	/* What follows the hook is under way: the words can come now. */
-	if (!res->ok && cancelled)
-		log_info("%s hook stopped to free the hook slot", name);
-	else if (!res->ok)
-		log_warnx("%s", failure);
-	else if (res->kind == HOOK_CHECK)
-		log_debug("check hook succeeded in %lld ms",
-		    (long long)res->duration_ms);
-	else
-		log_info("%s hook succeeded in %lld ms", name,
-		    (long long)res->duration_ms);
-	if (unhealthy && !was_unhealthy)
-		log_warnx("health check failed %lld times: leaving the "
-		    "election", (long long)d->cfg.check_fall);
-	else if (!unhealthy && was_unhealthy)
-		log_notice("health check passed %lld times: rejoining",
-		    (long long)d->cfg.check_rise);
-}
-
-void
-daemon_env_add(char **env, int *n, const char *name, const char *value)
-{
-	(void)xasprintf(&env[(*n)++], "%s=%s", name, value);
-}
-
-void
-daemon_run_hook(struct daemon *d, const struct el_action *act)
-{
-	struct election_view v;
-	enum hook_kind kind = act->hook;
-	const char *cmd = daemon_hook_cmd(d, kind);
-	char *env[20], num[32];
-	int64_t timeout;
-	int n = 0, i;
-	pid_t pid;
-
-	/* hooks.run ends first; its end runs this demote (run_hook.c). */
-	if (kind == HOOK_DEMOTE && run_hook_before_demote(d, act))
-		return;
-	if (kind == HOOK_DEMOTE)
-		lease_log_demote(d, act->reason);
-	election_view(d->el, &v);
-	history_hook(&d->hist, kind, act->reason, act->epoch);
-	if (cmd == NULL) {
-		/* An unset hook succeeds at once. */
-		election_hook_done(d->el, kind, 1);
-		return;
-	}
-	daemon_env_add(env, &n, "ZKELECT_SERVICE", d->cfg.service);
-	daemon_env_add(env, &n, "ZKELECT_ID", d->cfg.id);
-	daemon_env_add(env, &n, "ZKELECT_EVENT", hook_kind_name(kind));
-	daemon_env_add(env, &n, "ZKELECT_ROLE",
-	    daemon_hook_role(kind, act->reason, v.role));
-	daemon_env_add(env, &n, "ZKELECT_REASON", act->reason);
-	(void)snprintf(num, sizeof(num), "%lld", (long long)act->epoch);
-	daemon_env_add(env, &n, "ZKELECT_EPOCH", num);
-	if (kind == HOOK_PROMOTE || kind == HOOK_FENCE) {
-		daemon_env_add(env, &n, "ZKELECT_LEADER", d->cfg.id);
-		daemon_env_add(env, &n, "ZKELECT_LEADER_DATA", d->cfg.data);
-	} else {
-		daemon_env_add(env, &n, "ZKELECT_LEADER", v.leader_id);
-		daemon_env_add(env, &n, "ZKELECT_LEADER_DATA", v.leader_data);
-	}
-	daemon_env_add(env, &n, "ZKELECT_DATA", d->cfg.data);
-	if (kind == HOOK_FENCE) {
-		daemon_env_add(env, &n, "ZKELECT_FENCE_ID", v.crumb_id);
-		daemon_env_add(env, &n, "ZKELECT_FENCE_DATA", v.crumb_data);
-		(void)snprintf(num, sizeof(num), "%lld",
-		    (long long)v.crumb_epoch);
-		daemon_env_add(env, &n, "ZKELECT_FENCE_EPOCH", num);
-	}
-	env[n] = NULL;
-	/*
-	 * A demote must be over (its whole group gone) within act->ms: it
-	 * gets SIGTERM at three quarters of it and SIGKILL at its end.
-	 */
-	timeout = kind == HOOK_DEMOTE ? act->ms * 3 / 4 : act->ms;
-	pid = hook_run(d->hooks, kind, cmd, env, timeout, daemon_hook_done,
-	    d);
-	for (i = 0; i < n; i++)
-		free(env[i]);
-	if (pid == -1) {
-		daemon_set_error(d, "%s hook could not be started",
-		    hook_kind_name(kind));
-		election_hook_done(d->el, kind, 0);
-		return;
-	}
-	if (kind == HOOK_DEMOTE)
-		hook_set_kill_delay(d->hooks, pid, act->ms - timeout);
-	d->hook_pid = pid;
-	d->hook_cancelled = 0;
-	if (kind == HOOK_DEMOTE && strcmp(act->reason, "startup") == 0)
-		d->startup_pid = pid;
-	/* Logged once started: a slow log never delays a hook. */
-	if (kind == HOOK_CHECK)
-		log_debug("running check hook [%ld]", (long)pid);
-	else
-		log_info("running %s hook [%ld] (reason %s, epoch %lld)",
-		    hook_kind_name(kind), (long)pid, act->reason,
-		    (long long)act->epoch);
-}
-
 /* ZooKeeper. */
 
 void
@@ -263,7 +40,7 @@ daemon_open(struct daemon *d)
 	struct timeval tv = { REOPEN_MS / 1000, (REOPEN_MS % 1000) * 1000 };
 
 	d->zk_state = ZOO_CONNECTING_STATE;
-	daemon_clock(d);
+	engine_clock(d);
 	election_session_requested(d->el);
 	if (zk_open_session(d->zk, d->cfg.hosts,
 	    (int)d->cfg.session_timeout_ms, d->cfg.auth,
@@ -318,7 +95,7 @@ daemon_el_answer(struct daemon *d, const struct el_result *res)
 static void
 daemon_send(struct daemon *d, const struct el_action *act)
 {
-	uint64_t tag = daemon_tag(d);
+	uint64_t tag = engine_tag(d);
 	int rc;
 
 	d->m.zk_requests[act->op]++;
@@ -403,7 +180,7 @@ daemon_zk_event(const struct zk_event *ev, void *arg)
 	struct election_view v;
 	struct el_result res;
 
-	daemon_clock(d);
+	engine_clock(d);
 	switch (ev->type) {
 	case ZK_EV_SESSION:
 		log_info("zookeeper session %016llx: %s",
@@ -432,7 +209,7 @@ daemon_zk_event(const struct zk_event *ev, void *arg)
 			d->zk_state = ev->state;
 			election_session(d->el, EL_ZK_READONLY, 0, 0);
 		} else if (ev->state == ZOO_AUTH_FAILED_STATE) {
-			daemon_set_error(d, "zookeeper authentication failed "
+			engine_set_error(d, "zookeeper authentication failed "
 			    "(check zookeeper.auth)");
 			log_msg(LOG_ERR, "%s: retrying with a backoff",
 			    d->last_error);
@@ -468,7 +245,7 @@ daemon_zk_event(const struct zk_event *ev, void *arg)
 		}
 		if (d->el_nreq == 0 || ev->tag != d->el_req[0].tag ||
 		    ev->tag == 0) {
-			(void)command_reply(d, ev);
+			(void)queue_read_reply(d, ev);
 			break;
 		}
 		if (ev->rc != ZOK && ev->rc != ZNONODE)
@@ -490,12 +267,6 @@ daemon_zk_event(const struct zk_event *ev, void *arg)
 
 /* Timers. */
 
-void
-daemon_clock(struct daemon *d)
-{
-	election_clock(d->el, now_ms());
-}
-
 /*
  * The candidate count in the status, refreshed without a children watch
  * or a listing: E/candidates' stat has it. It decides nothing.
@@ -511,12 +282,12 @@ daemon_count(evutil_socket_t fd, short what, void *arg)
 	election_view(d->el, &v);
 	if (zk_is_open(d->zk) && d->zk_state == ZOO_CONNECTED_STATE &&
 	    d->count_tag == 0) {
-		d->count_tag = daemon_tag(d);
+		d->count_tag = engine_tag(d);
 		d->m.zk_requests[EL_OP_NONE]++;
 		if (zk_exists(d->zk, d->cpath, 0, d->count_tag) != ZOK)
 			d->count_tag = 0;
 	}
-	daemon_arm(d->ev_count, v.session_timeout_ms / 3);
+	engine_arm(d->ev_count, v.session_timeout_ms / 3);
 }
 
 /* The election's deadline passed (on CLOCK_BOOTTIME, suspend included). */
@@ -529,29 +300,8 @@ daemon_deadline(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	if (read(fd, &n, sizeof(n)) == -1 && errno != EAGAIN)
 		log_warn("read timerfd");
-	daemon_clock(d);
+	engine_clock(d);
 	daemon_step(d);
-}
-
-void
-daemon_arm_deadline(struct daemon *d)
-{
-	struct itimerspec its;
-	int64_t t = election_deadline(d->el);
-
-	memset(&its, 0, sizeof(its));
-	if (t == d->armed_deadline)
-		return;
-	d->armed_deadline = t;
-	if (t != INT64_MAX) {
-		if (t <= 0)
-			t = 1;	/* zero would disarm */
-		its.it_value.tv_sec = (time_t)(t / 1000);
-		its.it_value.tv_nsec = (long)(t % 1000) * 1000000;
-	}
-	if (timerfd_settime(d->deadline_fd, TFD_TIMER_ABSTIME, &its,
-	    NULL) == -1)
-		fatal("timerfd_settime");
 }
 
 /* Carrying out what the election decided. */
@@ -566,7 +316,9 @@ daemon_perform(struct daemon *d, const struct el_action *act)
 		daemon_send(d, act);
 		break;
 	case EL_ACT_HOOK:
-		daemon_run_hook(d, act);
+		/* hooks.run ends first; its end starts this demote. */
+		if (act->hook != HOOK_DEMOTE || !run_hook_before_demote(d, act))
+			slot_hook_run(d, act);
 		break;
 	case EL_ACT_CANCEL:
 		if (d->hook_pid > 0) {
@@ -580,7 +332,7 @@ daemon_perform(struct daemon *d, const struct el_action *act)
 		break;
 	case EL_ACT_RESTART:
 		log_notice("replacing the expired zookeeper session");
-		command_fail_queries(d, "error session-expired");
+		queue_read_fail(d, "error session-expired");
 		zk_close(d->zk);
 		election_restarted(d->el);
 		d->el_nreq = 0;
@@ -593,10 +345,10 @@ daemon_perform(struct daemon *d, const struct el_action *act)
 		(void)event_base_loopexit(d->base, NULL);
 		break;
 	case EL_ACT_RESIGNED:
-		command_wake(d, &d->resign_waiters, "ok");
+		daemon_wake(d, &d->resign_waiters, "ok");
 		break;
 	case EL_ACT_PAUSED:
-		command_wake(d, &d->pause_waiters, "ok");
+		daemon_wake(d, &d->pause_waiters, "ok");
 		break;
 	case EL_ACT_QUEUE:
 	case EL_ACT_OUTRANKED:
@@ -613,7 +365,7 @@ daemon_perform(struct daemon *d, const struct el_action *act)
 void
 daemon_check_lease(struct daemon *d)
 {
-	daemon_clock(d);
+	engine_clock(d);
 	if (d->last_role == ROLE_LEADER && election_role(d->el) != ROLE_LEADER)
 		daemon_step(d);
 }
@@ -630,7 +382,7 @@ daemon_step(struct daemon *d)
 	 * start a promote on the time it read before it stopped.
 	 */
 	for (guard = 0; guard < 1000; guard++) {
-		daemon_clock(d);
+		engine_clock(d);
 		election_next(d->el, &act);
 		if (act.type == EL_ACT_NONE)
 			break;
@@ -638,8 +390,10 @@ daemon_step(struct daemon *d)
 	}
 	if (guard == 1000)
 		fatalx("election made no progress");
-	run_hook_update(d);
-	daemon_arm_deadline(d);
+	/* hooks.run could not start: the resign it asked for goes out now. */
+	if (run_hook_update(d))
+		daemon_step(d);
+	engine_arm_deadline(d);
 	daemon_report(d);
 	resume_save(d);
 	crashed_save(d);
@@ -661,7 +415,7 @@ daemon_status(struct daemon *d, struct status *st, struct election_view *v)
 	st->leader_data = v->leader_data;
 	st->epoch = v->leader_epoch;
 	st->candidates = v->candidates;
-	st->zk_state = daemon_zk_state(d);
+	st->zk_state = engine_zk_state(d);
 	st->session = v->sid;
 	st->pid = d->pid;
 	st->since = d->since;
@@ -687,6 +441,46 @@ daemon_status(struct daemon *d, struct status *st, struct election_view *v)
 	st->run_since = d->run_pid > 0 ? d->run_since : 0;
 }
 
+/* The watch line without its time: what a change is judged by. */
+static char *
+daemon_watch_state(struct daemon *d)
+{
+	struct election_view v;
+	char *line;
+
+	election_view(d->el, &v);
+	(void)xasprintf(&line, "role=%s leader=%s epoch=%lld",
+	    election_role_name(v.role), v.leader_id,
+	    (long long)v.leader_epoch);
+	return line;
+}
+
+char *
+daemon_watch_line(struct daemon *d)
+{
+	char *state, *line, now[40];
+
+	state = daemon_watch_state(d);
+	rfc3339_ms(wall_ms(), now, sizeof(now));
+	(void)xasprintf(&line, "%s time=%s", state, now);
+	free(state);
+	return line;
+}
+
+/* The clients waiting for a resign or a pause to be done are answered. */
+void
+daemon_wake(struct daemon *d, struct waiter **list, const char *text)
+{
+	struct waiter *w, *next;
+
+	for (w = *list; w != NULL; w = next) {
+		next = w->next;
+		(void)ctl_reply(d->ctl, w->client, text);
+		free(w);
+	}
+	*list = NULL;
+}
+
 /*
  * Called at the end of every step, once the step's actions are under way:
  * the role's log line and the watch lines (queued, written by the loop)
@@ -710,7 +504,7 @@ daemon_report(struct daemon *d)
 		 */
 		if (v.role == ROLE_LEADER) {
 			d->m.elections_won++;
-			daemon_arm(d->ev_count, 0);
+			engine_arm(d->ev_count, 0);
 		}
 		d->last_role = v.role;
 		d->since = time(NULL);
@@ -737,11 +531,11 @@ daemon_report(struct daemon *d)
 	}
 
 	/* A change is judged without the line's time=. */
-	line = command_watch_state(d);
+	line = daemon_watch_state(d);
 	if (d->last_watch == NULL || strcmp(line, d->last_watch) != 0) {
 		free(d->last_watch);
 		d->last_watch = line;
-		line = command_watch_line(d);
+		line = daemon_watch_line(d);
 		ctl_broadcast(d->ctl, line);
 	}
 	free(line);

@@ -129,7 +129,7 @@ http_health(struct daemon *d, char **body)
 		*body = xstrdup("ok\n");
 		return HTTP_OK;
 	}
-	(void)xasprintf(body, "zookeeper session %s\n", daemon_zk_state(d));
+	(void)xasprintf(body, "zookeeper session %s\n", engine_zk_state(d));
 	return HTTP_SERVUNAVAIL;
 }
 

@@ -122,7 +122,7 @@ metrics_state(struct metrics_buf *b, struct daemon *d,
 	    ROLE_PROMOTING, ROLE_LEADER, ROLE_DEMOTING, ROLE_OBSERVER,
 	    ROLE_STOPPED };
 	const struct history_entry *last = history_last(&d->hist);
-	const char *zk = daemon_zk_state(d);
+	const char *zk = engine_zk_state(d);
 	char num[32];
 	size_t i;
 

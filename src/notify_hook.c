@@ -75,14 +75,14 @@ notify_hook_update(struct daemon *d)
 		    (long long)v.leader_epoch);
 	else
 		epoch[0] = '\0';
-	daemon_env_add(env, &n, "ZKELECT_SERVICE", d->cfg.service);
-	daemon_env_add(env, &n, "ZKELECT_ID", d->cfg.id);
-	daemon_env_add(env, &n, "ZKELECT_EVENT", hook_kind_name(HOOK_NOTIFY));
-	daemon_env_add(env, &n, "ZKELECT_ROLE", election_role_name(v.role));
-	daemon_env_add(env, &n, "ZKELECT_EPOCH", epoch);
-	daemon_env_add(env, &n, "ZKELECT_LEADER", v.leader_id);
-	daemon_env_add(env, &n, "ZKELECT_LEADER_DATA", v.leader_data);
-	daemon_env_add(env, &n, "ZKELECT_DATA", d->cfg.data);
+	engine_env_add(env, &n, "ZKELECT_SERVICE", d->cfg.service);
+	engine_env_add(env, &n, "ZKELECT_ID", d->cfg.id);
+	engine_env_add(env, &n, "ZKELECT_EVENT", hook_kind_name(HOOK_NOTIFY));
+	engine_env_add(env, &n, "ZKELECT_ROLE", election_role_name(v.role));
+	engine_env_add(env, &n, "ZKELECT_EPOCH", epoch);
+	engine_env_add(env, &n, "ZKELECT_LEADER", v.leader_id);
+	engine_env_add(env, &n, "ZKELECT_LEADER_DATA", v.leader_data);
+	engine_env_add(env, &n, "ZKELECT_DATA", d->cfg.data);
 	env[n] = NULL;
 	pid = hook_run(d->hooks, HOOK_NOTIFY, cmd, env, d->cfg.hook_timeout_ms,
 	    notify_hook_done, d);

@@ -248,7 +248,7 @@ reexec_poll(evutil_socket_t fd, short what, void *arg)
 		reexec_exec(d);
 		return;
 	}
-	daemon_arm(d->ev_rx, REEXEC_POLL_MS);
+	engine_arm(d->ev_rx, REEXEC_POLL_MS);
 }
 
 void

@@ -111,7 +111,7 @@ run_hook_arm_kill(struct daemon *d)
 		run_hook_kill(-1, 0, d);
 		return;
 	}
-	daemon_arm(d->ev_run_kill, left);
+	engine_arm(d->ev_run_kill, left);
 }
 
 static void
@@ -126,7 +126,7 @@ run_hook_done(const struct hook_result *res, void *arg)
 	d->run_pid = -1;
 	d->run_since = 0;
 	(void)evtimer_del(d->ev_run_kill);
-	daemon_clock(d);
+	engine_clock(d);
 	if (d->run_stopping) {
 		d->run_stopping = 0;
 		log_info("run process [%ld] stopped after %lld ms", (long)pid,
@@ -141,20 +141,20 @@ run_hook_done(const struct hook_result *res, void *arg)
 		left = v.demote_at + v.demote_timeout_ms - now_ms();
 		if (v.lease_end != 0 && left < act.ms)
 			act.ms = left > 1 ? left : 1;
-		daemon_run_hook(d, &act);
+		slot_hook_run(d, &act);
 		free(d->run_demote_reason);
 		d->run_demote_reason = NULL;
-		daemon_step(d);
+		engine_step(d);
 		return;
 	}
 	if (res->signo != 0)
-		daemon_set_error(d, "run process killed by signal %d",
+		engine_set_error(d, "run process killed by signal %d",
 		    res->signo);
 	else
-		daemon_set_error(d, "run process exited %d", res->exit_code);
+		engine_set_error(d, "run process exited %d", res->exit_code);
 	log_warnx("%s: resigning", d->last_error);
 	(void)election_run_exited(d->el);
-	daemon_step(d);
+	engine_step(d);
 }
 
 /*
@@ -195,22 +195,22 @@ run_hook_start(struct daemon *d)
 	election_view(d->el, &v);
 	(void)snprintf(epoch, sizeof(epoch), "%lld",
 	    (long long)v.leader_epoch);
-	daemon_env_add(env, &n, "ZKELECT_SERVICE", d->cfg.service);
-	daemon_env_add(env, &n, "ZKELECT_ID", d->cfg.id);
-	daemon_env_add(env, &n, "ZKELECT_EVENT", hook_kind_name(HOOK_RUN));
-	daemon_env_add(env, &n, "ZKELECT_ROLE", election_role_name(v.role));
-	daemon_env_add(env, &n, "ZKELECT_REASON", "elected");
-	daemon_env_add(env, &n, "ZKELECT_EPOCH", epoch);
-	daemon_env_add(env, &n, "ZKELECT_LEADER", d->cfg.id);
-	daemon_env_add(env, &n, "ZKELECT_LEADER_DATA", d->cfg.data);
-	daemon_env_add(env, &n, "ZKELECT_DATA", d->cfg.data);
+	engine_env_add(env, &n, "ZKELECT_SERVICE", d->cfg.service);
+	engine_env_add(env, &n, "ZKELECT_ID", d->cfg.id);
+	engine_env_add(env, &n, "ZKELECT_EVENT", hook_kind_name(HOOK_RUN));
+	engine_env_add(env, &n, "ZKELECT_ROLE", election_role_name(v.role));
+	engine_env_add(env, &n, "ZKELECT_REASON", "elected");
+	engine_env_add(env, &n, "ZKELECT_EPOCH", epoch);
+	engine_env_add(env, &n, "ZKELECT_LEADER", d->cfg.id);
+	engine_env_add(env, &n, "ZKELECT_LEADER_DATA", d->cfg.data);
+	engine_env_add(env, &n, "ZKELECT_DATA", d->cfg.data);
 	env[n] = NULL;
 	pid = hook_run(d->hooks, HOOK_RUN, d->cfg.hook_run, env, 0,
 	    run_hook_done, d);
 	for (i = 0; i < n; i++)
 		free(env[i]);
 	if (pid == -1) {
-		daemon_set_error(d, "run process could not be started");
+		engine_set_error(d, "run process could not be started");
 		log_warnx("%s: resigning", d->last_error);
 		(void)election_run_exited(d->el);
 		return;
@@ -235,9 +235,11 @@ run_hook_adopt(struct daemon *d, pid_t pid, int fd, time_t since)
 
 /*
  * Called at the end of every step: starts the run once per leadership,
- * when the core says leader, and keeps a stop's SIGKILL in time.
+ * when the core says leader, and keeps a stop's SIGKILL in time. Returns
+ * 1 when the run could not be started: the resign it asked for is to go
+ * out now (once), by another step.
  */
-void
+int
 run_hook_update(struct daemon *d)
 {
 	struct election_view v;
@@ -245,17 +247,15 @@ run_hook_update(struct daemon *d)
 	if (d->run_pid != -1) {
 		if (d->run_stopping)
 			run_hook_arm_kill(d);
-		return;
+		return 0;
 	}
 	election_view(d->el, &v);
 	/* A resumed leader starts it once its session is confirmed. */
 	if (d->run_led || d->stopping || v.role != ROLE_LEADER || v.resuming)
-		return;
+		return 0;
 	d->run_led = 1;
 	if (d->cfg.hook_run == NULL)
-		return;
+		return 0;
 	run_hook_start(d);
-	/* Not started: the resign it asked for goes out now (once). */
-	if (d->run_pid == -1)
-		daemon_step(d);
+	return d->run_pid == -1;
 }

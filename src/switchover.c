@@ -63,7 +63,7 @@ switchover_timeout(evutil_socket_t fd, short what, void *arg)
 	    "decides", d->sw_target != NULL ? d->sw_target : "?");
 	election_switchover_cancel(d->el);
 	switchover_end(d, "error timeout");
-	daemon_step(d);
+	engine_step(d);
 }
 
 int
@@ -122,7 +122,7 @@ switchover_follow(struct daemon *d, const char *id, int preempt)
 		fatalx("evtimer_add");
 }
 
-/* The queue was read (command_read_queue): ID's node, if it is there. */
+/* The queue was read (queue_read_start): ID's node, if it is there. */
 void
 switchover_found(struct daemon *d, uint64_t client, const char *id,
     const struct queue_read *r, const char *why)
@@ -174,7 +174,7 @@ switchover_found(struct daemon *d, uint64_t client, const char *id,
 		return;
 	}
 	switchover_follow(d, id, 0);
-	daemon_step(d);
+	engine_step(d);
 }
 
 void
@@ -228,12 +228,12 @@ switchover_queue_read(struct daemon *d, uint64_t client, const char *arg,
 	(void)arg;
 	(void)why;
 	d->pre_querying = 0;
-	daemon_clock(d);
+	engine_clock(d);
 	if (r == NULL) {
 		/* Looked at again at the next period. */
 		election_queue(d->el, NULL);
 		if (!in_step)
-			daemon_arm_deadline(d);
+			engine_arm_deadline(d);
 		return;
 	}
 	q.n = r->n;
@@ -241,7 +241,7 @@ switchover_queue_read(struct daemon *d, uint64_t client, const char *arg,
 	q.datas = r->datas;
 	election_queue(d->el, &q);
 	if (!in_step)
-		daemon_step(d);
+		engine_step(d);
 }
 
 void
@@ -251,7 +251,7 @@ switchover_perform(struct daemon *d, const struct el_action *act)
 	case EL_ACT_QUEUE:
 		/* A failure answered at once comes back inside this step. */
 		d->pre_querying = 2;
-		command_read_queue(d, 0, switchover_queue_read, NULL);
+		queue_read_start(d, 0, switchover_queue_read, NULL);
 		if (d->pre_querying == 2)
 			d->pre_querying = 1;
 		break;

@@ -392,6 +392,7 @@ main(int argc, char *argv[])
 	d.notify_pid = -1;
 	d.notified_leader = xstrdup("");
 	d.armed_deadline = -1;
+	d.step = daemon_step;
 
 	memset(&cp, 0, sizeof(cp));
 	cp.path = d.cfg.socket_path;
@@ -450,7 +451,7 @@ main(int argc, char *argv[])
 	if (d.ev_deadline == NULL || d.ev_reopen == NULL || d.ev_count == NULL ||
 	    d.ev_publish == NULL || event_add(d.ev_deadline, NULL) == -1)
 		fatalx("event_new");
-	daemon_arm(d.ev_count, d.cfg.session_timeout_ms / 3);
+	engine_arm(d.ev_count, d.cfg.session_timeout_ms / 3);
 
 	log_notice("starting: service %s, id %s, %s, election path %s",
 	    d.cfg.service, d.cfg.id, d.cfg.mode == CONFIG_MODE_OBSERVER ?
@@ -464,7 +465,7 @@ main(int argc, char *argv[])
 	zk_close(d.zk);
 	resume_remove(&d);
 	crashed_remove(&d);
-	command_fail_queries(&d, "error stopping");
+	queue_read_fail(&d, "error stopping");
 	/* No publishing still due may overwrite "stopped". */
 	(void)event_del(d.ev_publish);
 	daemon_status(&d, &st, &v);

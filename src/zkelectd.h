@@ -22,7 +22,7 @@ struct ctl;
 struct http;
 struct notify;
 struct zk;
-struct members_query;
+struct queue_query;
 
 struct waiter {
 	struct waiter *next;
@@ -63,6 +63,11 @@ struct metrics {
 
 struct daemon {
 	struct event_base *base;
+	/*
+	 * daemon_step(), registered by main: what engine_step() runs when a
+	 * feature below the daemon told the core something.
+	 */
+	void (*step)(struct daemon *d);
 	pid_t pid;
 	struct config cfg;
 	const char *config_path;
@@ -115,7 +120,7 @@ struct daemon {
 	const char *lease_error;	/* as last logged (lease.c) */
 	int64_t lease_error_T;
 
-	struct members_query *queries;
+	struct queue_query *queries;	/* queue_read.c's reads */
 	struct waiter *resign_waiters;
 	struct waiter *pause_waiters;
 	uint64_t sw_client;	/* an operator's switchover, 0 none */
@@ -172,25 +177,32 @@ struct daemon {
 void lease_report(struct daemon *d, const struct election_view *v);
 void lease_log_demote(struct daemon *d, const char *reason);
 
+/* engine.c: what daemon.c and its features share */
+uint64_t engine_tag(struct daemon *d);
+const char *engine_zk_state(const struct daemon *d);
+void engine_set_error(struct daemon *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void engine_arm(struct event *ev, int64_t ms);
+void engine_env_add(char **env, int *n, const char *name, const char *value);
+void engine_clock(struct daemon *d);
+void engine_arm_deadline(struct daemon *d);
+void engine_step(struct daemon *d);
+
 /* daemon.c */
 void daemon_step(struct daemon *d);
-void daemon_arm_deadline(struct daemon *d);
 void daemon_check_lease(struct daemon *d);
 void daemon_open(struct daemon *d);
-void daemon_arm(struct event *ev, int64_t ms);
 void daemon_zk_event(const struct zk_event *ev, void *arg);
 void daemon_reopen(evutil_socket_t fd, short what, void *arg);
 void daemon_count(evutil_socket_t fd, short what, void *arg);
 void daemon_deadline(evutil_socket_t fd, short what, void *arg);
 void daemon_publish(evutil_socket_t fd, short what, void *arg);
-void daemon_clock(struct daemon *d);
 void daemon_status(struct daemon *d, struct status *st, struct election_view *v);
-const char *daemon_zk_state(const struct daemon *d);
-uint64_t daemon_tag(struct daemon *d);
-void daemon_env_add(char **env, int *n, const char *name, const char *value);
-void daemon_run_hook(struct daemon *d, const struct el_action *act);
-void daemon_set_error(struct daemon *d, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+char *daemon_watch_line(struct daemon *d);
+void daemon_wake(struct daemon *d, struct waiter **list, const char *text);
+
+/* slot_hook.c */
+void slot_hook_run(struct daemon *d, const struct el_action *act);
 
 /* reexec.c */
 void reexec_request(struct daemon *d);
@@ -216,7 +228,7 @@ void notify_hook_update(struct daemon *d);
 /* run_hook.c */
 void run_hook_init(struct daemon *d);
 void run_hook_free(struct daemon *d);
-void run_hook_update(struct daemon *d);
+int run_hook_update(struct daemon *d);
 void run_hook_adopt(struct daemon *d, pid_t pid, int fd, time_t since);
 int run_hook_before_demote(struct daemon *d, const struct el_action *act);
 
@@ -235,20 +247,20 @@ void daemon_diagnose(struct daemon *d, enum el_op op, const char *path,
     const struct el_result *res);
 void daemon_diagnose_view(struct daemon *d, const struct election_view *v);
 
-/* command.c */
-void command_handle(struct ctl *ctl, uint64_t client, uid_t uid,
-    const char *line, void *arg);
-int command_reply(struct daemon *d, const struct zk_event *ev);
-void command_fail_queries(struct daemon *d, const char *why);
+/* queue_read.c */
 /*
  * Reads the queue (a listing, then each node's data) for a command, then
  * calls fn once: with the queue, or with NULL and the error to answer.
  */
-void command_read_queue(struct daemon *d, uint64_t client, queue_fn fn,
+void queue_read_start(struct daemon *d, uint64_t client, queue_fn fn,
     const char *arg);
-void command_wake(struct daemon *d, struct waiter **list, const char *text);
-char *command_watch_state(struct daemon *d);
-char *command_watch_line(struct daemon *d);
+/* A reply of a queue read: 1 when it was one (taken), else 0. */
+int queue_read_reply(struct daemon *d, const struct zk_event *ev);
+void queue_read_fail(struct daemon *d, const char *why);
+
+/* command.c */
+void command_handle(struct ctl *ctl, uint64_t client, uid_t uid,
+    const char *line, void *arg);
 char *command_metrics(struct daemon *d);
 char *command_status(struct daemon *d, int json);
 

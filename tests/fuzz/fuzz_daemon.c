@@ -46,7 +46,7 @@ fuzz_daemon_config(struct config *cfg)
 }
 
 /*
- * The harness stands in for ZooKeeper: it calls command_reply() with the
+ * The harness stands in for ZooKeeper: it calls queue_read_reply() with the
  * replies it makes up. What the library itself reports (a handle that
  * never connects) would change the daemon at random moments: dropped.
  */
@@ -80,6 +80,7 @@ fuzz_daemon_init(struct daemon *d)
 	d->notify_pid = -1;
 	d->notified_leader = xstrdup("");
 	d->armed_deadline = -1;
+	d->step = daemon_step;
 
 	memset(&cp, 0, sizeof(cp));
 	cp.path = d->cfg.socket_path;
@@ -116,9 +117,9 @@ fuzz_daemon_init(struct daemon *d)
 void
 fuzz_daemon_free(struct daemon *d)
 {
-	command_fail_queries(d, "error stopping");
-	command_wake(d, &d->resign_waiters, "error stopping");
-	command_wake(d, &d->pause_waiters, "error stopping");
+	queue_read_fail(d, "error stopping");
+	daemon_wake(d, &d->resign_waiters, "error stopping");
+	daemon_wake(d, &d->pause_waiters, "error stopping");
 	ctl_close(d->ctl);
 	hook_runner_free(d->hooks);
 	zk_free(d->zk);

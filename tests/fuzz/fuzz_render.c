@@ -302,7 +302,7 @@ fuzz_render_check(struct daemon *d)
 	}
 	free(ans);
 
-	ans = command_watch_line(d);
+	ans = daemon_watch_line(d);
 	fuzz_expect(fuzz_clean(ans, strlen(ans)), "watch line", ans);
 	free(ans);
 }
@@ -365,7 +365,7 @@ fuzz_members_ask(struct daemon *d, const char *line, struct fuzz_replies *r,
 	ev.rc = r->rc;
 	ev.children = r->kids;
 	ev.nchildren = r->nkids;
-	FUZZ_ASSERT(command_reply(d, &ev) == 1, "listing not taken");
+	FUZZ_ASSERT(queue_read_reply(d, &ev) == 1, "listing not taken");
 	last = d->next_tag;
 	/* The gets, each answered once, in order or backwards. */
 	for (i = 0; tag + 1 + (uint64_t)i <= last; i++) {
@@ -381,7 +381,7 @@ fuzz_members_ask(struct daemon *d, const char *line, struct fuzz_replies *r,
 		    tag + 1 + (uint64_t)i;
 		ev.rc = r->rcs[i];
 		ev.data = r->datas[i];
-		FUZZ_ASSERT(command_reply(d, &ev) == 1, "get not taken");
+		FUZZ_ASSERT(queue_read_reply(d, &ev) == 1, "get not taken");
 	}
 	ans = fuzz_client_finish(d, &c, &closed);
 #ifdef FUZZ_DEBUG

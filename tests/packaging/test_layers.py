@@ -20,13 +20,6 @@ LAYERS = ROOT / "scripts/layers.py"
 
 # Each circle still allowed, with the files that own breaking it.
 ALLOWED = {
-    # The features call back into the daemon that calls them
-    # (daemon_step, daemon_env_add, daemon_run_hook, ...), the daemon calls
-    # command.c's replies and command.c the daemon's status: owned by
-    # daemon.c and its features, issue 20 item 2.
-    frozenset({"command.c", "daemon.c", "metrics.c", "notify_hook.c",
-               "run_hook.c", "switchover.c"}):
-        "daemon.c and the features it calls",
     # The pure core split over three files that call each other: owned by
     # election*.c (the state machine of issue 20 item 1).
     frozenset({"election.c", "election_event.c", "election_time.c"}):

@@ -6,7 +6,7 @@
  * gives it up, or its timeout (the promote hook's timeout and two session
  * timeouts) cancels it, as the daemon's timer does.
  *
- * The queue read is command_read_queue's: a listing, then each node's
+ * The queue read is queue_read.c's: a listing, then each node's
  * data, from the replica of the server the connection goes to. The model
  * reads that replica once, a round trip (1-20 ms) after the request; a
  * connection that is not up when it is asked or when the answer is due
