@@ -1,7 +1,7 @@
 /*
  * The control socket's commands. Most answer at once from the daemon's
- * state; members asks ZooKeeper, and resign and pause answer once the
- * election has done what they asked.
+ * state; members asks ZooKeeper (queue_read.c), and resign and pause
+ * answer once the election has done what they asked.
  */
 #include <stdio.h>
 #include <stdlib.h>
