@@ -148,6 +148,7 @@ daemon_hook_done(const struct hook_result *res, void *arg)
 	}
 	election_view(d->el, &v);
 	was_unhealthy = v.unhealthy;
+	trace_hook_end(&d->tr, res->pid, res->reaped_us);
 	election_hook_done(d->el, res->kind, res->ok);
 	election_view(d->el, &v);
 	unhealthy = v.unhealthy;
@@ -185,7 +186,7 @@ daemon_run_hook(struct daemon *d, const struct el_action *act)
 	enum hook_kind kind = act->hook;
 	const char *cmd = daemon_hook_cmd(d, kind);
 	char *env[20], num[32];
-	int64_t timeout;
+	int64_t timeout, decided = log_stamp();
 	int n = 0, i;
 	pid_t pid;
 
@@ -240,6 +241,9 @@ daemon_run_hook(struct daemon *d, const struct el_action *act)
 		election_hook_done(d->el, kind, 0);
 		return;
 	}
+	if (kind != HOOK_CHECK)
+		trace_hook(&d->tr, hook_kind_name(kind), pid, decided,
+		    d->hooks);
 	if (kind == HOOK_DEMOTE)
 		hook_set_kill_delay(d->hooks, pid, act->ms - timeout);
 	d->hook_pid = pid;
@@ -319,6 +323,7 @@ static void
 daemon_send(struct daemon *d, const struct el_action *act)
 {
 	uint64_t tag = daemon_tag(d);
+	int64_t sending = act->op == EL_OP_RELEASE ? log_stamp() : 0;
 	int rc;
 
 	d->m.zk_requests[act->op]++;
@@ -379,6 +384,8 @@ daemon_send(struct daemon *d, const struct el_action *act)
 		rc = ZBADARGUMENTS;
 		break;
 	}
+	if (sending != 0)
+		trace_release(&d->tr, sending, log_stamp());
 	if (rc != ZOK) {
 		struct el_result res;
 
@@ -402,8 +409,11 @@ daemon_zk_event(const struct zk_event *ev, void *arg)
 	struct daemon *d = arg;
 	struct election_view v;
 	struct el_result res;
+	int64_t delivered;
 
+	delivered = log_stamp();
 	daemon_clock(d);
+	trace_event(&d->tr, ev, delivered);
 	switch (ev->type) {
 	case ZK_EV_SESSION:
 		log_info("zookeeper session %016llx: %s",
@@ -445,7 +455,6 @@ daemon_zk_event(const struct zk_event *ev, void *arg)
 		}
 		break;
 	case ZK_EV_WATCH:
-		log_debug("watch %d on %s", ev->wtype, ev->path);
 		election_watch(d->el, ev->wtype == ZOO_DELETED_EVENT,
 		    ev->path);
 		break;
@@ -486,6 +495,12 @@ daemon_zk_event(const struct zk_event *ev, void *arg)
 		break;
 	}
 	daemon_step(d);
+	/* Logged once the step is over, with its trace stamps. */
+	if (ev->type == ZK_EV_WATCH)
+		log_debug("watch %d on %s: queued=%lld drained=%lld "
+		    "delivered=%lld stepped=%lld", ev->wtype, ev->path,
+		    (long long)ev->queued_us, (long long)ev->drained_us,
+		    (long long)delivered, (long long)log_stamp());
 }
 
 /* Timers. */
@@ -643,6 +658,7 @@ daemon_step(struct daemon *d)
 	daemon_report(d);
 	resume_save(d);
 	crashed_save(d);
+	trace_flush(&d->tr);
 }
 
 /* Reporting. */
