@@ -153,6 +153,7 @@ daemon_hook_done(const struct hook_result *res, void *arg)
 	election_view(d->el, &v);
 	unhealthy = v.unhealthy;
 	daemon_step(d);
+	trace_step_end(&d->tr, NULL);
 
 	/* What follows the hook is under way: the words can come now. */
 	if (!res->ok && cancelled)
@@ -495,12 +496,7 @@ daemon_zk_event(const struct zk_event *ev, void *arg)
 		break;
 	}
 	daemon_step(d);
-	/* Logged once the step is over, with its trace stamps. */
-	if (ev->type == ZK_EV_WATCH)
-		log_debug("watch %d on %s: queued=%lld drained=%lld "
-		    "delivered=%lld stepped=%lld", ev->wtype, ev->path,
-		    (long long)ev->queued_us, (long long)ev->drained_us,
-		    (long long)delivered, (long long)log_stamp());
+	trace_step_end(&d->tr, ev);
 }
 
 /* Timers. */
@@ -658,7 +654,6 @@ daemon_step(struct daemon *d)
 	daemon_report(d);
 	resume_save(d);
 	crashed_save(d);
-	trace_flush(&d->tr);
 }
 
 /* Reporting. */
@@ -786,6 +781,7 @@ daemon_publish(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	trace_flush(&d->tr);
 	daemon_status(d, &st, &v);
 	st.updated = 0;
 	text = status_render(&st, 0);

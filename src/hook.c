@@ -394,14 +394,15 @@ hook_finish(struct hook *h)
 	hook_read(h, HOOK_DRAIN_MAX);
 	if (h->hold)
 		hook_release_held(h, res.ok);
-	log_debug("hook %s[%ld]: over: code %d signal %d after %lld ms%s",
-	    hook_kind_name(h->kind), (long)h->pid, res.exit_code, res.signo,
-	    (long long)res.duration_ms, res.timed_out ? " (timed out)" : "");
 	hook_maybe_free(h);
 
 	/* h may be gone: only the copies are used from here. */
 	if (done != NULL)
 		done(&res, arg);
+	/* After done: what follows the hook (a release) goes first. */
+	log_debug("hook %s[%ld]: over: code %d signal %d after %lld ms%s",
+	    hook_kind_name(res.kind), (long)res.pid, res.exit_code, res.signo,
+	    (long long)res.duration_ms, res.timed_out ? " (timed out)" : "");
 }
 
 /*

@@ -168,18 +168,20 @@ def handoffs(events, logs, procs):
             rel = [r for r in logs.get(old, ([], [], []))[1]
                    if r.get("sent") is not None and
                    dem_end - 1000 <= r["sent"] <= first_line]
-            if rel:
-                r = rel[0]
-                row["reaped"] = r.get("reaped")
-                row["hook_exit"] = procs.get(r.get("hook"), {}).get("exit")
-                row["sending"] = r.get("sending")
-                row["sent"] = r["sent"]
-                # The release's first notification to the successor.
-                ws = [w["queued"] for w in watches
-                      if w.get("queued") is not None and
-                      r["sent"] <= w["queued"] <= first_line]
-                if ws:
-                    row["first_queued"] = min(ws)
+            # A handoff has a release between; a crash has none.
+            if not rel:
+                continue
+            r = rel[0]
+            row["reaped"] = r.get("reaped")
+            row["hook_exit"] = procs.get(r.get("hook"), {}).get("exit")
+            row["sending"] = r.get("sending")
+            row["sent"] = r["sent"]
+            # The release's first notification to the successor.
+            ws = [w["queued"] for w in watches
+                  if w.get("queued") is not None and
+                  r["sent"] <= w["queued"] <= first_line]
+            if ws:
+                row["first_queued"] = min(ws)
             rows.append(row)
     rows.sort(key=lambda r: r["first_line"])
     return rows

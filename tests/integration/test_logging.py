@@ -135,7 +135,7 @@ def trace_lines(d, kind):
     out = []
     for m in re.finditer(rf"zkelectd: trace {kind}(?:\[(\d+)\])?: (.*)$",
                          d.log_text(), re.M):
-        out.append(dict(TRACE_KV.findall(m.group(2))))
+        out.append(dict(TRACE_KV.findall(m.group(2)), pid=m.group(1)))
     return out
 
 
@@ -162,6 +162,16 @@ def test_handover_is_traced_at_debug_only(election):
     r = trace_lines(n1, "release")[-1]
     assert r["cause"] == "hook-end", r
     assert 0 < int(r["reaped"]) <= int(r["sending"]) <= int(r["sent"]), r
+    # Nothing is written between the notification and the hook, nor
+    # between the demote's end and the release: the lines come after.
+    log = n2.log_text()
+    started = log.index(f"hook promote[{p['pid']}]: started")
+    signal = log.index(f"watch 2 on {p['cause'][len('watch:'):]}:")
+    assert signal > started, log[started - 2000:signal + 200]
+    ends = re.findall(r"(role demoting -> follower|hook demote\[\d+\]: over:)",
+                      n1.log_text())
+    assert ends[-2:] == ["role demoting -> follower",
+                         "hook demote[" + r["hook"] + "]: over:"], ends
     # node3 (info) leads next: no stamp, no line.
     assert n2.ctl("resign").strip() == "ok"
     wait_for(lambda: n3.role() == "leader" or n1.role() == "leader", 15,
