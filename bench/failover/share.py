@@ -154,7 +154,8 @@ def handoffs(events, logs, procs):
             if not dem:
                 continue
             dem_end, old = max(dem)
-            if first_line - dem_end > 5e6:
+            # A graceful handoff takes milliseconds; a crash's takes T.
+            if first_line - dem_end > 1e6:
                 continue
             row = {"node": node, "old": old, "pid": p["pid"],
                    "cause": p["cause"], "demote_end": dem_end,
