@@ -96,6 +96,7 @@ static void
 daemon_send(struct daemon *d, const struct el_action *act)
 {
 	uint64_t tag = engine_tag(d);
+	int64_t sending = act->op == EL_OP_RELEASE ? log_stamp() : 0;
 	int rc;
 
 	d->m.zk_requests[act->op]++;
@@ -156,6 +157,8 @@ daemon_send(struct daemon *d, const struct el_action *act)
 		rc = ZBADARGUMENTS;
 		break;
 	}
+	if (sending != 0)
+		trace_release(&d->tr, sending, log_stamp());
 	if (rc != ZOK) {
 		struct el_result res;
 
@@ -179,8 +182,11 @@ daemon_zk_event(const struct zk_event *ev, void *arg)
 	struct daemon *d = arg;
 	struct election_view v;
 	struct el_result res;
+	int64_t delivered;
 
+	delivered = log_stamp();
 	engine_clock(d);
+	trace_event(&d->tr, ev, delivered);
 	switch (ev->type) {
 	case ZK_EV_SESSION:
 		log_info("zookeeper session %016llx: %s",
@@ -222,7 +228,6 @@ daemon_zk_event(const struct zk_event *ev, void *arg)
 		}
 		break;
 	case ZK_EV_WATCH:
-		log_debug("watch %d on %s", ev->wtype, ev->path);
 		election_watch(d->el, ev->wtype == ZOO_DELETED_EVENT,
 		    ev->path);
 		break;
@@ -263,6 +268,7 @@ daemon_zk_event(const struct zk_event *ev, void *arg)
 		break;
 	}
 	daemon_step(d);
+	trace_step_end(&d->tr, ev);
 }
 
 /* Timers. */
@@ -564,6 +570,7 @@ daemon_publish(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	trace_flush(&d->tr);
 	daemon_status(d, &st, &v);
 	st.updated = 0;
 	text = status_render(&st, 0);

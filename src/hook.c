@@ -59,6 +59,7 @@ struct hook {
 	int over;		/* done was called; never signalled again */
 	enum hook_phase phase;
 	int64_t start_ms;
+	int64_t reaped_us;	/* log_stamp() of its reaping */
 	int64_t kill_delay_ms;	/* from SIGTERM to SIGKILL */
 	int fd;			/* read end of the output pipe, or -1 */
 	struct event *ev_out;
@@ -78,6 +79,7 @@ struct hook_runner {
 	struct event_base *base;
 	TAILQ_HEAD(, hook) hooks;
 	int active;
+	struct hook_stamps stamps;	/* of the last hook_run() */
 };
 
 static void hook_output(evutil_socket_t, short, void *);
@@ -376,6 +378,7 @@ hook_finish(struct hook *h)
 	memset(&res, 0, sizeof(res));
 	res.kind = h->kind;
 	res.pid = h->pid;
+	res.reaped_us = h->reaped_us;
 	res.duration_ms = now_ms() - h->start_ms;
 	res.timed_out = h->phase != HOOK_WAITING;
 	if (WIFEXITED(status)) {
@@ -391,14 +394,15 @@ hook_finish(struct hook *h)
 	hook_read(h, HOOK_DRAIN_MAX);
 	if (h->hold)
 		hook_release_held(h, res.ok);
-	log_debug("hook %s[%ld]: over: code %d signal %d after %lld ms%s",
-	    hook_kind_name(h->kind), (long)h->pid, res.exit_code, res.signo,
-	    (long long)res.duration_ms, res.timed_out ? " (timed out)" : "");
 	hook_maybe_free(h);
 
 	/* h may be gone: only the copies are used from here. */
 	if (done != NULL)
 		done(&res, arg);
+	/* After done: what follows the hook (a release) goes first. */
+	log_debug("hook %s[%ld]: over: code %d signal %d after %lld ms%s",
+	    hook_kind_name(res.kind), (long)res.pid, res.exit_code, res.signo,
+	    (long long)res.duration_ms, res.timed_out ? " (timed out)" : "");
 }
 
 /*
@@ -737,6 +741,7 @@ hook_run(struct hook_runner *hr, enum hook_kind kind, const char *cmd,
 	int nullfd, pfd[2], err;
 	pid_t pid;
 
+	hr->stamps.entered = log_stamp();
 	if (hook_open_fds(name, &nullfd, pfd) == -1)
 		return -1;
 	argv[0] = (char *)"sh";
@@ -744,7 +749,9 @@ hook_run(struct hook_runner *hr, enum hook_kind kind, const char *cmd,
 	argv[2] = (char *)cmd;
 	argv[3] = NULL;
 	envp = hook_environ(env);
+	hr->stamps.spawning = log_stamp();
 	err = hook_spawn(&pid, nullfd, pfd[1], argv, envp);
+	hr->stamps.spawned = log_stamp();
 	free(envp);
 	(void)close(nullfd);
 	(void)close(pfd[1]);
@@ -765,6 +772,12 @@ hook_run(struct hook_runner *hr, enum hook_kind kind, const char *cmd,
 	}
 	log_debug("hook %s[%ld]: started: %s", name, (long)pid, cmd);
 	return pid;
+}
+
+void
+hook_last_stamps(const struct hook_runner *hr, struct hook_stamps *st)
+{
+	*st = hr->stamps;
 }
 
 static struct hook *
@@ -818,6 +831,7 @@ void
 hook_runner_reap(struct hook_runner *hr)
 {
 	struct hook *h;
+	int64_t seen_us = log_stamp();
 	pid_t pid;
 	int status;
 
@@ -842,6 +856,7 @@ hook_runner_reap(struct hook_runner *hr)
 		}
 		h->running = 0;
 		h->status = status;
+		h->reaped_us = seen_us;
 	}
 	/* Every zombie is reaped: a group's emptiness is known now. */
 	hook_finish_ready(hr);

@@ -31,6 +31,14 @@ struct hook_result {
 	int timed_out;
 	int64_t duration_ms;
 	pid_t pid;
+	int64_t reaped_us;	/* its SIGCHLD's turn of the loop (log_stamp) */
+};
+
+/* The last hook_run()'s trace stamps (log_stamp(): 0 unless debug). */
+struct hook_stamps {
+	int64_t entered;	/* hook_run() called */
+	int64_t spawning;	/* posix_spawn() called */
+	int64_t spawned;	/* it returned: the shell was exec'd */
 };
 
 typedef void (*hook_done_fn)(const struct hook_result *res, void *arg);
@@ -54,6 +62,8 @@ void hook_runner_free(struct hook_runner *hr);
  */
 pid_t hook_run(struct hook_runner *hr, enum hook_kind kind, const char *cmd,
     char *const env[], int64_t timeout_ms, hook_done_fn done, void *arg);
+
+void hook_last_stamps(const struct hook_runner *hr, struct hook_stamps *st);
 
 /*
  * Takes over a child started before a re-exec (its pid, which is its

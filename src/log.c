@@ -101,6 +101,29 @@ log_level_name(int level)
 	return "unknown";
 }
 
+int64_t
+log_stamp(void)
+{
+	struct timespec ts;
+
+	if (__atomic_load_n(&logger.level, __ATOMIC_RELAXED) < LOG_DEBUG ||
+	    clock_gettime(CLOCK_MONOTONIC, &ts) == -1)
+		return 0;
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t
+log_stamp_offset(void)
+{
+	struct timespec mono, real;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &mono) == -1 ||
+	    clock_gettime(CLOCK_REALTIME, &real) == -1)
+		return 0;
+	return ((int64_t)real.tv_sec - mono.tv_sec) * 1000000 +
+	    (real.tv_nsec - mono.tv_nsec) / 1000;
+}
+
 /* Writes all of buf to stderr; a line is one write() but for a short one. */
 static void
 log_write(const char *buf, size_t len)

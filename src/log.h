@@ -3,6 +3,7 @@
 #define ZKELECTD_LOG_H
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <syslog.h>
 
 #define LOG_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -13,6 +14,16 @@ int log_getlevel(void);
 /* Parses "debug", "info", "notice", "warning", "err"; -1 when unknown. */
 int log_level_parse(const char *name);
 const char *log_level_name(int level);
+
+/*
+ * CLOCK_MONOTONIC in microseconds while debug lines are kept, else 0
+ * without reading a clock: the stamps of the handover's trace (the "trace"
+ * debug lines) cost one load and a compare at the other levels.
+ * Thread-safe.
+ */
+int64_t log_stamp(void);
+/* CLOCK_REALTIME minus CLOCK_MONOTONIC, in microseconds, read now. */
+int64_t log_stamp_offset(void);
 
 void log_msg(int prio, const char *fmt, ...) LOG_PRINTF(2, 3);
 void log_vmsg(int prio, const char *fmt, va_list ap) LOG_PRINTF(2, 0);

@@ -88,10 +88,12 @@ slot_hook_done(const struct hook_result *res, void *arg)
 	}
 	election_view(d->el, &v);
 	was_unhealthy = v.unhealthy;
+	trace_hook_end(&d->tr, res->pid, res->reaped_us);
 	election_hook_done(d->el, res->kind, res->ok);
 	election_view(d->el, &v);
 	unhealthy = v.unhealthy;
 	engine_step(d);
+	trace_step_end(&d->tr, NULL);
 
 	/* What follows the hook is under way: the words can come now. */
 	if (!res->ok && cancelled)
@@ -123,7 +125,7 @@ slot_hook_run(struct daemon *d, const struct el_action *act)
 	enum hook_kind kind = act->hook;
 	const char *cmd = slot_hook_cmd(d, kind);
 	char *env[20], num[32];
-	int64_t timeout;
+	int64_t timeout, decided = log_stamp();
 	int n = 0, i;
 	pid_t pid;
 
@@ -174,6 +176,9 @@ slot_hook_run(struct daemon *d, const struct el_action *act)
 		election_hook_done(d->el, kind, 0);
 		return;
 	}
+	if (kind != HOOK_CHECK)
+		trace_hook(&d->tr, hook_kind_name(kind), pid, decided,
+		    d->hooks);
 	if (kind == HOOK_DEMOTE)
 		hook_set_kill_delay(d->hooks, pid, act->ms - timeout);
 	d->hook_pid = pid;

@@ -104,8 +104,10 @@ zk_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
 	struct zk_hctx *h = ctx;
 	struct zk_event *ev;
 	const clientid_t *cid;
+	int64_t queued_us = log_stamp();
 
 	ev = xcalloc(1, sizeof(*ev));
+	ev->queued_us = queued_us;
 	ev->gen = h->gen;
 	if (type == ZOO_SESSION_EVENT) {
 		/* A retrying library's run of lines ends with the state. */
@@ -134,6 +136,7 @@ zk_reply_new(struct zk_req *r, int rc)
 	struct zk_event *ev;
 
 	ev = xcalloc(1, sizeof(*ev));
+	ev->queued_us = log_stamp();
 	ev->type = ZK_EV_REPLY;
 	ev->gen = r->gen;
 	ev->tag = r->tag;
@@ -262,6 +265,7 @@ zk_drain(evutil_socket_t fd, short what, void *arg)
 {
 	struct zk *zk = arg;
 	struct zk_event *ev, *next;
+	int64_t drained_us = log_stamp();
 	uint64_t n;
 
 	(void)what;
@@ -275,6 +279,7 @@ zk_drain(evutil_socket_t fd, short what, void *arg)
 		abort();
 	for (; ev != NULL; ev = next) {
 		next = ev->next;
+		ev->drained_us = drained_us;
 		if (ev->gen == zk->gen && zk->zh != NULL)
 			zk->fn(ev, zk->arg);
 		else

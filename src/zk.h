@@ -39,6 +39,12 @@ struct zk_event {
 	char **children;
 	int nchildren;
 	int64_t sent_ms;	/* REPLY: when the request was sent */
+	/*
+	 * At log level debug (log_stamp(), else 0): when the library's
+	 * thread handed it over, and when the loop took it from the queue.
+	 */
+	int64_t queued_us;
+	int64_t drained_us;
 };
 
 /* One operation of a multi. */

@@ -10,6 +10,7 @@
 #include "history.h"
 #include "hook.h"
 #include "status.h"
+#include "trace.h"
 #include "zk.h"
 
 #include <sys/types.h>
@@ -141,6 +142,7 @@ struct daemon {
 	time_t since;
 	struct metrics m;
 	struct history hist;
+	struct trace tr;	/* the handover's stamps (debug) */
 
 	/* reexec.c: SIGUSR2, and what the image before this one handed over */
 	char **argv;		/* main's, to run again */

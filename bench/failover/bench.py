@@ -33,6 +33,8 @@ sys.path.insert(0, str(REPO / "tests" / "integration"))
 from ports import reserve  # noqa: E402
 from zkharness import four_letter  # noqa: E402
 
+import share  # noqa: E402  (bench/failover/share.py)
+
 PY = "/usr/bin/python3"
 MARK = "BENCH_FAILOVER_DIR"     # in the environment of every child
 ZK_JAR = "/usr/share/java/zookeeper.jar"
@@ -524,14 +526,12 @@ class Zkelectd(System):
     name = "zkelectd"
 
     def __init__(self, b, nodes, service="failover", log_level="debug",
-                 stamp=True, session_timeout=None):
+                 session_timeout=None):
         self.service = service
         self.log_level = log_level
-        self.stamp = stamp
         self.session_timeout = session_timeout or f"{b.T}s"
         super().__init__(b, nodes)
         self.name = "zkelectd" if service == "failover" else service
-        self.stampers = {}
         self.sdir = b.dir / f"zkelectd-{service}"
         self.sdir.mkdir(exist_ok=True)
         for n in nodes:
@@ -564,21 +564,8 @@ log_level = {self.log_level}
 
     def _start(self, n):
         argv = [str(self.b.zkelectd), "-c", str(self.sdir / f"{n}.conf")]
-        if not self.stamp:
-            self.proc[n] = self.b.procs.spawn(argv, self.log_path(n),
-                                              env=self.env())
-            return
-        # stderr through a pipe to a stamper: each line gets the
-        # microsecond it arrived (the daemon's own stamps are in ms).
-        d = self.b.procs.spawn(argv, None, env=self.env(),
-                               stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE)
-        self.stampers[n] = self.b.procs.spawn(
-            ["bash", "-c", 'while IFS= read -r l; do '
-             'printf "%s %s\\n" "$EPOCHREALTIME" "$l"; done'],
-            self.log_path(n), stdin=d.stderr)
-        d.stderr.close()
-        self.proc[n] = d
+        self.proc[n] = self.b.procs.spawn(argv, self.log_path(n),
+                                          env=self.env())
 
     def settled(self, need):
         st = {n: self.status(n) for n in need}
@@ -604,12 +591,6 @@ log_level = {self.log_level}
             os.kill(self.proc[n].pid, signal.SIGKILL)
         else:
             self.proc[n].send_signal(sig)
-
-    def stop_all(self, timeout=20):
-        super().stop_all(timeout)
-        for p in self.stampers.values():
-            reap(p, signal.SIGKILL, group=True)
-        self.stampers.clear()
 
 
 class Kazoo(System):
@@ -807,9 +788,6 @@ class Bench:
                 row["gap_ms"] = (succ[0] - dem[0]) / 1e6
                 if dem[0] > succ[0]:
                     row["error"] = "promote started before the demote ended"
-            if isinstance(system, Zkelectd) and system.stamp:
-                row["breakdown"] = self.breakdown(system, lead, succ[3], t0,
-                                                  row)
         else:
             row["failover_T"] = (succ[0] - t0) / 1e9 / system.crash_ttl_s
         self.rows.append(row)
@@ -820,50 +798,16 @@ class Bench:
         system.start(lead)
         return row
 
-    # The successor's debug log, stamped on arrival (µs): the notification
-    # of the predecessor's deletion, the decision to promote, the hook's
-    # fork, and the hook's own first line; the old leader's demote end and
-    # its release.
-    def breakdown(self, system, old, new, t0, row):
-        def lines(n):
-            out = []
-            try:
-                text = system.log_path(n).read_text(errors="replace")
-            except OSError:
-                return out
-            for line in text.splitlines():
-                stamp, _, msg = line.partition(" ")
-                try:
-                    ns = int(float(stamp) * 1e9)
-                except ValueError:
-                    continue
-                if ns >= t0:
-                    out.append((ns, msg))
-            return out
-
-        def first(ls, pat, after=0):
-            for ns, msg in ls:
-                if ns >= after and re.search(pat, msg):
-                    return ns
-            return None
-
-        succ = lines(new)
-        olds = lines(old)
-        b = {}
-        dem_end = row.get("t_demote_end", t0)
-        b["old_hook_exit_seen"] = first(olds,
-                                        r"hook demote\[\d+\]: (exited|over:)")
-        b["old_exit"] = first(olds, r"handoff complete|exiting")
-        b["notified"] = first(succ, r"watch \d+ on ", dem_end)
-        # The release's last notification, the old leader's claim gone:
-        # the one a prepared heir waits for (issue 21).
-        b["signal"] = first(succ, r"watch \d+ on \S*/claims/", dem_end)
-        b["decided"] = first(succ, r"running promote hook", dem_end)
-        b["spawned"] = first(succ, r"hook promote\[\d+\]: started",
-                             dem_end)
-        b["hook_start"] = row["t_promote"]
-        b["demote_end"] = dem_end
-        return {k: v for k, v in b.items() if v is not None}
+    # zkelectd's own share of every graceful handoff's gap, from the
+    # daemons' trace lines (log level debug): bench/failover/share.py.
+    def share(self, system):
+        logs = {n: share.read_log(system.log_path(n)) for n in system.nodes
+                if system.log_path(n).exists()}
+        rows = share.handoffs(share.read_events(system.events.path), logs,
+                              {})
+        self.results["share"] = {
+            "rows": rows, "parts": share.summary(rows, share.PARTS),
+            "totals": share.summary(rows, share.TOTALS)}
 
     def round(self, system, kind, rnd):
         """One failover; on a failure, the error is recorded and the
@@ -889,8 +833,7 @@ class Bench:
     def phase_failover(self):
         a = self.a
         systems = [Zkelectd(self, ["z1", "z2", "z3"],
-                            log_level=a.zkelectd_log_level,
-                            stamp=a.zkelectd_log_level == "debug")]
+                            log_level=a.zkelectd_log_level)]
         if "kazoo" in a.systems:
             systems.append(Kazoo(self, ["k1", "k2", "k3"]))
         if self.etcd is not None:
@@ -924,6 +867,8 @@ class Bench:
                     self.round(s, "crash", 1)
         for s in systems:
             s.stop_all()
+        if a.zkelectd_log_level == "debug":
+            self.share(systems[0])
 
     # ------------------------------------------------------------ requests
     def phase_requests(self, n):
@@ -935,7 +880,6 @@ class Bench:
         say("restarting ZooKeeper with its request log on")
         self.zk.restart(reqlog=True)
         s = Zkelectd(self, nodes, service=f"req{n}", log_level="info",
-                     stamp=False,
                      session_timeout=self.a.requests_session_timeout)
         say(f"requests per failover: starting {n} zkelectd (session "
             f"timeout {s.session_timeout})")
@@ -1077,7 +1021,7 @@ class Bench:
         for label, to, nodes in (("T=10s", "10s", ["f1", "f2"]),
                                  ("T=2s", "2s", ["g1"])):
             s = Zkelectd(self, nodes, service=f"idle{to}", log_level="info",
-                         stamp=False, session_timeout=to)
+                         session_timeout=to)
             for nd in nodes:
                 s.start(nd)
             s.wait_settled(30)
@@ -1336,9 +1280,8 @@ def main():
                     "60 s (default 1, 0 with --quick)")
     ap.add_argument("--zkelectd-log-level", default="info",
                     help="of the 3 timed daemons: debug gives the gap's "
-                    "breakdown, its lines stamped on arrival by a bash "
-                    "loop, which costs the timed daemons CPU on the "
-                    "critical path (default info, to a file)")
+                    "breakdown and zkelectd's own share from their trace "
+                    "lines (share.py; default info)")
     ap.add_argument("--json", help="also write every measurement there")
     ap.add_argument("--keep", action="store_true",
                     help="keep the temporary directory (logs)")

@@ -44,7 +44,8 @@ DIR=$(mktemp -d /tmp/zkhooks.XXXXXX)
 ZK_PID=""
 D_PID=""
 TRACE=""
-TRACEFS_MOUNTED=""
+# shellcheck source=scripts/tracefs.sh
+. "$REPO/scripts/tracefs.sh"
 
 cleanup() {
 	if [ -n "$D_PID" ]; then
@@ -55,11 +56,7 @@ cleanup() {
 		kill -KILL -- "-$ZK_PID" 2>/dev/null || true
 		wait "$ZK_PID" 2>/dev/null || true
 	fi
-	if [ -n "$TRACE" ]; then
-		echo 0 >"$TRACE/tracing_on" 2>/dev/null || true
-		rmdir "$TRACE" 2>/dev/null || true
-	fi
-	[ -z "$TRACEFS_MOUNTED" ] || umount "$TRACEFS_MOUNTED" 2>/dev/null || true
+	tracefs_stop
 	if [ "${KEEP:-0}" = 1 ]; then
 		echo "kept $DIR" >&2
 	else
@@ -87,24 +84,10 @@ make -s -C "$BENCH" BIN="$DIR/hookbench-old" \
 STAMP=$BENCH/stamp
 
 # ---------------------------------------------------------------- ftrace
-T=/sys/kernel/tracing
-if [ ! -e "$T/trace_clock" ]; then
-	mkdir "$DIR/tracefs"
-	if mount -t tracefs nodev "$DIR/tracefs" 2>/dev/null; then
-		T=$DIR/tracefs
-		TRACEFS_MOUNTED=$T
-	fi
-fi
-if [ -d "$T/instances" ] && mkdir "$T/instances/zkhooks$$" 2>/dev/null; then
-	TRACE=$T/instances/zkhooks$$
-	echo mono >"$TRACE/trace_clock"
-	echo 16384 >"$TRACE/buffer_size_kb"
+tracefs_start "$DIR" "zkhooks$$" 16384 sched/sched_process_exec \
+    sched/sched_process_exit signal/signal_generate
+if [ -n "$TRACE" ]; then
 	echo 'sig == 15' >"$TRACE/events/signal/signal_generate/filter"
-	for e in sched/sched_process_exec sched/sched_process_exit \
-	    signal/signal_generate; do
-		echo 1 >"$TRACE/events/$e/enable"
-	done
-	echo 1 >"$TRACE/tracing_on"
 else
 	say "no tracefs: kernel-side columns stay empty"
 fi

@@ -126,3 +126,54 @@ def test_passing_checks_log_nothing_at_info(election):
     assert re.search(r"hook check\[\d+\]: checked the service$", d.log_text(),
                      re.M), d.log_tail()
     assert "health check failed 2 times" in d.log_text()
+
+
+TRACE_KV = re.compile(r"(\w+)=(\S+)")
+
+
+def trace_lines(d, kind):
+    out = []
+    for m in re.finditer(rf"zkelectd: trace {kind}(?:\[(\d+)\])?: (.*)$",
+                         d.log_text(), re.M):
+        out.append(dict(TRACE_KV.findall(m.group(2)), pid=m.group(1)))
+    return out
+
+
+def test_handover_is_traced_at_debug_only(election):
+    """At debug, the successor writes the stamps of its path from the
+    release's notification to its promote hook's execve, and the old
+    leader those of its demote hook's end to the release, in the order
+    they happened (bench/failover/share.py reads them). At info, nothing,
+    and the stamps are not even taken."""
+    n1, n2 = start_in_order(election, 2)
+    n3 = election.daemon("node3", options={"control.log_level": "info"})
+    n3.wait_role("follower", 15)
+    assert n1.ctl("resign").strip() == "ok"
+    n2.wait_role("leader", 15)
+    wait_for(lambda: trace_lines(n2, "promote") and
+             trace_lines(n1, "release"), 10, "the handover's trace lines")
+    p = trace_lines(n2, "promote")[-1]
+    assert p["cause"].startswith(f"watch:{election.path}/"), p
+    order = ["queued", "drained", "delivered", "decided", "entered",
+             "spawning", "spawned"]
+    stamps = [int(p[k]) for k in order]
+    assert all(s > 0 for s in stamps), p
+    assert stamps == sorted(stamps), p
+    r = trace_lines(n1, "release")[-1]
+    assert r["cause"] == "hook-end", r
+    assert 0 < int(r["reaped"]) <= int(r["sending"]) <= int(r["sent"]), r
+    # Nothing is written between the notification and the hook, nor
+    # between the demote's end and the release: the lines come after.
+    log = n2.log_text()
+    started = log.index(f"hook promote[{p['pid']}]: started")
+    signal = log.index(f"watch 2 on {p['cause'][len('watch:'):]}:")
+    assert signal > started, log[started - 2000:signal + 200]
+    ends = re.findall(r"(role demoting -> follower|hook demote\[\d+\]: over:)",
+                      n1.log_text())
+    assert ends[-2:] == ["role demoting -> follower",
+                         "hook demote[" + r["hook"] + "]: over:"], ends
+    # node3 (info) leads next: no stamp, no line.
+    assert n2.ctl("resign").strip() == "ok"
+    wait_for(lambda: n3.role() == "leader" or n1.role() == "leader", 15,
+             "a third leader")
+    assert "trace " not in n3.log_text()

@@ -177,6 +177,28 @@ test_threads(void **state)
 	assert_int_equal(total + 1, THREADS * ROUNDS);
 }
 
+/* The trace's stamps: a clock read only while debug lines are kept. */
+static void
+test_stamp_only_at_debug(void **state)
+{
+	int64_t a, b, off;
+
+	(void)state;
+	log_setlevel(LOG_INFO);
+	assert_int_equal(log_stamp(), 0);
+	log_setlevel(LOG_DEBUG);
+	a = log_stamp();
+	usleep(2000);
+	b = log_stamp();
+	assert_true(a > 0);
+	/* Microseconds: 2 ms of sleep is at least 2000 of them. */
+	assert_true(b - a >= 2000);
+	assert_true(b - a < 10000000);
+	/* The wall clock is some decades past the monotonic clock's zero. */
+	off = log_stamp_offset();
+	assert_true(off > (int64_t)1000000000 * 1000000);
+}
+
 int
 main(void)
 {
@@ -186,6 +208,7 @@ main(void)
 		T(test_repeats_collapse),
 		T(test_below_level_not_counted),
 		T(test_threads),
+		T(test_stamp_only_at_debug),
 #undef T
 	};
 
