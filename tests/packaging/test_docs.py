@@ -667,3 +667,44 @@ def test_readme_commands_are_zkelectctl_s(readme):
     cmds = ctl_commands()
     names = {w for pair in said for w in pair if w}
     assert names and sorted(names - set(cmds)) == []
+
+
+def page_reasons(d8):
+    """The ZKELECT_REASON words zkelectd(8)'s HOOKS lists."""
+    lines = d8.section("HOOKS")
+    start = next(i for i, x in enumerate(lines) if x.startswith("Reasons are"))
+    end = next(i for i in range(start, len(lines))
+               if re.match(r"\.PP\b", lines[i]))
+    return {w for w in bold_words(lines[start:end])
+            if re.fullmatch(r"[a-z]+(-[a-z]+)*", w)}
+
+
+def test_hook_reasons_are_the_same_in_the_page_and_readme(d8, readme):
+    said = page_reasons(d8)
+    m = re.search(r"`ZKELECT_REASON` is one of(.*?)\n\n",
+                  readme_section(readme, "Hooks"), re.S)
+    assert m, "README.md: no list of ZKELECT_REASON values"
+    words = {w for q in re.findall(r"`([^`]*)`", m.group(1))
+             for w in q.split() if re.fullmatch(r"[a-z]+(-[a-z]+)*", w)}
+    assert (sorted(said - words), sorted(words - said)) == ([], [])
+    literals = set()
+    for f in SRC.glob("*.c"):
+        literals |= set(re.findall(r'"([a-z-]+)"', f.read_text()))
+    assert sorted(said - literals) == []
+
+
+def reload_refused():
+    text = c_block(read("src/zkelectd.c"), "\ndaemon_reload(", "\n}\n")
+    keep = set(re.findall(r'KEEP\(\w+, "(\w+\.\w+)"\)', text))
+    warned = set(re.findall(r'"reload: (\w+\.\w+) cannot change', text))
+    return keep | warned
+
+
+def test_keys_a_reload_refuses_are_the_page_s(conf5):
+    refused = reload_refused()
+    sentences = re.split(r"\.\s+", conf5.section_text("RELOADING"))
+    said = set()
+    for s in sentences:
+        if "refused with a warning" in s:
+            said |= set(re.findall(r"\b([a-z]+\.[a-z_]+)\b", s))
+    assert (sorted(refused - said), sorted(said - refused)) == ([], [])
