@@ -1,7 +1,8 @@
 """Behaviours of CONTRACT.md that no other test drove through the real
 binaries (tests/CONTRACT-MAP.md lists which test covers what): SIGINT,
 a failing fence hook, the default election.id, how a hook is started,
-and zkelectd's help and version options.
+zkelectd's help and version options, and the epoch kept by a leader that
+promotes again on the same candidate node.
 
 Each test judges by what the daemons report and record (status file,
 socket, hook history, log), waiting for it with a deadline.
@@ -15,6 +16,9 @@ import subprocess
 
 from zkharness import (RECORD_HOOK, binary, hook_runs, start_in_order,
                        wait_for)
+# The fault fixtures (a proxy between a daemon and ZooKeeper, healed at
+# teardown) are test_faults.py's.
+from test_faults import faults, proxy_factory  # noqa: F401
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -127,3 +131,38 @@ def test_zkelectd_help_and_version_options():
         for o in ("-c", "--config", "-o", "-t", "--check", "-V",
                   "--version", "-h", "--help"):
             assert re.search(rf"(^|\s){o}\b", r.stdout), (opt, o)
+
+
+def test_promoting_again_on_the_same_node_keeps_the_epoch(election, faults):
+    # disconnect_grace 0: a reset alone makes the leader demote, and the
+    # session (with its node, still first) lives on.
+    n1, n2 = faults.start_in_order(
+        2, proxied=("node1",), options={"election.disconnect_grace": "0"})
+    epoch = n1.leader()["epoch"]
+    st = n1.status()
+    before = len(election.events())
+
+    faults.proxies["node1"].cut()
+
+    def promoted_again():
+        runs = [r for r in hook_runs(election.events(), id="node1")
+                if r[0].n > before and r[1] is not None]
+        demotes = [r for r in runs if r[0].event == "demote"]
+        if not demotes:
+            return None
+        again = [r for r in runs if r[0].event == "promote" and
+                 r[0].n > demotes[0][1].n]
+        return (demotes[0], again[0]) if again else None
+
+    demote, promote = wait_for(promoted_again, 30,
+                               "node1's demote on the reset, then its promote")
+    assert demote[0].reason == "disconnected"
+    assert promote[0].epoch == epoch, "a new epoch on the same node"
+    n1.wait_role("leader", timeout=10)
+    assert election.wait_one_leader() is n1
+    assert n1.leader()["epoch"] == epoch
+    st2 = n1.status()
+    assert (st2["session"], st2["my_epoch"]) == (st["session"],
+                                                 st["my_epoch"])
+    assert hook_runs(election.events(), id="node2", event="promote") == []
+    faults.check_all()
