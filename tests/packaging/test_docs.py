@@ -708,3 +708,48 @@ def test_keys_a_reload_refuses_are_the_page_s(conf5):
         if "refused with a warning" in s:
             said |= set(re.findall(r"\b([a-z]+\.[a-z_]+)\b", s))
     assert (sorted(refused - said), sorted(said - refused)) == ([], [])
+
+
+def error_form(s):
+    """A message with its variable parts as %, and section.key as %.%."""
+    s = re.sub(r"%[-.*\d]*(?:ll|l|z)?[sdu]", "%", s)
+    s = re.sub(r"\b[a-z_]+\.[a-z_]+\b", "%.%", s)
+    return re.sub(r"\b\d+\b", "%", s)
+
+
+def code_config_error_forms():
+    text = read("src/config.c")
+    forms = set()
+    for m in re.finditer(r"\bconfig_fail\(&?p, ([^,]+),", text):
+        lit = re.match(r'\s*((?:"(?:[^"\\]|\\.)*"\s*)+)', text[m.end():])
+        if lit is None:
+            continue
+        fmt = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', lit.group(1)))
+        where = m.group(1).strip()
+        prefix = {"0": "%: ", "-1": ""}.get(where, "%:%: ")
+        forms.add(error_form(prefix + fmt))
+    assert len(forms) > 5, "cannot read config.c's error messages"
+    return forms
+
+
+def page_config_error_forms(conf5):
+    lines = conf5.section("ERRORS")
+    block = lines[lines.index(".nf") + 1:lines.index(".fi")]
+    forms = set()
+    for line in block:
+        m = re.match(r"\.(IB|BI)\s+(.*)", line)
+        assert m, f"zkelectd.conf(5) ERRORS: {line!r}"
+        args = [roff_unescape(a) for a in roff_args(m.group(2))]
+        italic = 0 if m.group(1) == "IB" else 1
+        forms.add(error_form("".join(
+            "%" if i % 2 == italic else a for i, a in enumerate(args))))
+    return forms
+
+
+def test_every_form_of_config_error_is_in_the_page(conf5):
+    page = page_config_error_forms(conf5)
+    generic = {f[:-1] for f in page if f.endswith(": %")}
+    missing = sorted(f for f in code_config_error_forms()
+                     if f not in page and
+                     not any(f.startswith(g) for g in generic))
+    assert missing == []
