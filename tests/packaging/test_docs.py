@@ -753,3 +753,10 @@ def test_every_form_of_config_error_is_in_the_page(conf5):
                      if f not in page and
                      not any(f.startswith(g) for g in generic))
     assert missing == []
+
+
+def test_history_reasons_of_the_daemon_are_in_the_page(d8):
+    text = c_block(read("src/history.c"), "\nhistory_reason(", "\n}\n")
+    reasons = set(re.findall(r'"([a-z-]+)"', text))
+    assert len(reasons) > 5, "cannot read history.c's reasons"
+    assert sorted(reasons - bold_words(d8.section("HISTORY"))) == []
