@@ -1,0 +1,167 @@
+"""Behaviours of CONTRACT.md that no other test drove through the real
+binaries (tests/CONTRACT-MAP.md lists which test covers what): SIGINT,
+a failing fence hook, the default election.id, how a hook is started,
+zkelectd's help and version options, and the epoch kept by a leader that
+promotes again on the same candidate node.
+
+Each test judges by what the daemons report and record (status file,
+socket, hook history, log), waiting for it with a deadline.
+"""
+
+import os
+import re
+import signal
+import socket
+import subprocess
+
+from zkharness import (RECORD_HOOK, binary, hook_runs, start_in_order,
+                       wait_for)
+# The fault fixtures (a proxy between a daemon and ZooKeeper, healed at
+# teardown) are test_faults.py's.
+from test_faults import faults, proxy_factory  # noqa: F401
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+
+def test_sigint_is_an_ordered_handoff_like_sigterm(election):
+    n1, n2 = start_in_order(election, n=2)
+
+    n1.signal(signal.SIGINT)
+    assert n1.wait_exit(20) == 0
+    assert n1.status()["role"] == "stopped"
+    assert "received SIGINT: stopping" in n1.log_text()
+
+    assert election.wait_one_leader() is n2
+    ev = election.events()
+    demote = [r for r in hook_runs(ev, id="node1", event="demote")
+              if r[0].reason == "shutdown"]
+    assert demote and demote[-1][1] is not None, \
+        "node1's shutdown demote did not run to its end"
+    promote = hook_runs(ev, id="node2", event="promote")
+    assert promote and promote[-1][0].n > demote[-1][1].n, \
+        "node2 promoted before node1's demote ended"
+    election.check_invariants()
+
+
+def test_a_failing_fence_hook_means_no_promote(election):
+    fence = {"hooks.fence": f"{RECORD_HOOK} fence"}
+    n1, n2 = start_in_order(election, n=2, options=fence)
+    n2.hook_conf(fence_exit=1)
+
+    # A crash leaves E/breadcrumb behind: node2 must fence first.
+    n1.kill()
+
+    def fence_then_demote():
+        ev = election.events()
+        fences = [r for r in hook_runs(ev, id="node2", event="fence")
+                  if r[1] is not None]
+        if not fences:
+            return None
+        after = [r for r in hook_runs(ev, id="node2", event="demote")
+                 if r[0].n > fences[0][1].n]
+        return (fences[0], after[0]) if after else None
+
+    fence_run, demote = wait_for(fence_then_demote, 30,
+                                 "node2's failed fence, then its demote")
+    assert demote[0].reason == "promote-failed"
+    ev = election.events()
+    promoted = [r for r in hook_runs(ev, id="node2", event="promote")
+                if r[0].n > fence_run[0].n and r[0].n < demote[0].n]
+    assert promoted == [], "node2 promoted although its fence failed"
+    assert n2.role() != "leader"
+
+
+def test_election_id_defaults_to_the_host_name(election):
+    d = election.daemon("node1", hooks=False,
+                        options={"election.id": None})
+    d.wait_role("leader", timeout=15)
+    host = socket.gethostname()
+    assert d.status()["id"] == host
+    assert d.leader()["id"] == host
+    assert [m[1] for m in d.members()] == [host]
+
+
+PROBE = """#!/bin/sh
+# Where the hook runs: its process group and its standard input.
+{
+	echo "pid=$$"
+	echo "pgid=$(ps -o pgid= -p $$ | tr -d ' ')"
+	echo "stdin=$(readlink /proc/$$/fd/0)"
+} >"$1.tmp"
+mv "$1.tmp" "$1"
+echo "probe says hello on stdout"
+echo "probe says hello on stderr" >&2
+"""
+
+
+def test_a_hook_runs_in_its_own_group_with_stdin_from_dev_null(election,
+                                                                  tmp_path):
+    probe = tmp_path / "probe.sh"
+    probe.write_text(PROBE)
+    out = tmp_path / "probe.out"
+    d = election.daemon("node1", hooks=False, options={
+        "hooks.promote": f"exec /bin/sh {probe} {out}"})
+    d.wait_role("leader", timeout=15)
+
+    got = dict(line.split("=", 1)
+               for line in wait_for(lambda: out.exists() and out.read_text(),
+                                    10, "the probe's report").splitlines())
+    assert got["stdin"] == "/dev/null"
+    assert got["pgid"] == got["pid"], "the hook leads no process group"
+    assert int(got["pgid"]) != os.getpgid(d.pid)
+    wait_for(lambda: "probe says hello on stdout" in d.log_text() and
+             "probe says hello on stderr" in d.log_text(), 10,
+             "the hook's output in the daemon's log")
+
+
+def test_zkelectd_help_and_version_options():
+    zkd = str(binary("zkelectd"))
+    with open(os.path.join(ROOT, "Makefile")) as f:
+        version = re.search(r"^VERSION\s*=\s*(\S+)", f.read(), re.M).group(1)
+    for opt in ("-V", "--version"):
+        r = subprocess.run([zkd, opt], capture_output=True, text=True)
+        assert (r.returncode, r.stdout.split()) == (0, ["zkelectd",
+                                                        version]), opt
+    for opt in ("-h", "--help"):
+        r = subprocess.run([zkd, opt], capture_output=True, text=True)
+        assert r.returncode == 0 and r.stdout.startswith("usage: zkelectd"), \
+            opt
+        for o in ("-c", "--config", "-o", "-t", "--check", "-V",
+                  "--version", "-h", "--help"):
+            assert re.search(rf"(^|\s){o}\b", r.stdout), (opt, o)
+
+
+def test_promoting_again_on_the_same_node_keeps_the_epoch(election, faults):
+    # disconnect_grace 0: a reset alone makes the leader demote, and the
+    # session (with its node, still first) lives on.
+    n1, n2 = faults.start_in_order(
+        2, proxied=("node1",), options={"election.disconnect_grace": "0"})
+    epoch = n1.leader()["epoch"]
+    st = n1.status()
+    before = len(election.events())
+
+    faults.proxies["node1"].cut()
+
+    def promoted_again():
+        runs = [r for r in hook_runs(election.events(), id="node1")
+                if r[0].n > before and r[1] is not None]
+        demotes = [r for r in runs if r[0].event == "demote"]
+        if not demotes:
+            return None
+        again = [r for r in runs if r[0].event == "promote" and
+                 r[0].n > demotes[0][1].n]
+        return (demotes[0], again[0]) if again else None
+
+    demote, promote = wait_for(promoted_again, 30,
+                               "node1's demote on the reset, then its promote")
+    assert demote[0].reason == "disconnected"
+    assert promote[0].epoch == epoch, "a new epoch on the same node"
+    n1.wait_role("leader", timeout=10)
+    assert election.wait_one_leader() is n1
+    assert n1.leader()["epoch"] == epoch
+    st2 = n1.status()
+    assert (st2["session"], st2["my_epoch"]) == (st["session"],
+                                                 st["my_epoch"])
+    assert hook_runs(election.events(), id="node2", event="promote") == []
+    faults.check_all()
