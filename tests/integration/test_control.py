@@ -743,6 +743,10 @@ def test_zkelectctl_every_command(election):
     assert ctl_ok(s1 + ["role"]).stdout == "leader\n"
     assert ctl_ok(s2 + ["role"]).stdout == "follower\n"
 
+    # status and status --json are read at two moments: node2's news may
+    # reach node1 between them, so both wait for it first.
+    wait_for(lambda: parse_kv(ctl_ok(s1 + ["status"]).stdout)
+             .get("candidates") == "2", 10, "node1 to count two candidates")
     st = parse_kv(ctl_ok(s1 + ["status"]).stdout)
     assert (st["role"], st["leader"], st["epoch"]) == ("leader", "node1", epoch)
     obj = json.loads(ctl_ok(s1 + ["status", "--json"]).stdout)
