@@ -79,6 +79,10 @@ notify_hook_update(struct daemon *d)
 	engine_env_add(env, &n, "ZKELECT_ID", d->cfg.id);
 	engine_env_add(env, &n, "ZKELECT_EVENT", hook_kind_name(HOOK_NOTIFY));
 	engine_env_add(env, &n, "ZKELECT_ROLE", election_role_name(v.role));
+	/* Set for every hook (a hook may run with set -u): empty, like the
+	 * leader's variables, when nobody leads. */
+	engine_env_add(env, &n, "ZKELECT_REASON",
+	    v.leader_id[0] != '\0' ? "elected" : "");
 	engine_env_add(env, &n, "ZKELECT_EPOCH", epoch);
 	engine_env_add(env, &n, "ZKELECT_LEADER", v.leader_id);
 	engine_env_add(env, &n, "ZKELECT_LEADER_DATA", v.leader_data);

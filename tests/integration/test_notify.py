@@ -10,9 +10,12 @@ from zkharness import data_of, process_gone, start_in_order, wait_for
 
 NOTIFY_SH = """#!/bin/sh
 # One line when it starts and one when it ends, in the node's own file:
-#   start|end LEADER EPOCH ROLE LEADER_DATA
+#   start|end LEADER EPOCH ROLE LEADER_DATA REASON
+# (REASON: unset or empty written as such; set -u as a strict hook has it)
+set -u
 f="{dir}/notify-$ZKELECT_ID"
-line="${{ZKELECT_LEADER:--}} ${{ZKELECT_EPOCH:--}} $ZKELECT_ROLE ${{ZKELECT_LEADER_DATA:--}}"
+r=${{ZKELECT_REASON-unset}}
+line="${{ZKELECT_LEADER:--}} ${{ZKELECT_EPOCH:--}} $ZKELECT_ROLE ${{ZKELECT_LEADER_DATA:--}} ${{r:-empty}}"
 echo "start $line" >>"$f"
 # A test may make the node's next runs slow.
 if [ -r "{dir}/sleep-$ZKELECT_ID" ]; then
@@ -40,7 +43,8 @@ def script(election, name, text):
 
 
 def runs(election, id):
-    """[(phase, leader, epoch, role, leader_data)] of one node's notify runs."""
+    """[(phase, leader, epoch, role, leader_data, reason)] of one node's
+    notify runs."""
     try:
         text = (election.dir / f"notify-{id}").read_text()
     except FileNotFoundError:
@@ -75,6 +79,9 @@ def test_every_node_is_told_of_each_new_leader(election):
     # its startup demote) and the leader's data.
     assert last_end(election, "obs")[3] == "observer"
     assert last_end(election, "node2")[4] == data_of(1)
+    # A leader named: the reason is elected (set for every hook, so that a
+    # hook written with set -u runs).
+    assert last_end(election, "obs")[5] == "elected"
 
     n1.stop()
     n2.wait_role("leader", 15)
@@ -84,7 +91,8 @@ def test_every_node_is_told_of_each_new_leader(election):
         wait_for(lambda d=d: (last_end(election, d.id) or ())[1:3] ==
                  ("node2", str(epoch2)), 15, f"{d.id} told node2 leads")
         check_one_at_a_time(election, d.id)
-    assert last_end(election, "node3")[3:] == ("follower", data_of(2))
+    assert last_end(election, "node3")[3:] == ("follower", data_of(2),
+                                               "elected")
     assert "leader is now node2" in n3.log_text()
     assert "leader is now node2" in obs.log_text()
 
@@ -141,4 +149,6 @@ def test_no_leader_runs_it_with_empty_values(election):
     n1.stop()
     wait_for(lambda: (last_end(election, "obs") or ())[1:3] == ("-", "-"), 15,
              "obs told nobody leads")
+    # Nobody leads: ZKELECT_REASON is set, and empty, like the leader's.
+    assert last_end(election, "obs")[5] == "empty"
     assert "no leader" in obs.log_text()
