@@ -1,7 +1,8 @@
 /*
- * The election's internal state, shared by election.c (decisions),
- * election_event.c (what ZooKeeper, hooks and operators report) and
- * election_time.c (the clock: lease, keepalive, grace, health schedule).
+ * The election's internal state, shared by election.c (the facts and
+ * their upkeep), election_time.c (the clock: lease, keepalive, grace,
+ * health schedule), election_reply.c and election_event.c (what ZooKeeper,
+ * hooks and operators report) and election_next.c (the decisions).
  */
 #ifndef ZKELECTD_ELECTION_INT_H
 #define ZKELECTD_ELECTION_INT_H
@@ -333,6 +334,14 @@ struct election {
 	int resume_demote;	/* demote_on_start, for a resume that fails */
 };
 
+/*
+ * The core's files, each calling only those listed before it here:
+ * election_claim.c and election_preempt.c (leaves), election.c (the facts
+ * and their upkeep), election_time.c (the clock), election_reply.c (the
+ * replies), election_event.c (the other events), election_next.c (the
+ * decisions: election_next()).
+ */
+
 /* election.c */
 void el_replace(char **dst, const char *src);
 void el_make_data(struct election *el);
@@ -346,8 +355,8 @@ int el_owns_leader(const struct election *el);
 void el_switch_clear(struct election *el, const char *why);
 void el_switch_listed(struct election *el, const struct candidate *c, int n,
     int me);
-int el_want_join(const struct election *el);
 int el_pipe_has(const struct election *el, enum el_op op);
+void el_pred_head(struct election *el);
 
 /* election_preempt.c */
 void el_preempt_forget(struct election *el);
@@ -357,12 +366,10 @@ void el_preempt_act(struct election *el, struct el_action *act,
 int el_next_preempt(struct election *el, struct el_action *act, int on);
 void el_preempt_listed(struct election *el, const struct el_queue *q,
     int on);
-void el_pred_head(struct election *el);
-void el_resume_next(struct election *el);
 
-
-/* election_event.c */
-int el_preempt_on(const struct election *el);
+/* election_reply.c */
+void el_no_leader(struct election *el);
+void el_no_crumb(struct election *el);
 
 /* election_claim.c */
 void el_claim_init(struct el_claim *cl, const char *path);
@@ -390,5 +397,6 @@ void el_lose_contact(struct election *el, const char *why);
 void el_set_timeout(struct election *el, int64_t timeout_ms);
 int el_sync_due(const struct election *el);
 void el_check_done(struct election *el, int ok);
+int el_preempt_on(const struct election *el);
 
 #endif

@@ -27,10 +27,6 @@ ALLOWED = {
     frozenset({"command.c", "daemon.c", "metrics.c", "notify_hook.c",
                "run_hook.c", "switchover.c"}):
         "daemon.c and the features it calls",
-    # The pure core split over three files that call each other: owned by
-    # election*.c (the state machine of issue 20 item 1).
-    frozenset({"election.c", "election_event.c", "election_time.c"}):
-        "election*.c",
 }
 
 
