@@ -107,6 +107,47 @@
  * that yields to a higher priority (el_yield()) does so at most once per
  * session timeout, and only before any hook: it takes nothing from the
  * safety argument, and the election ends even when markers lie.
+ *
+ * The states. What the candidate is doing now is one enum el_state: the
+ * first that holds of stopped, a demote hook running (demoting), a
+ * promote or fence hook running (promoting), the application told to lead
+ * (leading), stopping, observer, our nodes being deleted (releasing),
+ * paused, unhealthy, no node of ours (joining), first in the queue
+ * (head), second behind the head (heir), else queued (el_state_of()). It
+ * is settled by el_settle() after every event and every decision, and
+ * every change goes through el_go(), which checks it against the
+ * transition table below (el_moves[]) and has election_next() report it
+ * (EL_ACT_TRANSITION: from, to and the cause, the event or action that
+ * made it); the daemon logs it at debug ("state: head -> promoting
+ * (elected)"), a move the table lacks as a warning, and the simulator's
+ * invariant (st) fails on one (tests/sim/check_state.c). The table, row
+ * to column (x: listed):
+ *
+ *   from \ to      joi que hei hea pro lea dem rel pau unh obs stg std
+ *   joining   (joi)  -   x   x   x   .   x   x   x   x   x   .   x   .
+ *   queued    (que)  x   -   x   x   .   .   x   x   x   x   .   x   .
+ *   heir      (hei)  x   x   -   x   .   .   x   x   x   x   .   x   .
+ *   head      (hea)  x   .   .   -   x   .   x   x   x   x   .   x   .
+ *   promoting (pro)  x   .   .   x   -   x   .   x   x   x   .   x   .
+ *   leading   (lea)  .   .   .   .   .   -   x   .   .   .   .   .   .
+ *   demoting  (dem)  x   x   x   x   .   .   -   x   x   x   x   x   .
+ *   releasing (rel)  x   .   .   .   .   .   x   -   x   x   .   x   .
+ *   paused    (pau)  x   .   .   .   .   .   x   x   -   x   .   x   .
+ *   unhealthy (unh)  x   .   .   .   .   .   x   x   x   -   .   x   .
+ *   observer  (obs)  .   .   .   .   .   .   x   .   .   .   -   x   .
+ *   stopping  (stg)  .   .   .   .   .   .   x   .   .   .   .   -   x
+ *   stopped   (std)  .   .   .   .   .   .   .   .   .   .   .   .   -
+ *
+ * What it says: only the head promotes (or fences); a leader leaves only
+ * through its demote, and a promote or fence ends in leading (the demote
+ * follows) or, a fence, back in the queue, never in a demote directly;
+ * places only improve (the head never goes back behind another, it loses
+ * its node first); a stop ends only in stopped, and only from stopping.
+ * The demote hook may start in any state but promoting and stopped (the
+ * start's demote, a resumed session's); joining -> leading is a resumed
+ * session whose application was leading. The flags of struct election
+ * remain what the core decides on; the state is read from them, so that
+ * no change of theirs goes unreported or unchecked.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -117,6 +158,135 @@
 
 #include "election_int.h"
 #include "xmalloc.h"
+
+#define EL_M(s) (1u << (s))
+
+/*
+ * The transition table (drawn in this file's header): the states each
+ * state may move to.
+ */
+#define EL_OUT (EL_M(EL_ST_RELEASING) | EL_M(EL_ST_PAUSED) | \
+	EL_M(EL_ST_UNHEALTHY) | EL_M(EL_ST_STOPPING))
+static const unsigned el_moves[EL_ST_COUNT] = {
+	[EL_ST_JOINING] = EL_M(EL_ST_QUEUED) | EL_M(EL_ST_HEIR) |
+	    EL_M(EL_ST_HEAD) | EL_M(EL_ST_LEADING) | EL_M(EL_ST_DEMOTING) |
+	    EL_OUT,
+	[EL_ST_QUEUED] = EL_M(EL_ST_JOINING) | EL_M(EL_ST_HEIR) |
+	    EL_M(EL_ST_HEAD) | EL_M(EL_ST_DEMOTING) | EL_OUT,
+	[EL_ST_HEIR] = EL_M(EL_ST_JOINING) | EL_M(EL_ST_QUEUED) |
+	    EL_M(EL_ST_HEAD) | EL_M(EL_ST_DEMOTING) | EL_OUT,
+	[EL_ST_HEAD] = EL_M(EL_ST_JOINING) | EL_M(EL_ST_PROMOTING) |
+	    EL_M(EL_ST_DEMOTING) | EL_OUT,
+	[EL_ST_PROMOTING] = EL_M(EL_ST_LEADING) | EL_M(EL_ST_HEAD) |
+	    EL_M(EL_ST_JOINING) | EL_OUT,
+	[EL_ST_LEADING] = EL_M(EL_ST_DEMOTING),
+	[EL_ST_DEMOTING] = EL_M(EL_ST_JOINING) | EL_M(EL_ST_QUEUED) |
+	    EL_M(EL_ST_HEIR) | EL_M(EL_ST_HEAD) | EL_M(EL_ST_OBSERVER) |
+	    EL_OUT,
+	[EL_ST_RELEASING] = EL_M(EL_ST_JOINING) | EL_M(EL_ST_DEMOTING) |
+	    EL_OUT,
+	[EL_ST_PAUSED] = EL_M(EL_ST_JOINING) | EL_M(EL_ST_DEMOTING) | EL_OUT,
+	[EL_ST_UNHEALTHY] = EL_M(EL_ST_JOINING) | EL_M(EL_ST_DEMOTING) |
+	    EL_OUT,
+	[EL_ST_OBSERVER] = EL_M(EL_ST_DEMOTING) | EL_M(EL_ST_STOPPING),
+	[EL_ST_STOPPING] = EL_M(EL_ST_DEMOTING) | EL_M(EL_ST_STOPPED),
+	[EL_ST_STOPPED] = 0,
+};
+
+const char *
+election_state_name(enum el_state s)
+{
+	static const char *const names[EL_ST_COUNT] = {
+		"joining", "queued", "heir", "head", "promoting", "leading",
+		"demoting", "releasing", "paused", "unhealthy", "observer",
+		"stopping", "stopped",
+	};
+
+	return (unsigned)s < EL_ST_COUNT ? names[s] : "unknown";
+}
+
+int
+election_transition_listed(enum el_state from, enum el_state to)
+{
+	return (unsigned)from < EL_ST_COUNT && (unsigned)to < EL_ST_COUNT &&
+	    (el_moves[from] & EL_M(to)) != 0;
+}
+
+/*
+ * The one way the state changes: the move is checked against the table
+ * and reported by election_next() (EL_ACT_TRANSITION) with its cause; a
+ * move the table lacks is made all the same (the state must say what the
+ * candidate does) and reported as unlisted, which the simulator and the
+ * log call a defect.
+ */
+void
+el_go(struct election *el, enum el_state to, const char *cause)
+{
+	enum el_state from = el->state;
+
+	if (to == from)
+		return;
+	/* Unreported for long: the last report is stretched to this one. */
+	if (el->ntrans == EL_TRANS_MAX)
+		from = el->trans[--el->ntrans].from;
+	el->state = to;
+	if (from == to)
+		return;
+	el->trans[el->ntrans].from = from;
+	el->trans[el->ntrans].to = to;
+	el->trans[el->ntrans].cause = cause != NULL ? cause : "start";
+	el->trans[el->ntrans].unlisted = !election_transition_listed(from, to);
+	el->ntrans++;
+}
+
+/* What the facts say the candidate is doing: the first that holds. */
+static enum el_state
+el_state_of(const struct election *el)
+{
+	if (el->stopped)
+		return EL_ST_STOPPED;
+	if (el->hook == HOOK_DEMOTE)
+		return EL_ST_DEMOTING;
+	if (el->hook == HOOK_PROMOTE || el->hook == HOOK_FENCE)
+		return EL_ST_PROMOTING;
+	if (el->promoted)
+		return EL_ST_LEADING;
+	if (el->stopping)
+		return EL_ST_STOPPING;
+	if (el->observer)
+		return EL_ST_OBSERVER;
+	if (el->release_pending)
+		return EL_ST_RELEASING;
+	if (el->paused)
+		return EL_ST_PAUSED;
+	if (el->unhealthy)
+		return EL_ST_UNHEALTHY;
+	if (el->node == NULL)
+		return EL_ST_JOINING;
+	if (el->first)
+		return EL_ST_HEAD;
+	return el->pred_head ? EL_ST_HEIR : EL_ST_QUEUED;
+}
+
+/* The state at the start, not reported: nothing changed yet. */
+void
+el_state_init(struct election *el)
+{
+	el->state = el_state_of(el);
+}
+
+/* The state the last event or decision left, through el_go(). */
+void
+el_settle(struct election *el)
+{
+	enum el_state to = el_state_of(el);
+
+	/* A promote reported as a leadership from the head on. */
+	if (EL_MUTANT(70) && el->state == EL_ST_HEAD &&
+	    to == EL_ST_PROMOTING)
+		to = EL_ST_LEADING;
+	el_go(el, to, el->cause);
+}
 
 void
 el_replace(char **dst, const char *src)

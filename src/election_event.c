@@ -15,6 +15,31 @@
 static void el_resume_connected(struct election *el, int64_t sid);
 static void el_resume_lost(struct election *el);
 
+/* The causes of state changes, for the log (election.c's table). */
+static const char *
+el_session_cause(enum el_zk state)
+{
+	static const char *const causes[] = { "connecting", "connected",
+	    "read-only", "session expired", "auth failed" };
+
+	return (unsigned)state < sizeof(causes) / sizeof(causes[0]) ?
+	    causes[state] : "session";
+}
+
+static const char *
+el_hook_cause(enum hook_kind kind, int ok)
+{
+	static const char *const causes[][2] = {
+		{ "promote hook failed", "promote hook done" },
+		{ "demote hook failed", "demote hook done" },
+		{ "fence hook failed", "fence hook done" },
+		{ "check failed", "check passed" },
+	};
+
+	return (unsigned)kind < sizeof(causes) / sizeof(causes[0]) ?
+	    causes[kind][ok != 0] : "hook done";
+}
+
 
 void
 election_session(struct election *el, enum el_zk state, int64_t sid,
@@ -22,6 +47,7 @@ election_session(struct election *el, enum el_zk state, int64_t sid,
 {
 	int64_t wait;
 
+	el->cause = el_session_cause(state);
 	switch (state) {
 	case EL_ZK_CONNECTED:
 		if (el->sid != 0 && sid != el->sid)
@@ -99,6 +125,7 @@ election_session(struct election *el, enum el_zk state, int64_t sid,
 void
 election_restarted(struct election *el)
 {
+	el->cause = "new session";
 	el->restart = 0;
 	el->restart_sent = 0;
 	el->npipe = 0;
@@ -119,6 +146,7 @@ election_session_requested(struct election *el)
 void
 election_watch(struct election *el, int deleted, const char *path)
 {
+	el->cause = deleted ? "watch: deleted" : "watch: changed";
 	if (el->node_path != NULL && strcmp(path, el->node_path) == 0) {
 		if (deleted)
 			el_node_lost(el);
@@ -172,6 +200,7 @@ election_hook_done(struct election *el, enum hook_kind kind, int ok)
 	int cancelled = el->hook_cancelled;
 	int same_node = el->hook_gen == el->node_gen;
 
+	el->cause = el_hook_cause(kind, ok);
 	if (el->hook != (int)kind)
 		return;
 	el->hook = -1;
@@ -231,6 +260,7 @@ election_hook_done(struct election *el, enum hook_kind kind, int ok)
 void
 election_queue(struct election *el, const struct el_queue *q)
 {
+	el->cause = "queue read";
 	el_preempt_listed(el, q, el_preempt_on(el));
 }
 
@@ -243,6 +273,7 @@ election_candidates(struct election *el, int n)
 void
 election_set_data(struct election *el, const char *data)
 {
+	el->cause = "new data";
 	el_replace(&el->data, data);
 	el_make_data(el);
 	el->data_gen++;
@@ -258,6 +289,7 @@ election_set_data(struct election *el, const char *data)
 int
 election_resign(struct election *el)
 {
+	el->cause = "resign";
 	if (election_role(el) != ROLE_LEADER || el->resigning)
 		return -1;
 	el->resigning = 1;
@@ -272,6 +304,7 @@ election_switchover(struct election *el, const char *node,
 {
 	struct candidate c;
 
+	el->cause = "switchover";
 	if (election_role(el) != ROLE_LEADER || el->resigning ||
 	    el->release_pending || el->sw_phase != 0 || el->node == NULL ||
 	    candidate_parse(node, &c) == -1 || strcmp(node, el->node) == 0)
@@ -286,6 +319,7 @@ election_switchover(struct election *el, const char *node,
 void
 election_switchover_cancel(struct election *el)
 {
+	el->cause = "switchover cancelled";
 	el_switch_clear(el, NULL);
 }
 
@@ -301,6 +335,7 @@ election_switchover_failed(struct election *el)
 int
 election_run_exited(struct election *el)
 {
+	el->cause = "run exited";
 	if (!el->promoted || el->release_pending || el->run_exited)
 		return -1;
 	el->run_exited = 1;
@@ -324,6 +359,7 @@ election_pause(struct election *el, int paused)
 {
 	int was_paused = el->paused;
 
+	el->cause = paused ? "pause" : "resume";
 	if (paused && !el->paused) {
 		el->paused = 1;
 		if (el_has_node(el)) {
@@ -339,6 +375,7 @@ election_pause(struct election *el, int paused)
 void
 election_stop(struct election *el)
 {
+	el->cause = "stop";
 	el->stopping = 1;
 	if (el_has_node(el)) {
 		el->release_pending = 1;
@@ -393,6 +430,7 @@ void
 election_view(const struct election *el, struct election_view *v)
 {
 	v->role = election_role(el);
+	v->state = el->state;
 	v->zk = el->zk;
 	v->sid = el->sid;
 	v->leader_id = "";
@@ -492,6 +530,7 @@ election_op_name(enum el_op op)
 void
 election_resume(struct election *el, const struct el_resume *r)
 {
+	el->cause = "session resumed";
 	el->sid = r->sid;
 	el_set_timeout(el, r->timeout_ms);
 	if (r->lease_sent != 0) {
@@ -580,6 +619,7 @@ el_resume_lost(struct election *el)
 void
 election_reconfigure(struct election *el, const struct election_params *p)
 {
+	el->cause = "reload";
 	el->fence_configured = p->fence;
 	el->preempt_ms = p->preempt_delay_ms;
 	el->backoff_ms = p->retry_backoff_ms;

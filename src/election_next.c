@@ -961,11 +961,10 @@ el_next_answer(struct election *el, struct el_action *act)
 	return 0;
 }
 
-void
-election_next(struct election *el, struct el_action *act)
+/* What to do now, in order of urgency. */
+static void
+el_decide(struct election *el, struct el_action *act)
 {
-	memset(act, 0, sizeof(*act));
-	act->type = EL_ACT_NONE;
 	if (el->stopped)
 		return;
 	el_resume_next(el);
@@ -998,6 +997,83 @@ election_next(struct election *el, struct el_action *act)
 			return;
 	}
 	el_next_check(el, act);
+}
+
+/* The cause of the state change an action makes, for the log. */
+static const char *
+el_act_cause(const struct election *el, const struct el_action *act)
+{
+	switch (act->type) {
+	case EL_ACT_HOOK:
+		return act->reason != NULL ? act->reason : "check";
+	case EL_ACT_ZK:
+		if (act->op == EL_OP_RELEASE && el->release_why != NULL)
+			return el->release_why;
+		return election_op_name(act->op);
+	case EL_ACT_CANCEL:
+		return "hook cancelled";
+	case EL_ACT_RESTART:
+		return "session restart";
+	case EL_ACT_STOPPED:
+		return "handoff done";
+	case EL_ACT_RESIGNED:
+		return "resigned";
+	case EL_ACT_PAUSED:
+		return "paused";
+	case EL_ACT_PREEMPT:
+		return "preempted";
+	case EL_ACT_NONE:
+	case EL_ACT_QUEUE:
+	case EL_ACT_OUTRANKED:
+	case EL_ACT_TRANSITION:
+		break;
+	}
+	return el->cause;
+}
+
+/* The oldest state change not reported yet, if any. */
+static int
+el_next_transition(struct election *el, struct el_action *act)
+{
+	if (el->ntrans == 0)
+		return 0;
+	act->type = EL_ACT_TRANSITION;
+	act->from = el->trans[0].from;
+	act->to = el->trans[0].to;
+	act->reason = el->trans[0].cause;
+	act->unlisted = el->trans[0].unlisted;
+	el->ntrans--;
+	memmove(&el->trans[0], &el->trans[1], (size_t)el->ntrans *
+	    sizeof(el->trans[0]));
+	return 1;
+}
+
+/*
+ * The state is settled before the decision (what the events did) and
+ * after it (what the decision did); its changes go out first.
+ */
+void
+election_next(struct election *el, struct el_action *act)
+{
+	memset(act, 0, sizeof(*act));
+	act->type = EL_ACT_NONE;
+	el_settle(el);
+	if (el_next_transition(el, act))
+		return;
+	/*
+	 * A decision of nothing to do that changed the state ends the step
+	 * after its report, as it would have without it.
+	 */
+	if (el->none_reported) {
+		el->none_reported = 0;
+		return;
+	}
+	el_decide(el, act);
+	if (act->type != EL_ACT_NONE)
+		el->cause = el_act_cause(el, act);
+	el_settle(el);
+	if (act->type == EL_ACT_NONE && el_next_transition(el, act))
+		el->none_reported = 1;
 }
 
 struct election *
@@ -1045,6 +1121,8 @@ election_new(const struct election_params *p)
 	election_reconfigure(el, p);
 	el->zk = EL_ZK_CONNECTING;
 	el->hook = -1;
+	el_state_init(el);
+	el->cause = "start";
 	el->answered_sent = INT64_MIN;
 	return el;
 }

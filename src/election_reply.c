@@ -644,6 +644,23 @@ el_reply_sync(struct election *el, int rc)
 		el->sync_retry = el->now + EL_RETRY_MS;
 }
 
+/* The cause of a state change a reply makes, for the log. */
+static const char *
+el_reply_cause(enum el_op op)
+{
+	static const char *const causes[EL_OP_COUNT] = {
+		"reply", "reply: parent", "reply: create", "reply: list",
+		"reply: watch_pred", "reply: watch_own", "reply: leader",
+		"reply: leader_exists", "reply: breadcrumb", "reply: ack",
+		"reply: release", "reply: set_data", "reply: sync",
+		"reply: claim", "reply: claim_watch", "reply: claims",
+		"reply: switchover", "reply: mark", "reply: unmark",
+		"reply: marks", "reply: crumb_exists",
+	};
+
+	return (unsigned)op < EL_OP_COUNT ? causes[op] : "reply";
+}
+
 void
 election_op_done(struct election *el, enum el_op op,
     const struct el_result *res)
@@ -651,6 +668,7 @@ election_op_done(struct election *el, enum el_op op,
 	int64_t sent;
 	int rc = res->rc;
 
+	el->cause = el_reply_cause(op);
 	if (op == EL_OP_SYNC) {
 		el_reply_sync(el, rc);
 		return;

@@ -415,6 +415,8 @@ peer_perform(struct sim *s, struct peer *p, const struct el_action *act)
 	case EL_ACT_OUTRANKED:
 	case EL_ACT_PREEMPT:
 		break;		/* check_ops_action() carries them out */
+	case EL_ACT_TRANSITION:
+		break;		/* check_action() checks it */
 	}
 }
 

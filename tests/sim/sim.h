@@ -176,6 +176,9 @@ struct peer {
 
 /* check.c: what the checker remembers of each daemon. */
 struct pcheck {
+	/* check_state.c: the last state reported, in incarnation st_inc */
+	enum el_state st;
+	int st_inc;
 	int open;		/* between promote start and demote end */
 	int fenced;		/* ...but a successor's fence stopped its
 				 * application meanwhile */
@@ -379,6 +382,12 @@ void peer_reply(struct sim *s, struct peer *p, enum el_op op,
 void peer_watch(struct sim *s, struct peer *p, enum wev wev,
     const char *path);
 void peer_dispatch(struct sim *s, struct peer *p, const struct ev *ev);
+
+/* check_state.c: invariant (st), the core's transition table */
+void check_state_transition(struct sim *s, struct peer *p,
+    const struct el_action *act);
+void check_state_step(struct sim *s, struct peer *p,
+    const struct election_view *v);
 
 /* trace_hash.c: -X */
 enum th_event_kind {
