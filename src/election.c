@@ -109,7 +109,8 @@
  * safety argument, and the election ends even when markers lie.
  *
  * The states. What the candidate is doing now is one enum el_state: the
- * first that holds of stopped, a demote hook running (demoting), a
+ * first that holds of stopped (the state itself: no flag says it, only
+ * el_go() makes it), a demote hook running (demoting), a
  * promote or fence hook running (promoting), the application told to lead
  * (leading), stopping, observer, our nodes being deleted (releasing),
  * paused, unhealthy, no node of ours (joining), first in the queue
@@ -243,8 +244,8 @@ el_go(struct election *el, enum el_state to, const char *cause)
 static enum el_state
 el_state_of(const struct election *el)
 {
-	if (el->stopped)
-		return EL_ST_STOPPED;
+	if (el->state == EL_ST_STOPPED)
+		return EL_ST_STOPPED;	/* el_go()'s alone, the end */
 	if (el->hook == HOOK_DEMOTE)
 		return EL_ST_DEMOTING;
 	if (el->hook == HOOK_PROMOTE || el->hook == HOOK_FENCE)

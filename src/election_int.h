@@ -211,7 +211,6 @@ struct election {
 	/* requests */
 	int paused;
 	int stopping;
-	int stopped;
 	int resigning;		/* 1 leaving, 2 released: rejoining */
 	/*
 	 * A switchover we lead: 1 list the queue, 2 delete the nodes between

@@ -938,7 +938,9 @@ el_next_answer(struct election *el, struct el_action *act)
 	if (el->stopping && (el->hook == -1 || el->hook == HOOK_CHECK) &&
 	    !el->promoted && !el->startup_demote &&
 	    (!el->release_pending || el->zk != EL_ZK_CONNECTED)) {
-		el->stopped = 1;
+		/* The end is the state's alone: no flag says it. */
+		el_settle(el);
+		el_go(el, EL_ST_STOPPED, "handoff done");
 		act->type = EL_ACT_STOPPED;
 		return 1;
 	}
@@ -965,7 +967,7 @@ el_next_answer(struct election *el, struct el_action *act)
 static void
 el_decide(struct election *el, struct el_action *act)
 {
-	if (el->stopped)
+	if (el->state == EL_ST_STOPPED)
 		return;
 	el_resume_next(el);
 	if (el_next_demote(el, act) || el_next_answer(el, act))

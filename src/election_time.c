@@ -375,7 +375,7 @@ election_deadline(const struct election *el)
 {
 	int64_t d = INT64_MAX;
 
-	if (el->stopped)
+	if (el->state == EL_ST_STOPPED)
 		return d;
 	if (el->zk == EL_ZK_CONNECTED && !el->sync_inflight && !el->restart)
 		el_min(&d, el_sync_at(el));
@@ -412,7 +412,7 @@ el_preempt_on(const struct election *el)
 enum role
 election_role(const struct election *el)
 {
-	if (el->stopped)
+	if (el->state == EL_ST_STOPPED)
 		return ROLE_STOPPED;
 	if (el->hook == HOOK_DEMOTE)
 		return ROLE_DEMOTING;

@@ -477,6 +477,27 @@ test_state_moves_are_reported(void **state)
 	election_free(el);
 }
 
+/* Stopped is the state alone: reached through stopping, then nothing. */
+static void
+test_state_stopped_is_the_end(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct el_action a;
+
+	(void)state;
+	election_stop(el);
+	expect_move(el, EL_ST_JOINING, EL_ST_STOPPING, "stop");
+	election_next(el, &a);
+	assert_int_equal(a.type, EL_ACT_STOPPED);
+	expect_move(el, EL_ST_STOPPING, EL_ST_STOPPED, "handoff done");
+	assert_int_equal(election_role(el), ROLE_STOPPED);
+	assert_true(election_deadline(el) == INT64_MAX);
+	election_pause(el, 0);
+	election_next(el, &a);
+	assert_int_equal(a.type, EL_ACT_NONE);
+	election_free(el);
+}
+
 /* The table: what may follow what. */
 static void
 test_state_table(void **state)
@@ -3337,6 +3358,7 @@ main(void)
 		cmocka_unit_test(test_elected),
 		cmocka_unit_test(test_state_moves_are_reported),
 		cmocka_unit_test(test_state_table),
+		cmocka_unit_test(test_state_stopped_is_the_end),
 		cmocka_unit_test(test_state_unlisted_move_is_reported),
 		cmocka_unit_test(test_follower_watches_predecessor_only),
 		cmocka_unit_test(test_unprepared_successor_claims_then_promotes),
