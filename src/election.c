@@ -109,8 +109,7 @@
  * safety argument, and the election ends even when markers lie.
  *
  * The states. What the candidate is doing now is one enum el_state: the
- * first that holds of stopped (the state itself: no flag says it, only
- * el_go() makes it), a demote hook running (demoting), a
+ * first that holds of stopped, a demote hook running (demoting), a
  * promote or fence hook running (promoting), the application told to lead
  * (leading), stopping, observer, our nodes being deleted (releasing),
  * paused, unhealthy, no node of ours (joining), first in the queue
@@ -146,9 +145,12 @@
  * its node first); a stop ends only in stopped, and only from stopping.
  * The demote hook may start in any state but promoting and stopped (the
  * start's demote, a resumed session's); joining -> leading is a resumed
- * session whose application was leading. The flags of struct election
- * remain what the core decides on; the state is read from them, so that
- * no change of theirs goes unreported or unchecked.
+ * session whose application was leading. Leading and stopped are the
+ * state's alone (no flag says them: el_go() enters and leaves them,
+ * el_promoted() reads the first); the others are still read from the
+ * fields they stand for (hook, stopping, observer, release_pending,
+ * paused, unhealthy, node, first, pred_head), which the core decides on,
+ * so that every change of theirs is reported and checked all the same.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -240,6 +242,17 @@ el_go(struct election *el, enum el_state to, const char *cause)
 	el->ntrans++;
 }
 
+/*
+ * The application was told to lead, and its demote has not started: the
+ * state leading, which only el_go() enters and leaves (at a promote's or
+ * fence's end, a resumed leader's start, a demote's start).
+ */
+int
+el_promoted(const struct election *el)
+{
+	return el->state == EL_ST_LEADING;
+}
+
 /* What the facts say the candidate is doing: the first that holds. */
 static enum el_state
 el_state_of(const struct election *el)
@@ -250,8 +263,8 @@ el_state_of(const struct election *el)
 		return EL_ST_DEMOTING;
 	if (el->hook == HOOK_PROMOTE || el->hook == HOOK_FENCE)
 		return EL_ST_PROMOTING;
-	if (el->promoted)
-		return EL_ST_LEADING;
+	if (el->state == EL_ST_LEADING)
+		return EL_ST_LEADING;	/* el_go()'s: no flag says it */
 	if (el->stopping)
 		return EL_ST_STOPPING;
 	if (el->observer)
@@ -360,7 +373,7 @@ el_pred_head(struct election *el)
 int
 el_leading(const struct election *el)
 {
-	return el->promoted || el->hook == HOOK_PROMOTE ||
+	return el_promoted(el) || el->hook == HOOK_PROMOTE ||
 	    el->hook == HOOK_FENCE;
 }
 

@@ -232,7 +232,7 @@ election_hook_done(struct election *el, enum hook_kind kind, int ok)
 		/* A failed fence must not promote: leave like a failed promote. */
 		/* FALLTHROUGH */
 	case HOOK_PROMOTE:
-		el->promoted = 1;
+		el_go(el, EL_ST_LEADING, el->cause);
 		el->acked = 0;
 		if (!ok && !cancelled && same_node) {
 			el->promote_failed = 1;
@@ -336,7 +336,7 @@ int
 election_run_exited(struct election *el)
 {
 	el->cause = "run exited";
-	if (!el->promoted || el->release_pending || el->run_exited)
+	if (!el_promoted(el) || el->release_pending || el->run_exited)
 		return -1;
 	el->run_exited = 1;
 	el->release_pending = 1;
@@ -465,7 +465,7 @@ election_view(const struct election *el, struct election_view *v)
 	v->report_lag_ms = el->lag_ms;
 	v->lease_error = el->lease_error;
 	v->resuming = el->resume_check;
-	v->promoted = el->promoted;
+	v->promoted = el_promoted(el);
 	v->backoff_until = el->backoff_until;
 	v->crumb_id = el->crumb_exists ? el->crumb_id : "";
 	v->crumb_data = el->crumb_exists ? el->crumb_data : "";
@@ -564,7 +564,7 @@ election_resume(struct election *el, const struct el_resume *r)
 	}
 	if (!r->leader || el->observer)
 		return;
-	el->promoted = 1;
+	el_go(el, EL_ST_LEADING, el->cause);
 	el->acked = 1;
 	el->cl.have = 1;
 	el->fenced = 1;
@@ -610,7 +610,7 @@ el_resume_lost(struct election *el)
 	if (!el->resume_check)
 		return;
 	el->resume_check = 0;
-	if (el->promoted)
+	if (el_promoted(el))
 		el->lost_reason = "startup";
 	else
 		el->startup_demote = el->resume_demote;

@@ -333,7 +333,6 @@ struct election {
 
 	/* leadership */
 	int fenced;
-	int promoted;		/* the application was told to lead */
 	int64_t lead_epoch;	/* the epoch the application was told */
 	int promote_failed;
 	int run_exited;		/* hooks.run ended: leave, then back off */
@@ -364,6 +363,7 @@ struct election {
 void el_go(struct election *el, enum el_state to, const char *cause);
 void el_settle(struct election *el);
 void el_state_init(struct election *el);
+int el_promoted(const struct election *el);
 void el_replace(char **dst, const char *src);
 void el_make_data(struct election *el);
 void el_invalidate(struct election *el);

@@ -448,7 +448,7 @@ el_take_slot(struct election *el, struct el_action *act, enum hook_kind kind,
 static void
 el_next_release(struct election *el, struct el_action *act)
 {
-	if ((el->hook != -1 && el->hook != HOOK_CHECK) || el->promoted)
+	if ((el->hook != -1 && el->hook != HOOK_CHECK) || el_promoted(el))
 		return;
 	/*
 	 * A marker a lost release may have left goes first, on its own
@@ -688,7 +688,7 @@ el_next_queue(struct election *el, struct el_action *act)
 			el_next_heir(el, act);
 		return;
 	}
-	if (el->promoted) {
+	if (el_promoted(el)) {
 		if (!el->acked && el->hook == -1) {
 			if (el_need_crumb(el, act))
 				return;
@@ -826,7 +826,7 @@ static void
 el_resume_decide(struct election *el)
 {
 	el->resume_check = 0;
-	if (el->promoted) {
+	if (el_promoted(el)) {
 		if (!el->cl.have && !EL_MUTANT(30))
 			el->lost_reason = "preempted";
 		return;
@@ -855,18 +855,18 @@ el_resume_next(struct election *el)
 		return;
 	}
 	/* Stopped before it knew: as a start would have. */
-	if (el->stopping && !el->promoted && !el->resume_exact) {
+	if (el->stopping && !el_promoted(el) && !el->resume_exact) {
 		el->resume_check = 0;
 		el->startup_demote = el->resume_demote;
 		return;
 	}
-	if (el->promoted && el_lease_short(el)) {
+	if (el_promoted(el) && el_lease_short(el)) {
 		/* Not confirmed in time: demoted as at a start. */
 		el->resume_check = 0;
 		el->lost_reason = "startup";
 		return;
 	}
-	if (!el->promoted && !el->resume_exact && el_lease_short(el) &&
+	if (!el_promoted(el) && !el->resume_exact && el_lease_short(el) &&
 	    !EL_MUTANT(31)) {
 		/* Not confirmed in time: as a start would. */
 		el->resume_check = 0;
@@ -876,7 +876,7 @@ el_resume_next(struct election *el)
 	if (el->zk != EL_ZK_CONNECTED || el->create_unknown)
 		return;
 	/* The listing found no node of ours: the leadership is gone. */
-	if (el->promoted && el->node == NULL && !EL_MUTANT(30))
+	if (el_promoted(el) && el->node == NULL && !EL_MUTANT(30))
 		el_node_lost(el);
 	if (!el->leader_fresh || !el->cl.known ||
 	    (el->node != NULL && !el->node_ok))
@@ -905,9 +905,9 @@ el_next_demote(struct election *el, struct el_action *act)
 		el_act_cancel(el, act, 0);
 		return 1;
 	}
-	if (el->promoted && (reason = el_demote_reason(el)) != NULL) {
+	if (el_promoted(el) && (reason = el_demote_reason(el)) != NULL) {
 		if (el->hook == -1) {
-			el->promoted = 0;
+			el_go(el, EL_ST_DEMOTING, reason);
 			el->lost_reason = NULL;
 			el->conn_lost = 0;
 			el->grace_until = 0;
@@ -936,7 +936,7 @@ static int
 el_next_answer(struct election *el, struct el_action *act)
 {
 	if (el->stopping && (el->hook == -1 || el->hook == HOOK_CHECK) &&
-	    !el->promoted && !el->startup_demote &&
+	    !el_promoted(el) && !el->startup_demote &&
 	    (!el->release_pending || el->zk != EL_ZK_CONNECTED)) {
 		/* The end is the state's alone: no flag says it. */
 		el_settle(el);
@@ -945,7 +945,7 @@ el_next_answer(struct election *el, struct el_action *act)
 		return 1;
 	}
 	if (el->pause_reply && (el->hook == -1 || el->hook == HOOK_CHECK) &&
-	    !el->promoted && !el->release_pending) {
+	    !el_promoted(el) && !el->release_pending) {
 		el->pause_reply = 0;
 		act->type = EL_ACT_PAUSED;
 		return 1;

@@ -214,7 +214,7 @@ void
 el_no_leader(struct election *el)
 {
 	/* Deleted by hand while we lead: it is written again. */
-	if (el->promoted && el->acked && el_owns_leader(el))
+	if (el_promoted(el) && el->acked && el_owns_leader(el))
 		el->acked = 0;
 	el->leader_exists = 0;
 	el->leader_fresh = 1;

@@ -418,7 +418,7 @@ election_role(const struct election *el)
 		return ROLE_DEMOTING;
 	if (el->hook == HOOK_PROMOTE || el->hook == HOOK_FENCE)
 		return ROLE_PROMOTING;
-	if (el->promoted) {
+	if (el_promoted(el)) {
 		if (!el->acked)
 			return ROLE_PROMOTING;
 		/* Only inside the lease, with room left for a demote. */
