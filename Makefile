@@ -31,6 +31,7 @@ endif
 
 COMMON    = clock log xmalloc util
 DAEMON    = config config_value zk candidate election election_event \
+            election_reply election_next \
             election_preempt \
             election_time election_claim hook \
             ctl ctl_listen status session_file notify http
@@ -40,7 +41,9 @@ LIBOBJ    = $(LIBSRC:%=$(BUILD)/%.o)
 UNIT      = $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 # The simulator links the real pure core, nothing of the daemon around it.
 SIMSRC    = $(wildcard tests/sim/*.c)
-SIMCORE   = $(patsubst %,$(BUILD)/%.o,election election_event election_time \
+SIMCORE   = $(patsubst %,$(BUILD)/%.o,election election_event election_reply \
+            election_next \
+            election_time \
             election_preempt election_claim \
             candidate xmalloc log util clock)
 SEEDS    ?= 20000

@@ -361,6 +361,16 @@ daemon_perform(struct daemon *d, const struct el_action *act)
 	case EL_ACT_PREEMPT:
 		switchover_perform(d, act);
 		break;
+	case EL_ACT_TRANSITION:
+		if (act->unlisted)
+			log_warnx("state: %s -> %s (%s): a move the transition "
+			    "table does not have", election_state_name(act->from),
+			    election_state_name(act->to), act->reason);
+		else
+			log_debug("state: %s -> %s (%s)",
+			    election_state_name(act->from),
+			    election_state_name(act->to), act->reason);
+		break;
 	}
 }
 

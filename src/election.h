@@ -31,6 +31,27 @@ enum role {
 	ROLE_STOPPED,
 };
 
+/*
+ * What the candidate is doing now: the states of election.c's table. Each
+ * change is reported (EL_ACT_TRANSITION) with its cause.
+ */
+enum el_state {
+	EL_ST_JOINING,		/* no node of ours in the queue: making one */
+	EL_ST_QUEUED,		/* our node waits behind others */
+	EL_ST_HEIR,		/* second, behind the head */
+	EL_ST_HEAD,		/* first: claims, reads, then promotes */
+	EL_ST_PROMOTING,	/* the promote (or fence) hook runs */
+	EL_ST_LEADING,		/* the application was told to lead */
+	EL_ST_DEMOTING,		/* the demote hook runs */
+	EL_ST_RELEASING,	/* our nodes are being deleted: leaving */
+	EL_ST_PAUSED,		/* out of the queue until resumed */
+	EL_ST_UNHEALTHY,	/* out of the queue until the check passes */
+	EL_ST_OBSERVER,		/* never queues */
+	EL_ST_STOPPING,		/* the ordered handoff before exiting */
+	EL_ST_STOPPED,
+	EL_ST_COUNT
+};
+
 enum el_zk {
 	EL_ZK_CONNECTING,
 	EL_ZK_CONNECTED,
@@ -88,6 +109,11 @@ enum el_act_type {
 	/* The switchover to it (path, data, priority) has begun (reason
 	 * preempted): election_switchover_failed() tells if it is given up. */
 	EL_ACT_PREEMPT,
+	/*
+	 * The state changed (from, to; reason: its cause), for the log.
+	 * unlisted: a move election.c's table does not have (a defect).
+	 */
+	EL_ACT_TRANSITION,
 };
 
 #define EL_MAX_SUBOPS 5
@@ -110,6 +136,8 @@ struct el_action {
 	int64_t ms;		/* HOOK: its timeout; it must have ended
 				 * (group gone) by then for DEMOTE.
 				 * CANCEL: from SIGTERM to SIGKILL */
+	enum el_state from, to;	/* TRANSITION */
+	int unlisted;
 };
 
 /* What a completed ZooKeeper request returned. */
@@ -251,8 +279,12 @@ void election_stop(struct election *el);
 enum role election_role(const struct election *el);
 const char *election_role_name(enum role r);
 const char *election_op_name(enum el_op op);
+const char *election_state_name(enum el_state s);
+/* Whether election.c's transition table has the move from -> to. */
+int election_transition_listed(enum el_state from, enum el_state to);
 struct election_view {
 	enum role role;
+	enum el_state state;	/* as last reported (EL_ACT_TRANSITION) */
 	enum el_zk zk;
 	int64_t sid;
 	const char *leader_id;	/* "" when none */

@@ -15,6 +15,31 @@
 static void el_resume_connected(struct election *el, int64_t sid);
 static void el_resume_lost(struct election *el);
 
+/* The causes of state changes, for the log (election.c's table). */
+static const char *
+el_session_cause(enum el_zk state)
+{
+	static const char *const causes[] = { "connecting", "connected",
+	    "read-only", "session expired", "auth failed" };
+
+	return (unsigned)state < sizeof(causes) / sizeof(causes[0]) ?
+	    causes[state] : "session";
+}
+
+static const char *
+el_hook_cause(enum hook_kind kind, int ok)
+{
+	static const char *const causes[][2] = {
+		{ "promote hook failed", "promote hook done" },
+		{ "demote hook failed", "demote hook done" },
+		{ "fence hook failed", "fence hook done" },
+		{ "check failed", "check passed" },
+	};
+
+	return (unsigned)kind < sizeof(causes) / sizeof(causes[0]) ?
+	    causes[kind][ok != 0] : "hook done";
+}
+
 
 void
 election_session(struct election *el, enum el_zk state, int64_t sid,
@@ -22,6 +47,7 @@ election_session(struct election *el, enum el_zk state, int64_t sid,
 {
 	int64_t wait;
 
+	el->cause = el_session_cause(state);
 	switch (state) {
 	case EL_ZK_CONNECTED:
 		if (el->sid != 0 && sid != el->sid)
@@ -99,6 +125,7 @@ election_session(struct election *el, enum el_zk state, int64_t sid,
 void
 election_restarted(struct election *el)
 {
+	el->cause = "new session";
 	el->restart = 0;
 	el->restart_sent = 0;
 	el->npipe = 0;
@@ -116,556 +143,10 @@ election_session_requested(struct election *el)
 	el->session_req = el->now;
 }
 
-static void
-el_op_error(struct election *el, int rc)
-{
-	if (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT)
-		return;		/* the session event tells what to do */
-	el->retry_until = el->now + EL_RETRY_MS;
-}
-
-/* E/claims is missing (or our node is): it is made. */
-static void
-el_claims_again(struct election *el)
-{
-	el->lazy_parent = el->cl.dir;
-}
-
-/* E/breadcrumb is known to be absent. */
-static void
-el_no_crumb(struct election *el)
-{
-	el->crumb_exists = 0;
-	el->crumb_fresh = 1;
-	el->crumb_epoch = 0;
-}
-
-static void
-el_list_done(struct election *el, const struct el_result *res)
-{
-	struct candidate *c;
-	int i, n, me = -1;
-
-	c = xcalloc((size_t)res->nchildren + 1, sizeof(*c));
-	n = candidate_order(res->children, res->nchildren, c);
-	el->ncandidates = n;
-	if (el->node == NULL && el->create_unknown) {
-		el->create_unknown = 0;
-		for (i = 0; i < n; i++)
-			if (c[i].sid == el->sid) {
-				el_replace(&el->node, c[i].name);
-				free(el->node_path);
-				(void)xasprintf(&el->node_path, "%s/%s",
-				    el->cand_dir, c[i].name);
-				el->node_ok = 0;
-				break;
-			}
-		free(c);
-		return;
-	}
-	for (i = 0; el->node != NULL && i < n; i++)
-		if (strcmp(c[i].name, el->node) == 0)
-			me = i;
-	if (el->node != NULL && me == -1) {
-		free(c);
-		el_node_lost(el);
-		return;
-	}
-	el->listed = 1;
-	el->listed_once = 1;
-	el_switch_listed(el, c, n, me);
-	/* Who may lead while our node stays: only those before it. */
-	free(el->ahead);
-	el->ahead = NULL;
-	el->nahead = me > 0 ? me : 0;
-	if (el->nahead > 0) {
-		el->ahead = xcalloc((size_t)el->nahead, sizeof(*el->ahead));
-		for (i = 0; i < el->nahead; i++)
-			el->ahead[i] = c[i].sid;
-	}
-	el->ahead_known = el->node != NULL;
-	/* And who is behind it: what a head may yield to. */
-	free(el->behind);
-	el->behind = NULL;
-	el->nbehind = me >= 0 ? n - me - 1 : 0;
-	if (el->nbehind > 0) {
-		el->behind = xcalloc((size_t)el->nbehind,
-		    sizeof(*el->behind));
-		for (i = 0; i < el->nbehind; i++)
-			el->behind[i] = c[me + 1 + i].sid;
-	}
-	if (el->yield_listed == 1 && el->marks_fresh)
-		el->yield_listed = 2;
-	else if (el->yield_listed == 3)
-		el->yield_listed = 2;	/* newer nodes: the markers again */
-	el->first = me == 0;
-	el->position = me + 1;
-	/* A resign is done once the new node is seen in the queue. */
-	if (el->resigning == 2 && el->node != NULL)
-		el->resign_reply = 1;
-	el->pred_watched = 0;
-	el->pred_head = me == 1;
-	el->pred_czxid = 0;
-	el->pred_owner = 0;
-	free(el->pred_path);
-	el->pred_path = NULL;
-	if (me > 0)
-		(void)xasprintf(&el->pred_path, "%s/%s", el->cand_dir,
-		    c[me - 1].name);
-	free(c);
-}
-
-/*
- * A marker of our session that we do not know we have (a resumed
- * session's) becomes ours: el_next_mark() then keeps, replaces or
- * deletes it. Not while a MARK flies: its reply says what it made.
- */
-static void
-el_mark_adopt(struct election *el, int64_t sid, const char *name)
-{
-	char *path;
-
-	if (sid != el->sid || el->sid == 0 || el->mark_have != NULL ||
-	    el_pipe_has(el, EL_OP_MARK) || EL_MUTANT(33))
-		return;
-	(void)xasprintf(&path, "%s/%s", el->prio_dir, name);
-	el->mark_have = path;
-}
-
-/* The markers of E/priority, for a yield (see el_yield()). */
-static void
-el_marks_done(struct election *el, const struct el_result *res)
-{
-	int64_t sid, prio;
-	int i;
-
-	if (res->rc != ZOK && res->rc != ZNONODE) {
-		el_op_error(el, res->rc);
-		return;
-	}
-	el->nmarks = 0;
-	el->marks_unknown = 0;
-	free(el->mark_sid);
-	free(el->mark_prio);
-	el->mark_sid = el->mark_prio = NULL;
-	if (res->rc == ZOK && res->nchildren > 0) {
-		el->mark_sid = xcalloc((size_t)res->nchildren, sizeof(int64_t));
-		el->mark_prio = xcalloc((size_t)res->nchildren,
-		    sizeof(int64_t));
-		/* A name that is not a marker's tells nothing. */
-		for (i = 0; i < res->nchildren; i++)
-			if (candidate_mark_parse(res->children[i], &sid,
-			    &prio) == 0) {
-				el->mark_sid[el->nmarks] = sid;
-				el->mark_prio[el->nmarks++] = prio;
-				el_mark_adopt(el, sid, res->children[i]);
-			}
-	}
-	/*
-	 * No E/priority, so no watch on it: it is made, then read again, so
-	 * that a marker made later is seen.
-	 */
-	if (res->rc == ZNONODE)
-		el->lazy_parent = el->prio_dir;
-	el->marks_fresh = 1;
-}
-
-/* Writes go through the quorum; their replies confirm the session. */
-static int
-el_writes(enum el_op op)
-{
-	switch (op) {
-	case EL_OP_PARENT:
-	case EL_OP_CREATE:
-	case EL_OP_ACK:
-	case EL_OP_CLAIM:
-	case EL_OP_RELEASE:
-	case EL_OP_SET_DATA:
-	case EL_OP_SW_DELETE:
-	case EL_OP_MARK:
-	case EL_OP_UNMARK:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
-static void
-el_leader_done(struct election *el, const struct el_result *res)
-{
-	char buf[1024];
-
-	el->leader_exists = 1;
-	el->leader_fresh = 1;
-	el->leader_owner = res->owner;
-	if (res->owner != el->sid)
-		el->mark_hold_until = 0;	/* someone else leads now */
-	candidate_kv(res->data, "id", buf, sizeof(buf));
-	el_replace(&el->leader_id, buf);
-	candidate_kv(res->data, "data", buf, sizeof(buf));
-	el_replace(&el->leader_data, buf);
-	candidate_kv(res->data, "epoch", buf, sizeof(buf));
-	el->leader_epoch = strtoll(buf, NULL, 10);
-	/*
-	 * Ours, but not what we wrote: someone allowed to write there changed
-	 * it, and followers would show that. It is written again.
-	 */
-	if (el->acked && res->owner == el->sid && el->sid != 0 &&
-	    el->ack_data != NULL && strcmp(res->data, el->ack_data) != 0)
-		el->data_dirty = 1;
-}
-
-static void
-el_no_leader(struct election *el)
-{
-	/* Deleted by hand while we lead: it is written again. */
-	if (el->promoted && el->acked && el_owns_leader(el))
-		el->acked = 0;
-	el->leader_exists = 0;
-	el->leader_fresh = 1;
-	el->leader_owner = 0;
-	el->leader_epoch = 0;
-	el_replace(&el->leader_id, "");
-	el_replace(&el->leader_data, "");
-}
-
-void
-election_op_done(struct election *el, enum el_op op,
-    const struct el_result *res)
-{
-	const char *slash;
-	char buf[64], big[1024];
-	int64_t sent;
-	int rc = res->rc, i;
-
-	if (op == EL_OP_SYNC) {
-		if (!el->sync_inflight)
-			return;
-		el->sync_inflight = 0;
-		if (rc == ZOK) {
-			el_confirmed(el, el->sync_sent);
-			if (el->sync_conn == el->conn_gen)
-				el->synced = 1;
-		} else if (el->sync_conn == el->conn_gen)
-			/*
-			 * Refused (a handle whose session just expired, whose
-			 * news is still on its way): not again at once.
-			 */
-			el->sync_retry = el->now + EL_RETRY_MS;
-		return;
-	}
-	/* Replies come in the order of the requests; anything else is old. */
-	if (el->npipe == 0 || op != el->pipe[0].op)
-		return;
-	sent = el->pipe[0].sent;
-	el->npipe--;
-	memmove(&el->pipe[0], &el->pipe[1], (size_t)el->npipe *
-	    sizeof(el->pipe[0]));
-	if (el_writes(op) ? el_answered(rc) :
-	    EL_MUTANT(1) && (rc == ZOK || rc == ZNONODE))
-		el_confirmed(el, sent);
-	else if (el_answered(rc))
-		el_answered_sent(el, sent);
-	switch (op) {
-	case EL_OP_NONE:
-	case EL_OP_SYNC:
-	case EL_OP_COUNT:
-		break;
-	case EL_OP_CLAIM:
-		el->marks_for_claim = 0;	/* a claim again reads them again */
-		if (el_claim_created(&el->cl, rc))
-			el->create_nonode = 0;
-		else if (rc == ZNONODE) {
-			/* Our node is gone, or E/claims is: both are seen to. */
-			el->node_ok = 0;
-			el_claims_again(el);
-			if (el->create_nonode++ > 0 && !EL_MUTANT(21))
-				el_op_error(el, rc);
-		} else if (rc != ZCONNECTIONLOSS && rc != ZOPERATIONTIMEOUT)
-			el_op_error(el, rc);
-		break;
-	case EL_OP_CLAIM_WATCH:
-		if (el_claim_watched(&el->cl, res) < 0)
-			el_op_error(el, rc);
-		break;
-	case EL_OP_CLAIMS:
-		if (el_claims_listed(&el->cl, res, el->sid) < 0)
-			el_claims_again(el);
-		else if (rc != ZOK)
-			el_op_error(el, rc);
-		break;
-	case EL_OP_SW_DELETE:
-		/* Done, or one was gone already: list again either way. */
-		for (i = 0; i < el->sw_nbetween; i++)
-			el_replace(&el->sw_between[i], NULL);
-		el->sw_nbetween = 0;
-		if (el->sw_phase != 0)
-			el->sw_phase = 1;
-		if (rc == ZNOAUTH)
-			el_switch_clear(el, "not-allowed");
-		else if (rc != ZOK && rc != ZNONODE)
-			el_op_error(el, rc);
-		break;
-	case EL_OP_MARK:
-		if (rc == ZOK || rc == ZNODEEXISTS) {
-			el->create_nonode = 0;
-			el->mark_unsure = 0;
-			el_replace(&el->mark_have, el->mark_path);
-		} else if (rc == ZNONODE) {
-			/* E/priority is gone: made again, as a create's. */
-			el->parents_done = 0;
-			el->parent_idx = el->nbase;
-			if (el->create_nonode++ > 0 && !EL_MUTANT(21))
-				el_op_error(el, rc);
-		} else
-			el_op_error(el, rc);	/* lost: made again */
-		break;
-	case EL_OP_UNMARK:
-		if (rc == ZOK || rc == ZNONODE) {
-			el_replace(&el->mark_have, NULL);
-			el->mark_unsure = 0;
-		}
-		else
-			el_op_error(el, rc);	/* lost: deleted again */
-		break;
-	case EL_OP_MARKS:
-		el_marks_done(el, res);
-		break;
-	case EL_OP_PARENT:
-		if (el->parents_done && el->lazy_parent != NULL) {
-			if (rc == ZNONODE) {
-				/* Its own parent is gone: all are made again. */
-				el->parents_done = 0;
-				el->parent_idx = 0;
-				break;
-			}
-			if (rc != ZOK && rc != ZNODEEXISTS) {
-				el_op_error(el, rc);
-				break;
-			}
-			/* Made: the markers are read again, with a watch. */
-			if (el->lazy_parent == el->prio_dir)
-				el->marks_fresh = 0;
-			el->lazy_parent = NULL;
-		} else if (rc == ZOK || rc == ZNODEEXISTS) {
-			if (++el->parent_idx >= el->nparents) {
-				el->parent_idx = 0;
-				el->parents_done = 1;
-			}
-		} else {
-			/* An ancestor is gone (deleted by hand): all again. */
-			if (rc == ZNONODE)
-				el->parent_idx = 0;
-			el_op_error(el, rc);
-		}
-		break;
-	case EL_OP_CREATE:
-		if (rc == ZOK) {
-			el->create_nonode = 0;
-			slash = strrchr(res->path, '/');
-			el_replace(&el->node, slash != NULL ? slash + 1 :
-			    res->path);
-			el_replace(&el->node_path, res->path);
-			el->create_unknown = 0;
-			el->node_ok = 0;
-			el->listed = 0;
-			/* Paused, unhealthy or stopping meanwhile: it goes. */
-			if ((el->paused || el->unhealthy || el->stopping) &&
-			    !EL_MUTANT(3))
-				el->release_pending = 1;
-		} else if (rc == ZNONODE) {
-			/*
-			 * The parents are made again; when they were made
-			 * just now, after a pause: never a loop at full speed.
-			 */
-			el->parents_done = 0;
-			el->parent_idx = 0;
-			if (el->create_nonode++ > 0 && !EL_MUTANT(21))
-				el_op_error(el, rc);
-		} else if (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT) {
-			el->create_unknown = 1;
-			el->listed = 0;
-		} else
-			el_op_error(el, rc);
-		break;
-	case EL_OP_LIST:
-		if (rc == ZOK)
-			el_list_done(el, res);
-		else if (rc == ZNONODE) {
-			el->parents_done = 0;
-			el->parent_idx = 0;
-			if (el->node != NULL)
-				el_node_lost(el);
-			/* No parent, no node: a lost create made none. */
-			el->create_unknown = 0;
-		} else
-			el_op_error(el, rc);
-		break;
-	case EL_OP_WATCH_PRED:
-		if (rc == ZOK) {
-			el->pred_watched = 1;
-			el->pred_czxid = res->czxid;
-			el->pred_owner = res->owner;
-			el_pred_head(el);
-		} else if (rc == ZNONODE)
-			el->listed = 0;
-		else
-			el_op_error(el, rc);
-		break;
-	case EL_OP_WATCH_OWN:
-		if (rc == ZOK && res->owner == el->sid) {
-			el->node_ok = 1;
-			el->epoch = res->czxid;
-		} else if (rc == ZOK || rc == ZNONODE)
-			el_node_lost(el);
-		else
-			el_op_error(el, rc);
-		break;
-	case EL_OP_LEADER:
-		if (rc == ZOK) {
-			el_leader_done(el, res);
-			el_pred_head(el);
-		} else if (rc == ZNONODE) {
-			/* A get of no node sets no watch: exists does. */
-			el->leader_check = 1;
-			el->leader_armed = 0;
-		} else {
-			el->leader_armed = 0;
-			el_op_error(el, rc);
-		}
-		break;
-	case EL_OP_LEADER_EXISTS:
-		el->leader_check = 0;
-		if (rc == ZNONODE)
-			el_no_leader(el);
-		else {
-			/* It is there (again): what it says is read. */
-			el->leader_fresh = 0;
-			el->leader_armed = 0;
-			if (rc != ZOK)
-				el_op_error(el, rc);
-		}
-		break;
-	case EL_OP_BREADCRUMB:
-		if (rc == ZOK) {
-			el->crumb_exists = 1;
-			el->crumb_fresh = 1;
-			el->crumb_version = res->version;
-			candidate_kv(res->data, "epoch", buf, sizeof(buf));
-			el->crumb_epoch = strtoll(buf, NULL, 10);
-			candidate_kv(res->data, "id", big, sizeof(big));
-			el_replace(&el->crumb_id, big);
-			candidate_kv(res->data, "data", big, sizeof(big));
-			el_replace(&el->crumb_data, big);
-		} else if (rc == ZNONODE) {
-			/* A get of no node sets no watch: exists does. */
-			el_no_crumb(el);
-			el->crumb_armed = 0;
-		} else {
-			el->crumb_armed = 0;
-			el_op_error(el, rc);
-		}
-		break;
-	case EL_OP_CRUMB_EXISTS:
-		if (rc == ZNONODE)
-			el_no_crumb(el);
-		else {
-			/* It is there (again): what it says is read. */
-			el->crumb_fresh = 0;
-			el->crumb_armed = 0;
-			if (rc != ZOK)
-				el_op_error(el, rc);
-		}
-		break;
-	case EL_OP_ACK:
-		if (rc == ZOK) {
-			el->acked = 1;
-			el->leader_exists = 1;
-			el->leader_owner = el->sid;
-			el->leader_epoch = el->epoch;
-			el_replace(&el->leader_id, el->id);
-			el_replace(&el->leader_data, el->data);
-			/*
-			 * What we wrote (the notification of our own write, if
-			 * a watch was set, came before this reply).
-			 */
-			el->crumb_exists = 1;
-			el->crumb_fresh = 1;
-			el->crumb_epoch = el->epoch;
-			el->crumb_version = el->crumb_version_next;
-		} else {
-			/* Something changed under us: learn it all again. */
-			el_invalidate(el);
-			el_op_error(el, rc);
-		}
-		break;
-	case EL_OP_SET_DATA:
-		if (rc == ZOK) {
-			/* Data changed again while it flew: written again. */
-			if (el->data_sent_gen == el->data_gen || EL_MUTANT(47))
-				el->data_dirty = 0;
-			if (el->crumb_version_next != el->crumb_version)
-				el->crumb_fresh = 1;	/* ours, as written */
-			el->crumb_version = el->crumb_version_next;
-			if (el->acked && el_owns_leader(el))
-				el_replace(&el->leader_data, el->data);
-		} else {
-			el_invalidate(el);
-			el_op_error(el, rc);
-		}
-		break;
-	case EL_OP_RELEASE:
-		/*
-		 * Deleted, or maybe (a lost reply), or not (a failed multi):
-		 * until it is deleted for sure it is not forgotten, or the
-		 * next head would yield back to it (see el_next_mark()).
-		 */
-		if (el->release_marked && rc == ZOK && !EL_MUTANT(40))
-			el_replace(&el->mark_have, NULL);
-		else if (el->release_marked && !EL_MUTANT(40))
-			el->mark_unsure = 1;
-		else if (el->release_marked)
-			el_replace(&el->mark_have, NULL);
-		el->release_marked = 0;
-		if (rc == ZOK) {
-			/*
-			 * Deleting E/leader fired our watch on it: its
-			 * notification came before this reply and has the
-			 * watch set again.
-			 */
-			if (el_owns_leader(el))
-				el_no_leader(el);
-			/* Not ours, it stays: the watch keeps what we know. */
-			if (el->release_crumb)
-				el_no_crumb(el);
-			el_release_done(el);
-		} else if (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT) {
-			/*
-			 * It may have been applied: whether our claim is
-			 * still there is listed again before the retry
-			 * (E/leader and our node are read again).
-			 */
-			el->cl.known = 0;
-		} else if (++el->release_attempts >= 3) {
-			/*
-			 * Closing the session removes our ephemeral nodes
-			 * for sure; a breadcrumb left behind only makes the
-			 * successor fence.
-			 */
-			el_release_done(el);
-			el->restart = 1;
-		} else {
-			el_invalidate(el);
-			el->cl.known = 0;
-			el_op_error(el, rc);
-		}
-		break;
-	}
-}
-
 void
 election_watch(struct election *el, int deleted, const char *path)
 {
+	el->cause = deleted ? "watch: deleted" : "watch: changed";
 	if (el->node_path != NULL && strcmp(path, el->node_path) == 0) {
 		if (deleted)
 			el_node_lost(el);
@@ -719,6 +200,7 @@ election_hook_done(struct election *el, enum hook_kind kind, int ok)
 	int cancelled = el->hook_cancelled;
 	int same_node = el->hook_gen == el->node_gen;
 
+	el->cause = el_hook_cause(kind, ok);
 	if (el->hook != (int)kind)
 		return;
 	el->hook = -1;
@@ -750,7 +232,7 @@ election_hook_done(struct election *el, enum hook_kind kind, int ok)
 		/* A failed fence must not promote: leave like a failed promote. */
 		/* FALLTHROUGH */
 	case HOOK_PROMOTE:
-		el->promoted = 1;
+		el_go(el, EL_ST_LEADING, el->cause);
 		el->acked = 0;
 		if (!ok && !cancelled && same_node) {
 			el->promote_failed = 1;
@@ -775,17 +257,10 @@ election_hook_done(struct election *el, enum hook_kind kind, int ok)
 		el->conn_lost = 0;
 }
 
-/* Whether this leader looks at the queue: nothing else under way. */
-int
-el_preempt_on(const struct election *el)
-{
-	return el->preempt_ms >= 0 && election_role(el) == ROLE_LEADER &&
-	    !el->resigning && !el->release_pending && el->sw_phase == 0;
-}
-
 void
 election_queue(struct election *el, const struct el_queue *q)
 {
+	el->cause = "queue read";
 	el_preempt_listed(el, q, el_preempt_on(el));
 }
 
@@ -796,52 +271,9 @@ election_candidates(struct election *el, int n)
 }
 
 void
-election_reconfigure(struct election *el, const struct election_params *p)
-{
-	el->fence_configured = p->fence;
-	el->preempt_ms = p->preempt_delay_ms;
-	el->backoff_ms = p->retry_backoff_ms;
-	el->grace_ms = p->disconnect_grace_ms;
-	el->tick_ms = p->tick_ms > 0 ? p->tick_ms : 0;
-	el->hook_timeout_ms = p->hook_timeout_ms;
-	el->demote_cfg_ms = p->demote_timeout_ms > 0 ? p->demote_timeout_ms : 0;
-	el_set_timeout(el, 0);
-	el->check_interval_ms = p->check_interval_ms > 0 ?
-	    p->check_interval_ms : 5000;
-	el->check_fall = p->check_fall > 0 ? p->check_fall : 1;
-	el->check_rise = p->check_rise > 0 ? p->check_rise : 1;
-	if (p->check && !el->check_configured)
-		el->check_due = 0;	/* first run one interval from now */
-	if (!p->check) {
-		el->unhealthy = 0;
-		el->check_fails = 0;
-		el->check_oks = 0;
-	}
-	el->check_configured = p->check;
-	if (el->data != NULL && (strcmp(p->data, el->data) != 0 ||
-	    p->priority != el->priority)) {
-		/*
-		 * E/priority is made when a priority first comes: after the
-		 * others when they are made, else in their turn.
-		 */
-		if (el->priority == 0 && p->priority != 0 &&
-		    el->parents_done) {
-			el->parents_done = 0;
-			el->parent_idx = el->nbase;
-		}
-		el->priority = p->priority;
-		el->nparents = el->nbase + (el->priority != 0);
-		if (el->parents_done == 0 && el->parent_idx >= el->nparents) {
-			el->parent_idx = 0;
-			el->parents_done = 1;
-		}
-		election_set_data(el, p->data);
-	}
-}
-
-void
 election_set_data(struct election *el, const char *data)
 {
+	el->cause = "new data";
 	el_replace(&el->data, data);
 	el_make_data(el);
 	el->data_gen++;
@@ -857,6 +289,7 @@ election_set_data(struct election *el, const char *data)
 int
 election_resign(struct election *el)
 {
+	el->cause = "resign";
 	if (election_role(el) != ROLE_LEADER || el->resigning)
 		return -1;
 	el->resigning = 1;
@@ -871,6 +304,7 @@ election_switchover(struct election *el, const char *node,
 {
 	struct candidate c;
 
+	el->cause = "switchover";
 	if (election_role(el) != ROLE_LEADER || el->resigning ||
 	    el->release_pending || el->sw_phase != 0 || el->node == NULL ||
 	    candidate_parse(node, &c) == -1 || strcmp(node, el->node) == 0)
@@ -885,6 +319,7 @@ election_switchover(struct election *el, const char *node,
 void
 election_switchover_cancel(struct election *el)
 {
+	el->cause = "switchover cancelled";
 	el_switch_clear(el, NULL);
 }
 
@@ -900,7 +335,8 @@ election_switchover_failed(struct election *el)
 int
 election_run_exited(struct election *el)
 {
-	if (!el->promoted || el->release_pending || el->run_exited)
+	el->cause = "run exited";
+	if (!el_promoted(el) || el->release_pending || el->run_exited)
 		return -1;
 	el->run_exited = 1;
 	el->release_pending = 1;
@@ -923,6 +359,7 @@ election_pause(struct election *el, int paused)
 {
 	int was_paused = el->paused;
 
+	el->cause = paused ? "pause" : "resume";
 	if (paused && !el->paused) {
 		el->paused = 1;
 		if (el_has_node(el)) {
@@ -938,37 +375,12 @@ election_pause(struct election *el, int paused)
 void
 election_stop(struct election *el)
 {
+	el->cause = "stop";
 	el->stopping = 1;
 	if (el_has_node(el)) {
 		el->release_pending = 1;
 		el->release_why = "shutdown";
 	}
-}
-
-enum role
-election_role(const struct election *el)
-{
-	if (el->stopped)
-		return ROLE_STOPPED;
-	if (el->hook == HOOK_DEMOTE)
-		return ROLE_DEMOTING;
-	if (el->hook == HOOK_PROMOTE || el->hook == HOOK_FENCE)
-		return ROLE_PROMOTING;
-	if (el->promoted) {
-		if (!el->acked)
-			return ROLE_PROMOTING;
-		/* Only inside the lease, with room left for a demote. */
-		if (!el->conn_lost && !el_lease_short(el))
-			return ROLE_LEADER;
-		return ROLE_DEMOTING;
-	}
-	if (el->observer || el->paused || el->unhealthy)
-		return ROLE_OBSERVER;
-	/* Kept out by lease_error, it still follows whoever leads. */
-	if (el->zk != EL_ZK_CONNECTED ||
-	    (!el->listed_once && el->lease_error == NULL))
-		return ROLE_UNKNOWN;
-	return ROLE_FOLLOWER;
 }
 
 const char *
@@ -1018,6 +430,7 @@ void
 election_view(const struct election *el, struct election_view *v)
 {
 	v->role = election_role(el);
+	v->state = el->state;
 	v->zk = el->zk;
 	v->sid = el->sid;
 	v->leader_id = "";
@@ -1052,7 +465,7 @@ election_view(const struct election *el, struct election_view *v)
 	v->report_lag_ms = el->lag_ms;
 	v->lease_error = el->lease_error;
 	v->resuming = el->resume_check;
-	v->promoted = el->promoted;
+	v->promoted = el_promoted(el);
 	v->backoff_until = el->backoff_until;
 	v->crumb_id = el->crumb_exists ? el->crumb_id : "";
 	v->crumb_data = el->crumb_exists ? el->crumb_data : "";
@@ -1078,7 +491,7 @@ election_op_name(enum el_op op)
 }
 
 /*
- * Resuming a session (el_resume_next() in election.c takes it on): after
+ * Resuming a session (el_resume_next() in election_next.c takes it on): after
  * a re-exec (SIGUSR2) or a crash, the daemon
  * re-attaches the ZooKeeper session it had instead of asking for a new
  * one, and the election takes up what that session holds without running
@@ -1117,6 +530,7 @@ election_op_name(enum el_op op)
 void
 election_resume(struct election *el, const struct el_resume *r)
 {
+	el->cause = "session resumed";
 	el->sid = r->sid;
 	el_set_timeout(el, r->timeout_ms);
 	if (r->lease_sent != 0) {
@@ -1150,7 +564,7 @@ election_resume(struct election *el, const struct el_resume *r)
 	}
 	if (!r->leader || el->observer)
 		return;
-	el->promoted = 1;
+	el_go(el, EL_ST_LEADING, el->cause);
 	el->acked = 1;
 	el->cl.have = 1;
 	el->fenced = 1;
@@ -1196,8 +610,53 @@ el_resume_lost(struct election *el)
 	if (!el->resume_check)
 		return;
 	el->resume_check = 0;
-	if (el->promoted)
+	if (el_promoted(el))
 		el->lost_reason = "startup";
 	else
 		el->startup_demote = el->resume_demote;
+}
+
+void
+election_reconfigure(struct election *el, const struct election_params *p)
+{
+	el->cause = "reload";
+	el->fence_configured = p->fence;
+	el->preempt_ms = p->preempt_delay_ms;
+	el->backoff_ms = p->retry_backoff_ms;
+	el->grace_ms = p->disconnect_grace_ms;
+	el->tick_ms = p->tick_ms > 0 ? p->tick_ms : 0;
+	el->hook_timeout_ms = p->hook_timeout_ms;
+	el->demote_cfg_ms = p->demote_timeout_ms > 0 ? p->demote_timeout_ms : 0;
+	el_set_timeout(el, 0);
+	el->check_interval_ms = p->check_interval_ms > 0 ?
+	    p->check_interval_ms : 5000;
+	el->check_fall = p->check_fall > 0 ? p->check_fall : 1;
+	el->check_rise = p->check_rise > 0 ? p->check_rise : 1;
+	if (p->check && !el->check_configured)
+		el->check_due = 0;	/* first run one interval from now */
+	if (!p->check) {
+		el->unhealthy = 0;
+		el->check_fails = 0;
+		el->check_oks = 0;
+	}
+	el->check_configured = p->check;
+	if (el->data != NULL && (strcmp(p->data, el->data) != 0 ||
+	    p->priority != el->priority)) {
+		/*
+		 * E/priority is made when a priority first comes: after the
+		 * others when they are made, else in their turn.
+		 */
+		if (el->priority == 0 && p->priority != 0 &&
+		    el->parents_done) {
+			el->parents_done = 0;
+			el->parent_idx = el->nbase;
+		}
+		el->priority = p->priority;
+		el->nparents = el->nbase + (el->priority != 0);
+		if (el->parents_done == 0 && el->parent_idx >= el->nparents) {
+			el->parent_idx = 0;
+			el->parents_done = 1;
+		}
+		election_set_data(el, p->data);
+	}
 }

@@ -6,7 +6,7 @@
  * order of the highest priority above its own, seen with the same node
  * (so present and healthy: a paused or unhealthy candidate has no node,
  * and a node that rejoins is a new one) for preempt_delay, gets the
- * leadership by a switchover (started by election.c, demote reason
+ * leadership by a switchover (started by election_next.c, demote reason
  * preempted). A flapping candidate starts its wait again each time, so
  * leadership never moves faster than preempt_delay; one handover at a
  * time; equal priorities keep the queue order. The daemon only reads the
@@ -72,7 +72,7 @@ el_preempt_act(struct election *el, struct el_action *act,
 
 /*
  * 1 with an action: a look at the queue, or who outranks us. A handover
- * due (pre_go) is election.c's to start.
+ * due (pre_go) is election_next.c's to start.
  */
 int
 el_next_preempt(struct election *el, struct el_action *act, int on)

@@ -375,7 +375,7 @@ election_deadline(const struct election *el)
 {
 	int64_t d = INT64_MAX;
 
-	if (el->stopped)
+	if (el->state == EL_ST_STOPPED)
 		return d;
 	if (el->zk == EL_ZK_CONNECTED && !el->sync_inflight && !el->restart)
 		el_min(&d, el_sync_at(el));
@@ -399,4 +399,38 @@ election_deadline(const struct election *el)
 		el_min(&d, el->check_due);
 	el_min(&d, el_preempt_deadline(el, el_preempt_on(el)));
 	return d;
+}
+
+/* Whether this leader looks at the queue: nothing else under way. */
+int
+el_preempt_on(const struct election *el)
+{
+	return el->preempt_ms >= 0 && election_role(el) == ROLE_LEADER &&
+	    !el->resigning && !el->release_pending && el->sw_phase == 0;
+}
+
+enum role
+election_role(const struct election *el)
+{
+	if (el->state == EL_ST_STOPPED)
+		return ROLE_STOPPED;
+	if (el->hook == HOOK_DEMOTE)
+		return ROLE_DEMOTING;
+	if (el->hook == HOOK_PROMOTE || el->hook == HOOK_FENCE)
+		return ROLE_PROMOTING;
+	if (el_promoted(el)) {
+		if (!el->acked)
+			return ROLE_PROMOTING;
+		/* Only inside the lease, with room left for a demote. */
+		if (!el->conn_lost && !el_lease_short(el))
+			return ROLE_LEADER;
+		return ROLE_DEMOTING;
+	}
+	if (el->observer || el->paused || el->unhealthy)
+		return ROLE_OBSERVER;
+	/* Kept out by lease_error, it still follows whoever leads. */
+	if (el->zk != EL_ZK_CONNECTED ||
+	    (!el->listed_once && el->lease_error == NULL))
+		return ROLE_UNKNOWN;
+	return ROLE_FOLLOWER;
 }

@@ -20,10 +20,6 @@ LAYERS = ROOT / "scripts/layers.py"
 
 # Each circle still allowed, with the files that own breaking it.
 ALLOWED = {
-    # The pure core split over three files that call each other: owned by
-    # election*.c (the state machine of issue 20 item 1).
-    frozenset({"election.c", "election_event.c", "election_time.c"}):
-        "election*.c",
 }
 
 

@@ -506,6 +506,9 @@ check_action(struct sim *s, struct peer *p, const struct el_action *act)
 		if (pc->open)
 			check_fail(s, "%s: exits without demoting", p->id);
 		break;
+	case EL_ACT_TRANSITION:
+		check_state_transition(s, p, act);
+		break;
 	case EL_ACT_RESIGNED:
 		trace(s, p->idx, "-> resigned%s", p->resign_wait ? "" :
 		    " (nobody asked)");
@@ -527,6 +530,7 @@ check_step(struct sim *s, struct peer *p)
 	int want;
 
 	check_view(p, &v);
+	check_state_step(s, p, &v);
 	if (v.role != p->last_role)
 		trace(s, p->idx, "role %s (lease_end %lld)",
 		    election_role_name(v.role), (long long)v.lease_end);

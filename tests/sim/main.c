@@ -22,7 +22,9 @@
  * -L models the ensemble's leader, its tick (drawn per run), elections
  * and server restarts, and leaves some settings unset (README.md); -K
  * lets the tick reach T (implies -L); -A checks availability: no
- * needless demote (invariant AV).
+ * needless demote (invariant AV). -X prints per run a hash of every
+ * event fed to the core and every action it gave, and the count of events
+ * (trace_hash.c, tests/sim/trace-hash.sh).
  * The last line is the summary that scripts/check.sh reads:
  *   sim: N schedules, N passed, N failed, N events, N.N s, N sched/s,
  *   N events/s
@@ -53,7 +55,7 @@ main_usage(void)
 {
 	(void)fprintf(stderr, "usage: sim [-s SEED] [-n COUNT] [-v] [-x] "
 	    "[-t LINES] [-l MAX] [-S] [-D KIND,...] [-k TICK] [-B LIE]\n"
-	    "       [-W] [-P] [-L] [-K] [-A] [-R] [-H]\n"
+	    "       [-W] [-P] [-L] [-K] [-A] [-R] [-H] [-X]\n"
 	    "       sim -f FILE [-M] [-v] [-t LINES]\n");
 	exit(2);
 }
@@ -96,6 +98,11 @@ main_one(struct main_run *r, uint64_t seed, const struct sim_opts *o,
 		(void)printf("==== seed %llu\n", (unsigned long long)seed);
 	failed = sim_run(seed, o, &r->st, why, sizeof(why));
 	r->count++;
+	if (o->hash)
+		(void)printf("sim: seed %llu hash %016llx events %llu%s\n",
+		    (unsigned long long)seed, (unsigned long long)r->st.hash,
+		    (unsigned long long)r->st.hash_events,
+		    failed ? " FAILED" : "");
 	if (want_fail && o->sabotage != SAB_NONE) {
 		/* A self-test of the checker: the lie's own violation. */
 		if (failed && strstr(why, sabotage_want(o->sabotage)) == NULL)
@@ -220,7 +227,7 @@ main(int argc, char **argv)
 	memset(&r, 0, sizeof(r));
 	r.lines = 300;
 	r.max_shown = UINT64_MAX;
-	while ((ch = getopt(argc, argv, "s:n:vxf:t:l:SD:k:MB:WPLKARH")) != -1) {
+	while ((ch = getopt(argc, argv, "s:n:vxf:t:l:SD:k:MB:WPLKARHX")) != -1) {
 		switch (ch) {
 		case 's':
 			seed = main_number(optarg);
@@ -279,6 +286,9 @@ main(int argc, char **argv)
 			break;
 		case 'H':
 			r.o.reloads = 1;
+			break;
+		case 'X':
+			r.o.hash = 1;
 			break;
 		case 'B':
 			if ((r.o.sabotage = sabotage_parse(optarg)) == -1) {

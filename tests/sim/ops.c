@@ -26,6 +26,7 @@ ops_queue_ask(struct sim *s, struct peer *p)
 {
 	trace(s, p->idx, "-> read the queue (preemption)");
 	if (p->cl.state != CL_CONNECTED || p->cl.conn < 0) {
+		th_queue(s, p, NULL);
 		election_queue(p->el, NULL);
 		return;
 	}
@@ -48,6 +49,7 @@ ops_queue_answer(struct sim *s, struct peer *p, const struct ev *ev)
 	    p->cl.state != CL_CONNECTED || !cn->established ||
 	    s->srv[cn->server].state == SRV_DOWN) {
 		trace(s, p->idx, "queue read: lost");
+		th_queue(s, p, NULL);
 		election_queue(p->el, NULL);
 		peer_step(s, p);
 		return;
@@ -69,6 +71,7 @@ ops_queue_answer(struct sim *s, struct peer *p, const struct ev *ev)
 	q.n = n;
 	q.names = order;
 	q.datas = datas;
+	th_queue(s, p, &q);
 	election_queue(p->el, &q);
 	for (i = 0; i < n; i++) {
 		free(order[i]);

@@ -365,6 +365,7 @@ peer_yields(struct sim *s, struct peer *p)
 static void
 peer_perform(struct sim *s, struct peer *p, const struct el_action *act)
 {
+	th_action(s, p, act);
 	check_action(s, p, act);
 	check_ops_action(s, p, act);
 	switch (act->type) {
@@ -414,6 +415,8 @@ peer_perform(struct sim *s, struct peer *p, const struct el_action *act)
 	case EL_ACT_OUTRANKED:
 	case EL_ACT_PREEMPT:
 		break;		/* check_ops_action() carries them out */
+	case EL_ACT_TRANSITION:
+		break;		/* check_action() checks it */
 	}
 }
 
@@ -468,6 +471,7 @@ peer_step(struct sim *s, struct peer *p)
 		}
 	}
 	p->in_step = 0;
+	th_step(s, p);
 	check_step(s, p);
 	peer_session_file(s, p);
 	check_ops_step(s, p);
@@ -483,6 +487,8 @@ peer_session(struct sim *s, struct peer *p, enum el_zk state)
 	    state == EL_ZK_CONNECTED ? "connected" : state ==
 	    EL_ZK_EXPIRED ? "expired" : state == EL_ZK_AUTH_FAILED ?
 	    "auth failed" : "connecting");
+	th_event(s, p, TH_SESSION, state, state == EL_ZK_CONNECTED ?
+	    p->cl.sid : 0, NULL);
 	/* As daemon.c: only CONNECTED carries the session and its T. */
 	if (state == EL_ZK_CONNECTED)
 		election_session(p->el, state, p->cl.sid, p->cl.timeout);
@@ -513,6 +519,7 @@ peer_reply(struct sim *s, struct peer *p, enum el_op op,
 	trace(s, p->idx, "reply %s: %s%s%s", trace_op(op), trace_rc(rep->rc),
 	    rep->path[0] != '\0' ? " " : "", rep->path);
 	peer_clock(s, p);
+	th_result(s, p, op, &res);
 	election_op_done(p->el, op, &res);
 	peer_step(s, p);
 }
@@ -524,6 +531,7 @@ peer_watch(struct sim *s, struct peer *p, enum wev wev, const char *path)
 	    wev == WE_CREATED ? "created" : wev == WE_CHILD ? "children" :
 	    "changed", path);
 	peer_clock(s, p);
+	th_event(s, p, TH_WATCH, wev == WE_DELETED, 0, path);
 	election_watch(p->el, wev == WE_DELETED, path);
 	peer_step(s, p);
 }
@@ -539,6 +547,7 @@ peer_operator(struct sim *s, struct peer *p, int cmd)
 
 	peer_clock(s, p);
 	trace(s, p->idx, "operator: %s", names[cmd]);
+	th_event(s, p, TH_OPERATOR, cmd, 0, NULL);
 	switch (cmd) {
 	case OP_RESIGN:
 		rc = election_resign(p->el);

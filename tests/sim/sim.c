@@ -225,6 +225,7 @@ sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
 	s->reloads = o->reloads;
 	s->sabotage = o->sabotage;
 	trace_init(s, o->tracing);
+	th_start(s, o->hash);
 	rng_seed(&s->rng, seed);
 	evq_init(&s->q);
 	sim_setup(s);
@@ -263,6 +264,8 @@ sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
 		st->yields += s->st.yields;
 		st->elections += s->st.elections;
 		st->needless += s->st.needless;
+		st->hash = s->th_hash;
+		st->hash_events = s->th_events;
 		for (i = 0; i < F_NKINDS; i++)
 			st->faults[i] += s->st.faults[i];
 	}

@@ -176,6 +176,9 @@ struct peer {
 
 /* check.c: what the checker remembers of each daemon. */
 struct pcheck {
+	/* check_state.c: the last state reported, in incarnation st_inc */
+	enum el_state st;
+	int st_inc;
 	int open;		/* between promote start and demote end */
 	int fenced;		/* ...but a successor's fence stopped its
 				 * application meanwhile */
@@ -275,6 +278,8 @@ struct sim_stats {
 	uint64_t yields;	/* heads that yielded to a higher priority */
 	uint64_t elections;	/* elections inside the ensemble (-L) */
 	uint64_t needless;	/* demotes AV calls needless (-A or not) */
+	uint64_t hash;		/* -X: the last run's (not summed) */
+	uint64_t hash_events;	/* the events in it */
 };
 
 struct sim {
@@ -323,6 +328,9 @@ struct sim {
 		int released;
 	} *born;
 	int nborn, capborn;
+	/* -X: trace_hash.c */
+	int th_on;
+	uint64_t th_hash, th_events;
 	/* trace ring */
 	char **ring;
 	int ring_n, ring_pos, ring_cap;
@@ -342,6 +350,7 @@ struct sim_opts {
 	int avail;		/* -A (A=1): no needless demote */
 	int resume;		/* crashes resume, F_REEXEC (-R) */
 	int reloads;		/* F_RUN_EXIT, F_CHECK_RELOAD may be drawn (-H) */
+	int hash;		/* -X: hash what the core got and gave */
 };
 int sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
     char *why, size_t whylen);
@@ -373,6 +382,26 @@ void peer_reply(struct sim *s, struct peer *p, enum el_op op,
 void peer_watch(struct sim *s, struct peer *p, enum wev wev,
     const char *path);
 void peer_dispatch(struct sim *s, struct peer *p, const struct ev *ev);
+
+/* check_state.c: invariant (st), the core's transition table */
+void check_state_transition(struct sim *s, struct peer *p,
+    const struct el_action *act);
+void check_state_step(struct sim *s, struct peer *p,
+    const struct election_view *v);
+
+/* trace_hash.c: -X */
+enum th_event_kind {
+	TH_SESSION, TH_REPLY, TH_WATCH, TH_HOOK_DONE, TH_OPERATOR, TH_QUEUE,
+};
+void th_start(struct sim *s, int on);
+void th_event(struct sim *s, const struct peer *p, int kind, int64_t a,
+    int64_t b, const char *str);
+void th_result(struct sim *s, const struct peer *p, enum el_op op,
+    const struct el_result *res);
+void th_queue(struct sim *s, const struct peer *p, const struct el_queue *q);
+void th_action(struct sim *s, const struct peer *p,
+    const struct el_action *act);
+void th_step(struct sim *s, const struct peer *p);
 
 /* slot.c */
 void slot_start(struct sim *s, struct peer *p, const struct el_action *act);

@@ -45,6 +45,7 @@ slot_reap(struct sim *s, struct peer *p, int seq)
 	if (p->hook_kind == HOOK_FENCE && p->cl.sid != p->hook_sid)
 		s->st.fence_lost++;
 	election_clock(p->el, s->now);
+	th_event(s, p, TH_HOOK_DONE, p->hook_kind, p->hook_ok, NULL);
 	election_hook_done(p->el, p->hook_kind, p->hook_ok);
 	peer_step(s, p);
 }

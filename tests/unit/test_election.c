@@ -14,6 +14,8 @@
 #include <zookeeper/zookeeper.h>
 
 #include "election.h"
+#include "election_int.h"	/* el_go() */
+#include "next_action.h"
 
 #define SID 0x1234abcdLL
 #define E "/zkelectd/svc"
@@ -197,7 +199,7 @@ next(struct election *el)
 
 	election_clock(el, now);
 	for (;;) {
-		election_next(el, &a);
+		next_action(el, &a);
 		if (a.type != EL_ACT_ZK)
 			return a;
 		if (a.op == EL_OP_SYNC && !hold_syncs) {
@@ -312,11 +314,11 @@ session_up(struct election *el, int64_t sid)
 	cur_sid = sid;
 	election_session(el, EL_ZK_CONNECTED, sid, T_MS);
 	election_clock(el, now);
-	election_next(el, &a);
+	next_action(el, &a);
 	assert_int_equal(a.op, EL_OP_SYNC);
 	reply(el, EL_OP_SYNC, ZOK);
 	tick(el, T_MS / 4);
-	election_next(el, &a);
+	next_action(el, &a);
 	assert_int_equal(a.op, EL_OP_SYNC);
 	reply(el, EL_OP_SYNC, ZOK);
 }
@@ -420,6 +422,135 @@ test_elected(void **state)
 	assert_int_equal(v.epoch, 100);
 	assert_int_equal(v.candidates, 1);
 	expect_none(el);
+	election_free(el);
+}
+
+/* The next action, which must be the report of the move from -> to. */
+static void
+expect_move(struct election *el, enum el_state from, enum el_state to,
+    const char *cause)
+{
+	struct election_view v;
+	struct el_action a;
+
+	election_next(el, &a);
+	assert_int_equal(a.type, EL_ACT_TRANSITION);
+	assert_string_equal(election_state_name(a.from),
+	    election_state_name(from));
+	assert_string_equal(election_state_name(a.to),
+	    election_state_name(to));
+	assert_string_equal(a.reason, cause);
+	assert_int_equal(a.unlisted, 0);
+	election_view(el, &v);
+	assert_int_equal(v.state, to);
+}
+
+/*
+ * Each change of state is reported once, after the action that made it,
+ * with its cause, and the table has it: from the start's demote to the
+ * head's promote.
+ */
+static void
+test_state_moves_are_reported(void **state)
+{
+	struct election *el = el_new(1, 0);
+	struct el_action a;
+
+	(void)state;
+	election_next(el, &a);
+	assert_int_equal(a.type, EL_ACT_HOOK);
+	expect_move(el, EL_ST_JOINING, EL_ST_DEMOTING, "startup");
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	expect_move(el, EL_ST_DEMOTING, EL_ST_JOINING, "demote hook done");
+	election_next(el, &a);
+	assert_int_equal(a.type, EL_ACT_NONE);
+	join_alone(el, NULL);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	expect_move(el, EL_ST_HEAD, EL_ST_PROMOTING, "elected");
+	election_hook_done(el, HOOK_PROMOTE, 1);
+	expect_move(el, EL_ST_PROMOTING, EL_ST_LEADING, "promote hook done");
+	election_pause(el, 1);
+	election_next(el, &a);
+	assert_int_equal(a.type, EL_ACT_HOOK);
+	assert_int_equal(a.hook, HOOK_DEMOTE);
+	expect_move(el, EL_ST_LEADING, EL_ST_DEMOTING, "pause");
+	election_free(el);
+}
+
+/* Stopped is the state alone: reached through stopping, then nothing. */
+static void
+test_state_stopped_is_the_end(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct el_action a;
+
+	(void)state;
+	election_stop(el);
+	expect_move(el, EL_ST_JOINING, EL_ST_STOPPING, "stop");
+	election_next(el, &a);
+	assert_int_equal(a.type, EL_ACT_STOPPED);
+	expect_move(el, EL_ST_STOPPING, EL_ST_STOPPED, "handoff done");
+	assert_int_equal(election_role(el), ROLE_STOPPED);
+	assert_true(election_deadline(el) == INT64_MAX);
+	election_pause(el, 0);
+	election_next(el, &a);
+	assert_int_equal(a.type, EL_ACT_NONE);
+	election_free(el);
+}
+
+/* The table: what may follow what. */
+static void
+test_state_table(void **state)
+{
+	(void)state;
+	assert_true(election_transition_listed(EL_ST_HEAD, EL_ST_PROMOTING));
+	assert_true(election_transition_listed(EL_ST_PROMOTING,
+	    EL_ST_LEADING));
+	assert_true(election_transition_listed(EL_ST_LEADING,
+	    EL_ST_DEMOTING));
+	assert_true(election_transition_listed(EL_ST_STOPPING,
+	    EL_ST_STOPPED));
+	/* Only the head promotes; a leader leaves only by its demote. */
+	assert_false(election_transition_listed(EL_ST_QUEUED,
+	    EL_ST_PROMOTING));
+	assert_false(election_transition_listed(EL_ST_HEAD, EL_ST_LEADING));
+	assert_false(election_transition_listed(EL_ST_LEADING,
+	    EL_ST_JOINING));
+	assert_false(election_transition_listed(EL_ST_PROMOTING,
+	    EL_ST_DEMOTING));
+	/* Places only improve; nothing follows the end. */
+	assert_false(election_transition_listed(EL_ST_HEAD, EL_ST_QUEUED));
+	assert_false(election_transition_listed(EL_ST_STOPPED,
+	    EL_ST_JOINING));
+	assert_false(election_transition_listed(EL_ST_JOINING,
+	    EL_ST_STOPPED));
+	assert_false(election_transition_listed(EL_ST_COUNT, EL_ST_JOINING));
+	assert_string_equal(election_state_name(EL_ST_HEIR), "heir");
+}
+
+/*
+ * A move the table lacks is made (the state says what is done) and
+ * reported as unlisted; the facts then take the state back where they
+ * say, reported too.
+ */
+static void
+test_state_unlisted_move_is_reported(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct election_view v;
+	struct el_action a;
+
+	(void)state;
+	el_go(el, EL_ST_PROMOTING, "test");
+	election_view(el, &v);
+	assert_int_equal(v.state, EL_ST_PROMOTING);
+	election_next(el, &a);
+	assert_int_equal(a.type, EL_ACT_TRANSITION);
+	assert_int_equal(a.from, EL_ST_JOINING);
+	assert_int_equal(a.to, EL_ST_PROMOTING);
+	assert_string_equal(a.reason, "test");
+	assert_int_equal(a.unlisted, 1);
+	expect_move(el, EL_ST_PROMOTING, EL_ST_JOINING, "start");
 	election_free(el);
 }
 
@@ -1993,13 +2124,13 @@ test_past_the_demote_point_nothing_before_the_demote(void **state)
 	assert_true(v.demote_at + 10 < v.lease_end);
 	now = v.demote_at + 10;
 	election_clock(el, now);
-	election_next(el, &a);
+	next_action(el, &a);
 	assert_int_equal(a.type, EL_ACT_CANCEL);
 	assert_int_equal(a.hook, HOOK_CHECK);
-	election_next(el, &a);
+	next_action(el, &a);
 	assert_int_equal(a.type, EL_ACT_NONE);
 	election_hook_done(el, HOOK_CHECK, 1);
-	election_next(el, &a);
+	next_action(el, &a);
 	assert_int_equal(a.type, EL_ACT_HOOK);
 	assert_int_equal(a.hook, HOOK_DEMOTE);
 	election_free(el);
@@ -3184,10 +3315,10 @@ test_refused_sync_waits(void **state)
 	hold_syncs = 1;
 	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
 	election_clock(el, now);
-	election_next(el, &a);
+	next_action(el, &a);
 	assert_int_equal(a.op, EL_OP_SYNC);
 	reply(el, EL_OP_SYNC, ZINVALIDSTATE);
-	election_next(el, &a);
+	next_action(el, &a);
 	assert_int_not_equal(a.op, EL_OP_SYNC);
 	assert_true(election_deadline(el) >= now + 1000 - 1);
 	election_free(el);
@@ -3225,6 +3356,10 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_elected),
+		cmocka_unit_test(test_state_moves_are_reported),
+		cmocka_unit_test(test_state_table),
+		cmocka_unit_test(test_state_stopped_is_the_end),
+		cmocka_unit_test(test_state_unlisted_move_is_reported),
 		cmocka_unit_test(test_follower_watches_predecessor_only),
 		cmocka_unit_test(test_unprepared_successor_claims_then_promotes),
 		cmocka_unit_test(test_heir_promotes_on_the_release_alone),

@@ -16,6 +16,7 @@
 #include <zookeeper/zookeeper.h>
 
 #include "election.h"
+#include "next_action.h"
 
 #define SID 0x1234abcdLL
 #define OTHER 0xaaLL
@@ -177,7 +178,7 @@ serve(struct election *el, const struct world *w)
 
 	for (guard = 0; guard < 200; guard++) {
 		election_clock(el, now);
-		election_next(el, &a);
+		next_action(el, &a);
 		if (a.type != EL_ACT_ZK)
 			return a;
 		switch (a.op) {
@@ -411,7 +412,7 @@ test_expired_session_demotes_with_reason_startup(void **state)
 	resume_hint(&r, 1, 1);
 	el = resumed(&r, 1);
 	election_session(el, EL_ZK_EXPIRED, 0, 0);
-	election_next(el, &a);
+	next_action(el, &a);
 	assert_int_equal(a.type, EL_ACT_HOOK);
 	assert_int_equal(a.hook, HOOK_DEMOTE);
 	assert_string_equal(a.reason, "startup");
@@ -430,13 +431,13 @@ test_unconfirmed_leader_demotes_at_its_demote_point(void **state)
 	(void)state;
 	resume_hint(&r, 1, 1);
 	el = resumed(&r, 1);
-	election_next(el, &a);
+	next_action(el, &a);
 	assert_int_equal(a.type, EL_ACT_NONE);
 	at = election_deadline(el);
 	assert_true(at > now && at < r.lease_sent + T_MS);
 	now = at;
 	election_clock(el, now);
-	election_next(el, &a);
+	next_action(el, &a);
 	assert_int_equal(a.type, EL_ACT_HOOK);
 	assert_int_equal(a.hook, HOOK_DEMOTE);
 	assert_string_equal(a.reason, "startup");
@@ -460,11 +461,11 @@ test_unconfirmed_crash_resume_demotes_as_a_start(void **state)
 	for (exact = 0; exact <= 1; exact++) {
 		resume_hint(&r, 0, exact);
 		el = resumed(&r, 1);
-		election_next(el, &a);
+		next_action(el, &a);
 		assert_int_equal(a.type, EL_ACT_NONE);
 		now += T_MS;
 		election_clock(el, now);
-		election_next(el, &a);
+		next_action(el, &a);
 		if (exact) {
 			assert_int_equal(a.type, EL_ACT_NONE);
 		} else {
@@ -543,11 +544,11 @@ test_reopened_after_the_checks_renews_the_lease(void **state)
 	election_session_requested(el);
 	asked = now;
 	election_pause(el, 1);
-	election_next(el, &a);
+	next_action(el, &a);
 	assert_int_equal(a.type, EL_ACT_HOOK);
 	assert_int_equal(a.hook, HOOK_DEMOTE);
 	/* The demote decided it: the resume's checks are over. */
-	election_next(el, &a);
+	next_action(el, &a);
 	election_view(el, &v);
 	assert_int_equal(v.resuming, 0);
 	now += 200;
