@@ -43,6 +43,9 @@ spec() {
 26;$admin;\(L1\);-L;l=1
 27;$admin;\(L1\);-k 2000;k=2000
 28;$admin;\(L2\) .*promote starts
+14;$admin;\(L1\);-L;l=1
+20;$admin;\(L1\)
+32;$admin;\(AV\) .*reconnect;-L -R -A;l=1 r=1 A=1
 41;;\(prio\) .*preempts;-P -W;p=1 w=1
 42;;\(prio\) .*yields;-P -W;p=1 w=1
 43;;\(sw\);-P -W;p=1 w=1
