@@ -46,6 +46,10 @@ spec() {
 14;$admin;\(L1\);-L;l=1
 20;$admin;\(L1\)
 32;$admin;\(AV\) .*reconnect;-L -R -A;l=1 r=1 A=1
+46;;\(data\);-k 2000;k=2000
+47;;\(data\);-k 2000;k=2000
+40;;\(data\) .*marker;-P -W;p=1 w=1
+48;;\(prio\) .*but set to;-P -W -k 2000;p=1 w=1 k=2000
 41;;\(prio\) .*preempts;-P -W;p=1 w=1
 42;;\(prio\) .*yields;-P -W;p=1 w=1
 43;;\(sw\);-P -W;p=1 w=1

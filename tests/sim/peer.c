@@ -149,6 +149,7 @@ peer_boot(struct sim *s, struct peer *p, int exact)
 	p->nrestarts = 0;
 	p->yields = 0;
 	p->el = election_new(&p->params);
+	p->start_zxid = s->qu.zxid;
 	trace(s, p->idx, "process starts (T requested %lld ms)",
 	    (long long)p->params.session_timeout_ms);
 	check_start(s, p);
@@ -567,6 +568,7 @@ peer_operator(struct sim *s, struct peer *p, int cmd)
 	case OP_PRIORITY:
 		/* A reload with another priority. */
 		p->params.priority = peer_draw_priority(s);
+		p->prio_at = s->now;
 		trace(s, p->idx, "operator: priority %lld",
 		    (long long)p->params.priority);
 		election_reconfigure(p->el, &p->params);
