@@ -58,7 +58,7 @@ spec() {
 23;;\(f\) 0 leader;-P;p=1
 30;;\(h\);-R;r=1
 31;;stays at or before now;-R;r=1
-33;;\(top\);-W -P -L -R;w=1 p=1 l=1 r=1
+33;;\(data\) .*marker|\(prio\);-P -R;p=1 r=1
 60;auth;\(a\) two|on a claim behind
 EOT
 }

@@ -172,6 +172,9 @@ struct peer {
 	char mark_lost[4][SIM_PATH];
 	int nmark_lost;
 	int64_t start_zxid;
+	int marks_flying;	/* MARKs sent, not answered */
+	int mark_made;		/* a MARK made one since its start */
+	int adopt_seen;		/* a MARKS read that must adopt one, seen */
 	char sw_node[SIM_PATH];
 	char sw_id[16];
 	int64_t sw_since;
@@ -461,6 +464,9 @@ void check_final(struct sim *s);
 void check_data_final(struct sim *s, int leader);
 void check_data_lost(struct sim *s, struct peer *p, enum el_op op,
     const char *path);
+void check_data_sent(struct peer *p, enum el_op op);
+void check_data_reply(struct peer *p, enum el_op op,
+    const struct zreply *rep);
 
 /* check_ops.c: switchovers, priorities, answers (issue 19) */
 void check_ops_action(struct sim *s, struct peer *p,
