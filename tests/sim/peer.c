@@ -341,7 +341,7 @@ peer_send(struct sim *s, struct peer *p, const struct el_action *act)
 		p->out_sync++;
 	else
 		p->out_el++;
-	check_data_sent(p, act->op);
+	check_data_sent(p, act);
 	rc = client_request(s, p, r, act->op);
 	if (rc != ZOK) {
 		/* As daemon.c: a refused submission completes at once. */

@@ -173,6 +173,7 @@ struct peer {
 	int nmark_lost;
 	int64_t start_zxid;
 	int marks_flying;	/* MARKs sent, not answered */
+	char unmark_path[SIM_PATH];	/* the last UNMARK's marker */
 	int mark_made;		/* a MARK made one since its start */
 	int adopt_seen;		/* a MARKS read that must adopt one, seen */
 	char sw_node[SIM_PATH];
@@ -464,7 +465,7 @@ void check_final(struct sim *s);
 void check_data_final(struct sim *s, int leader);
 void check_data_lost(struct sim *s, struct peer *p, enum el_op op,
     const char *path);
-void check_data_sent(struct peer *p, enum el_op op);
+void check_data_sent(struct peer *p, const struct el_action *act);
 void check_data_reply(struct peer *p, enum el_op op,
     const struct zreply *rep);
 
