@@ -18,20 +18,20 @@ admin=delete-leader,delete-node
 
 # mutant; fault kinds left out; what its violation looks like (an
 # extended regex, | within it); and the model's options it needs (for
-# build/sim, then as seeds.txt words), separated by ';'
+# build/sim, then as seeds.txt words), separated by ';'. Mutants 6, 11,
+# 21, 22, 24 and 49 are not here: the simulator does not find them
+# (tests/sim/README.md, "Mutants the simulator does not find").
 spec() {
 	cat <<EOT
-1;$admin;\((a|c|g)\)
+1;$admin;\((a|c|g|L1)\)
 2;$admin;owns 0 candidate|0 leader|owns 2|resign asked|first claim is|holds no claim
 3;$admin;paused but owns|owns 2|unhealthy but owns
 4;delete-leader;0 leader|stuck
 5;$admin;\(b\) .*check starts while
-6;$admin;\(i\)
 7;$admin;\(h\) .*demote with epoch
 8;$admin;\(a\) two|\((g|c)\)
-9;$admin;\(g\)|deadline stays
+9;$admin;\(g\)|deadline stays;-L;l=1
 10;$admin;sessions replaced
-11;$admin;owns 2|live candidate owns
 12;delete-leader;\(a\) two|\(d\)
 13;$admin;\(a\) two|0 leader|first claim is missing|claims besides
 15;$admin;\(d\) .*below the last|not the first|\(j\)
