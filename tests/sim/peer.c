@@ -152,7 +152,7 @@ peer_boot(struct sim *s, struct peer *p, int exact)
 	p->start_zxid = s->qu.zxid;
 	p->marks_flying = 0;
 	p->mark_made = 0;
-	p->adopt_seen = 0;
+	p->adopt_path[0] = '\0';
 	trace(s, p->idx, "process starts (T requested %lld ms)",
 	    (long long)p->params.session_timeout_ms);
 	check_start(s, p);

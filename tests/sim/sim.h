@@ -175,7 +175,7 @@ struct peer {
 	int marks_flying;	/* MARKs sent, not answered */
 	char unmark_path[SIM_PATH];	/* the last UNMARK's marker */
 	int mark_made;		/* a MARK made one since its start */
-	int adopt_seen;		/* a MARKS read that must adopt one, seen */
+	char adopt_path[SIM_PATH];	/* the marker a read had it adopt */
 	char sw_node[SIM_PATH];
 	char sw_id[16];
 	int64_t sw_since;
