@@ -203,6 +203,7 @@ check_final(struct sim *s)
 			check_fail(s, "(f) %d leader(s), but T %lld is below 2 "
 			    "ticks of %lld: no lease is possible", leaders,
 			    (long long)s->T, (long long)s->tick_ms);
+		check_data_final(s, -1);
 		return;
 	}
 	if (leaders != 1) {
@@ -222,4 +223,5 @@ check_final(struct sim *s)
 		check_fail(s, "(f) %s leads but its node %s is not the first",
 		    p->id, v.node != NULL ? v.node : "(none)");
 	check_final_views(s, leader, v.epoch);
+	check_data_final(s, leader);
 }

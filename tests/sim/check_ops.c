@@ -62,17 +62,57 @@ check_ops_delete(struct sim *s, struct peer *p, const struct el_action *act)
 	}
 }
 
-/* A head's yield, in the step that decided it (before any reload). */
+/*
+ * The priority the operator set for the daemon of session sid, as the
+ * truth a yield must follow: -1 (nothing to check) where no running daemon
+ * has that session, where a hand-made marker may speak for it, or where
+ * its priority was reloaded so lately that a server behind may still show
+ * the old one (a cut server serves reads for up to 3T).
+ */
+static int
+check_ops_truth(struct sim *s, int64_t sid, int64_t *prio)
+{
+	const struct peer *q;
+	int i;
+
+	if (s->st.faults[F_FORGE_MARK] != 0)
+		return -1;
+	for (i = 0; i < s->npeers; i++) {
+		q = &s->peer[i];
+		if (!q->running || q->cl.sid != sid)
+			continue;
+		if (q->prio_at != 0 && s->now - q->prio_at < 3 * s->T + 5000)
+			return -1;
+		*prio = q->params.priority;
+		return 0;
+	}
+	return -1;
+}
+
+/*
+ * A head's yield, in the step that decided it (before any reload): to a
+ * priority above its own as read, and as the operator set it (a marker
+ * kept away, or taken for a 0 when it was missed, makes the read wrong).
+ */
 void
 check_ops_step(struct sim *s, struct peer *p)
 {
 	struct election_view v;
+	int64_t truth;
 
 	election_view(p->el, &v);
 	if (v.yields > p->yields_seen && v.yield_prio <= p->params.priority)
 		check_fail(s, "(prio) %s: yields the head to session %016llx "
 		    "of priority %lld, not above its own %lld", p->id,
 		    (unsigned long long)v.yield_sid, (long long)v.yield_prio,
+		    (long long)p->params.priority);
+	else if (v.yields > p->yields_seen &&
+	    check_ops_truth(s, v.yield_sid, &truth) == 0 &&
+	    truth <= p->params.priority)
+		check_fail(s, "(prio) %s: yields the head to session %016llx "
+		    "taken for priority %lld, but set to %lld, not above its "
+		    "own %lld", p->id, (unsigned long long)v.yield_sid,
+		    (long long)v.yield_prio, (long long)truth,
 		    (long long)p->params.priority);
 	p->yields_seen = v.yields;
 }

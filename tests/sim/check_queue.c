@@ -167,6 +167,31 @@ check_queue_heir(struct sim *s, int64_t sid)
  * a claim. Deletes of the session's own nodes are noted for
  * check_queue_hook().
  */
+/*
+ * (i) A daemon deletes E/breadcrumb only where it names itself: one that
+ * deletes its successor's (a read from a server behind showed it its own)
+ * leaves the next leader nothing to fence.
+ */
+static void
+check_queue_crumb(struct sim *s, int64_t sid)
+{
+	const struct znode *z = ztree_get(&s->qu.tree, SIM_CRUMB);
+	char id[32];
+	int64_t epoch;
+	int i;
+
+	if (z == NULL)
+		return;
+	candidate_kv(z->data, "id", id, sizeof(id));
+	epoch = check_epoch_of(z->data);
+	for (i = 0; i < s->npeers; i++)
+		if (s->peer[i].running && s->peer[i].cl.sid == sid &&
+		    strcmp(s->peer[i].id, id) != 0)
+			check_fail(s, "(i) %s: deletes the breadcrumb of %s "
+			    "(epoch %lld): the next leader will not fence it",
+			    s->peer[i].id, id, (long long)epoch);
+}
+
 void
 check_queue_commit(struct sim *s, const struct zreq *req, int64_t sid)
 {
@@ -195,6 +220,9 @@ check_queue_commit(struct sim *s, const struct zreq *req, int64_t sid)
 				sim_copy(node, sizeof(node), m->path + dirlen);
 			else if (m->kind == ZK_MOP_DELETE && cand)
 				check_queue_released(s, m->path + dirlen, sid);
+			else if (m->kind == ZK_MOP_DELETE &&
+			    strcmp(m->path, SIM_CRUMB) == 0)
+				check_queue_crumb(s, sid);
 		}
 	if (!claim)
 		return;

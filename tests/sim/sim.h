@@ -27,6 +27,7 @@
  *   check.c    the invariants, checked on every step
  *   check_queue.c  invariant (j): the queue's order, at the quorum's commit
  *   check_final.c  the end of a run: answers (e) and convergence (f)
+ *   check_data.c   (data): the data and priority set are what others see
  *   check_lease.c  the lease against the model's truth (L1, L2) and
  *              availability (AV)
  *   sabotage.c lies of the model (-B), to show that an invariant fires
@@ -165,6 +166,16 @@ struct peer {
 	int sw_on, sw_inc, sw_preempt;
 	int sw_handed;		/* it stopped leading since (handed over) */
 	int yields_seen;	/* check_ops.c: the core's yields, checked */
+	int64_t prio_at;	/* its last priority reload (0: none) */
+	/* check_data.c: markers the core cannot know it made: a MARK whose
+	 * reply was lost, and (-R) those made before its last start */
+	char mark_lost[4][SIM_PATH];
+	int nmark_lost;
+	int64_t start_zxid;
+	int marks_flying;	/* MARKs sent, not answered */
+	char unmark_path[SIM_PATH];	/* the last UNMARK's marker */
+	int mark_made;		/* a MARK made one since its start */
+	char adopt_path[SIM_PATH];	/* the marker a read had it adopt */
 	char sw_node[SIM_PATH];
 	char sw_id[16];
 	int64_t sw_since;
@@ -478,6 +489,14 @@ void check_lease_cancel(struct sim *s, struct peer *p);
 
 /* check_final.c */
 void check_final(struct sim *s);
+
+/* check_data.c: (data), what an operator set is what the others see */
+void check_data_final(struct sim *s, int leader);
+void check_data_lost(struct sim *s, struct peer *p, enum el_op op,
+    const char *path);
+void check_data_sent(struct peer *p, const struct el_action *act);
+void check_data_reply(struct peer *p, enum el_op op,
+    const struct zreply *rep);
 
 /* check_ops.c: switchovers, priorities, answers (issue 19) */
 void check_ops_action(struct sim *s, struct peer *p,
