@@ -148,6 +148,7 @@ command_members_listed(struct daemon *d, struct members_query *q,
 	for (i = 0; i < n; i++) {
 		(void)xasprintf(&path, "%s/candidates/%s", d->epath,
 		    q->r.names[i]);
+		d->m.zk_queue_gets++;
 		if (zk_get(d->zk, path, 0, q->first_tag + (uint64_t)i) != ZOK)
 			q->pending--;
 		free(path);
@@ -199,6 +200,7 @@ command_read_queue(struct daemon *d, uint64_t client, queue_fn fn,
 	q->arg = arg != NULL ? xstrdup(arg) : NULL;
 	q->list_tag = daemon_tag(d);
 	(void)xasprintf(&path, "%s/candidates", d->epath);
+	d->m.zk_queue_lists++;
 	rc = zk_children(d->zk, path, q->list_tag);
 	free(path);
 	q->next = d->queries;

@@ -305,8 +305,9 @@ struct election {
 	int yields;		/* counts yields */
 
 	/*
-	 * Preemption (el_next_preempt()): a leader reads the queue every
-	 * preempt_delay/4 (0.5 s to 5 s); the first of the highest priority
+	 * Preemption (el_next_preempt()): a leader that a marker outranks
+	 * (el_preempt_outranked()) reads the queue every preempt_delay/4
+	 * (0.5 s to 5 s); the first of the highest priority
 	 * above ours, seen with the same node for preempt_delay, gets the
 	 * leadership by a switchover (reason preempted).
 	 */
