@@ -79,6 +79,9 @@
  * 60 (issue 21) a prepared claim is taken for the right to lead: the
  * heir promotes once first, without the release (the claim before its
  * own, E/leader).
+ * 50 a leader that reads the queue only while a marker outranks it does
+ * not read the markers again when one comes or goes (it keeps the ones
+ * it knew, and a higher priority that joins later never leads).
  * 70 (issue 20) a promote is reported as a leadership from the head on,
  * a move the transition table does not have (election.c's header).
  * The tests must catch each.
@@ -284,6 +287,7 @@ struct election {
 	int marks_unknown;	/* a resumed session's own: list E/priority */
 	char *mark_path;	/* the one being made */
 	int marks_fresh;
+	int marks_conn;		/* conn_gen when they were read */
 	int yield_listed;	/* 1 a listing is wanted for a yield, 2 made,
 				 * 3 the markers read again after it (< 0) */
 	int64_t yield_until;	/* no yield again before then */
@@ -301,8 +305,9 @@ struct election {
 	int yields;		/* counts yields */
 
 	/*
-	 * Preemption (el_next_preempt()): a leader reads the queue every
-	 * preempt_delay/4 (0.5 s to 5 s); the first of the highest priority
+	 * Preemption (el_next_preempt()): a leader that a marker outranks
+	 * (el_preempt_outranked()) reads the queue every preempt_delay/4
+	 * (0.5 s to 5 s); the first of the highest priority
 	 * above ours, seen with the same node for preempt_delay, gets the
 	 * leadership by a switchover (reason preempted).
 	 */
@@ -384,6 +389,7 @@ void el_preempt_forget(struct election *el);
 int64_t el_preempt_deadline(const struct election *el, int on);
 void el_preempt_act(struct election *el, struct el_action *act,
     enum el_act_type type);
+int el_preempt_outranked(const struct election *el);
 int el_next_preempt(struct election *el, struct el_action *act, int on);
 void el_preempt_listed(struct election *el, const struct el_queue *q,
     int on);

@@ -782,6 +782,12 @@ el_next_zk(struct election *el, struct el_action *act)
 	}
 	if (el_next_mark(el, act))
 		return;
+	/* A leader's markers, to know whether anyone may outrank it. */
+	if (el_preempt_on(el) && el_preempt_outranked(el) < 0 &&
+	    el->parents_done && !el_pipe_has(el, EL_OP_MARKS)) {
+		el_act_zk_pipe(el, act, EL_OP_MARKS, el->prio_dir, 1);
+		return;
+	}
 	if (el_want_join(el))
 		el_next_queue(el, act);
 }

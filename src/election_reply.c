@@ -163,6 +163,7 @@ el_marks_done(struct election *el, const struct el_result *res)
 	if (res->rc == ZNONODE)
 		el->lazy_parent = el->prio_dir;
 	el->marks_fresh = 1;
+	el->marks_conn = el->conn_gen;
 }
 
 /* Writes go through the quorum; their replies confirm the session. */

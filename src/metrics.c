@@ -199,11 +199,16 @@ metrics_render(struct daemon *d)
 	    "Commands received on the control socket.", m->socket_requests);
 	metrics_family(&b, "zookeeper_requests_total", "counter",
 	    "Requests sent to ZooKeeper by kind (count: the status's "
-	    "candidate count).");
+	    "candidate count; queue, queue_data: reads of the queue for "
+	    "members, switchover and preemption).");
 	for (k = 0; k < EL_OP_COUNT; k++)
 		metrics_one(&b, "zookeeper_requests_total", "op",
 		    k == EL_OP_NONE ? "count" :
 		    election_op_name((enum el_op)k), m->zk_requests[k]);
+	metrics_one(&b, "zookeeper_requests_total", "op", "queue",
+	    m->zk_queue_lists);
+	metrics_one(&b, "zookeeper_requests_total", "op", "queue_data",
+	    m->zk_queue_gets);
 	free(service);
 	free(id);
 	free(version);

@@ -93,6 +93,7 @@ queue_read_listed(struct daemon *d, struct queue_query *q,
 	for (i = 0; i < n; i++) {
 		(void)xasprintf(&path, "%s/candidates/%s", d->epath,
 		    q->r.names[i]);
+		d->m.zk_queue_gets++;
 		if (zk_get(d->zk, path, 0, q->first_tag + (uint64_t)i) != ZOK)
 			q->pending--;
 		free(path);
@@ -144,6 +145,7 @@ queue_read_start(struct daemon *d, uint64_t client, queue_fn fn,
 	q->arg = arg != NULL ? xstrdup(arg) : NULL;
 	q->list_tag = engine_tag(d);
 	(void)xasprintf(&path, "%s/candidates", d->epath);
+	d->m.zk_queue_lists++;
 	rc = zk_children(d->zk, path, q->list_tag);
 	free(path);
 	q->next = d->queries;

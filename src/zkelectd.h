@@ -60,6 +60,10 @@ struct metrics {
 	uint64_t connection_losses;
 	uint64_t socket_requests;
 	uint64_t zk_requests[EL_OP_COUNT];	/* by election op; NONE: count */
+	/* reads of the queue the core does not make (members, switchover,
+	 * preemption): its listings, then each node's data */
+	uint64_t zk_queue_lists;
+	uint64_t zk_queue_gets;
 };
 
 struct daemon {

@@ -37,6 +37,7 @@ import share  # noqa: E402  (bench/failover/share.py)
 
 PY = "/usr/bin/python3"
 MARK = "BENCH_FAILOVER_DIR"     # in the environment of every child
+LEADER_IDLE_S = 10              # the requests phase's idle leader window
 ZK_JAR = "/usr/share/java/zookeeper.jar"
 ZK_LOG_JARS = ("/usr/share/java/slf4j-log4j12.jar",
                "/usr/share/java/log4j-1.2.jar")
@@ -924,6 +925,11 @@ class Bench:
         off2 = self.zk.reqlog_size()
         time.sleep((t1 - t0) / 1e9)
         off3 = self.zk.reqlog_size()
+        # The new leader alone, idle, over two of preemption's periods
+        # (preempt_delay 30 s, the default: a look every 5 s while anyone
+        # may outrank it).
+        time.sleep(LEADER_IDLE_S)
+        off4 = self.zk.reqlog_size()
         s.stop_all()
         say("restarting ZooKeeper with its request log off")
         self.zk.restart(reqlog=False)
@@ -950,6 +956,7 @@ class Bench:
         reqs = self.zk.requests(off0, off1)
         per = count(reqs)
         idle = count(self.zk.requests(off2, off3))
+        lidle = count(self.zk.requests(off3, off4)).get(new, {})
 
         def total(nd, p=per):
             return sum(v for k, v in p.get(nd, {}).items()
@@ -993,6 +1000,14 @@ class Bench:
             "idle_follower_max": max((total(nd, idle) for nd in followers),
                                      default=0),
             "leader_requests": total(lead),
+            "leader_idle_s": LEADER_IDLE_S,
+            "leader_idle_types": lidle,
+            "leader_idle_requests": sum(
+                v for k, v in lidle.items() if k.split()[0] not in bg),
+            "leader_idle_queue": sum(
+                v for k, v in lidle.items()
+                if k in ("getChildren candidates", "getChildren2 candidates",
+                         "getData candidates/candidate-*")),
             "leader_types": per.get(lead, {}),
             "cons_recved_successor": recved.get(new),
             "cons_recved_follower_max": max(
@@ -1012,6 +1027,10 @@ class Bench:
             f"{res['follower_max_types']}; followers listing: "
             f"{len(res['followers_listing'])} (idle window: "
             f"{len(res['idle_followers_listing'])})")
+        say(f"req{n}: the new leader idle for {LEADER_IDLE_S} s: "
+            f"{res['leader_idle_requests']} requests, "
+            f"{res['leader_idle_queue']} of them reading the queue "
+            f"{res['leader_idle_types']}")
         return res
 
     # ------------------------------------------------------------ footprint

@@ -300,6 +300,9 @@ def requests_table(p, results):
         p(f"| {n} | busiest follower ({r['follower_max_node']}) | "
           f"{types(r['follower_max_types'])} |")
         p(f"| {n} | old leader | {types(r.get('leader_types', {}))} |")
+        if "leader_idle_types" in r:
+            p(f"| {n} | new leader, idle {r['leader_idle_s']} s | "
+              f"{types(r['leader_idle_types'])} |")
     p("")
 
 

@@ -7,6 +7,7 @@ import time
 import pytest
 
 from proxy import ZkProxy
+from test_control import parse_metrics
 from zkharness import ctl_request, data_of, hook_runs, wait_for
 
 
@@ -68,6 +69,40 @@ def test_highest_priority_leads_after_preempt_delay(election):
     second = promotes(election, "node3")[1]
     assert second.ts - t_back >= 2.0, second.ts - t_back
     assert election.wait_one_leader(daemons=[a, b, c]) is c
+    election.check_invariants()
+
+
+def queue_reads(d):
+    """The requests of d's reads of the queue outside the core (listings,
+    each node's data): preemption's, here."""
+    m = parse_metrics(d.ctl("metrics"))
+    return (m.get("zkelectd_zookeeper_requests_total", op="queue"),
+            m.get("zkelectd_zookeeper_requests_total", op="queue_data"))
+
+
+def test_leader_reads_the_queue_only_when_outranked(election):
+    """preempt_delay 2 s: a leader that may be outranked reads the queue
+    every 0.5 s. At priority 0 with no priority anywhere (no marker in
+    E/priority) it reads nothing over 6 periods; a follower of a higher
+    priority makes it read, and takes over; then, nobody above it, the new
+    leader reads nothing either."""
+    a, b, c = three(election, (0, 0, 0), "2s")
+    before = queue_reads(a)
+    time.sleep(3)
+    assert a.role() == "leader"
+    assert queue_reads(a) == before, (before, queue_reads(a))
+    assert before == (0, 0), before
+    d = start(election, "node4", 5)
+    d.wait_role("leader", timeout=20)
+    lists, gets = queue_reads(a)
+    assert lists >= 1 and gets >= 4, (lists, gets)
+    demotes = [s.reason for s, _ in hook_runs(election.events(), id="node1",
+                                              event="demote")]
+    assert demotes[-1] == "preempted", demotes
+    before = queue_reads(d)
+    time.sleep(3)
+    assert d.role() == "leader"
+    assert queue_reads(d) == before, (before, queue_reads(d))
     election.check_invariants()
 
 

@@ -60,6 +60,7 @@ spec() {
 31;;stays at or before now;-R;r=1
 33;;\(data\) .*marker|\(prio\);-P -R;p=1 r=1
 60;auth;\(a\) two|on a claim behind
+50;;\(top\);-P -W;p=1 w=1
 70;;\(st\)
 EOT
 }

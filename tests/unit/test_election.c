@@ -2879,12 +2879,23 @@ test_marker_of_a_lost_release_is_deleted(void **state)
 	election_free(el);
 }
 
+#define HIGH "candidate-00000000000000bb_0000000009"
+
+/* A child of E/priority came or went: the leader reads them again. */
+static void
+marks_changed(struct election *el, char *const *marks, int n)
+{
+	election_watch(el, 0, E "/priority");
+	expect_op(el, EL_OP_MARKS, E "/priority");
+	reply_children(el, EL_OP_MARKS, marks, n);
+}
+
 /*
  * Preemption is the core's: a leader (priority 0, preempt_delay 2 s)
- * reads the queue at once and every 0.5 s; a candidate of priority 5
- * seen with the same node for 2 s gets the leadership by a switchover
- * (demote reason preempted). A lower priority never does, nor one whose
- * node changed (its wait starts again).
+ * that a marker outranks reads the queue at once and every 0.5 s; a
+ * candidate of priority 5 seen with the same node for 2 s gets the
+ * leadership by a switchover (demote reason preempted). A lower priority
+ * never does, nor one whose node changed (its wait starts again).
  */
 static void
 test_preemption_decided_in_the_core(void **state)
@@ -2892,10 +2903,11 @@ test_preemption_decided_in_the_core(void **state)
 	struct election_params p;
 	struct election *el;
 	struct el_action a;
-	char *names[] = { OURS, OTHER1_LATER, NEWER };
+	char *names[] = { OURS, OTHER1_LATER, HIGH };
 	char *datas[] = { "id=node1\ndata=\n", "id=low\ndata=\npriority=-1\n",
 	    "id=high\ndata=\npriority=5\n" };
-	char *kids[] = { OURS, OTHER1_LATER, NEWER };
+	char *kids[] = { OURS, OTHER1_LATER, HIGH };
+	char *marks[] = { "00000000000000aa_-1", "00000000000000bb_5" };
 	struct el_queue q = { 3, names, datas };
 	int looks;
 
@@ -2904,6 +2916,8 @@ test_preemption_decided_in_the_core(void **state)
 	p.preempt_delay_ms = 2000;
 	el = el_start(&p);
 	become_leader(el);
+	hold_marks = 1;
+	marks_changed(el, marks, 2);
 	a = next(el);
 	assert_int_equal(a.type, EL_ACT_QUEUE);
 	assert_string_equal(a.path, CAND);
@@ -2938,7 +2952,7 @@ test_preemption_decided_in_the_core(void **state)
 	election_queue(el, &q);
 	a = next(el);
 	assert_int_equal(a.type, EL_ACT_PREEMPT);
-	assert_string_equal(a.path, NEWER);
+	assert_string_equal(a.path, HIGH);
 	assert_string_equal(a.data, "high");
 	/* The switchover: the node between goes, then the handoff. */
 	expect_op(el, EL_OP_LIST, CAND);
@@ -2947,6 +2961,101 @@ test_preemption_decided_in_the_core(void **state)
 	assert_int_equal(a.op, EL_OP_SW_DELETE);
 	assert_int_equal(a.nsub, 1);
 	assert_string_equal(a.sub[0].path, CAND "/" OTHER1_LATER);
+	election_free(el);
+}
+
+/*
+ * A leader of priority 0 that no marker outranks never reads the queue
+ * (E/priority's listing, watched, tells it for one request); a marker
+ * above it makes it read the queue, and it stops when nothing outranks
+ * it again. A reconnect reads the markers again.
+ */
+static void
+test_preemption_reads_the_queue_only_when_outranked(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	struct el_action a;
+	char *names[] = { OURS, HIGH };
+	char *datas[] = { "id=node1\ndata=\n", "id=high\ndata=\npriority=5\n" };
+	char *low[] = { "00000000000000aa_-1", "00000000000000cc_0" };
+	char *high[] = { "00000000000000aa_-1", "00000000000000bb_5" };
+	struct el_queue q = { 2, names, datas };
+	int looks;
+
+	(void)state;
+	params_init(&p, 0, 0, 0);
+	p.preempt_delay_ms = 2000;
+	el = el_start(&p);
+	become_leader(el);
+	hold_marks = 1;
+	for (looks = 0; looks < 20; looks++) {
+		expect_none(el);
+		tick(el, 500);
+	}
+	/* A lower priority, and an equal one: still none. */
+	marks_changed(el, low, 2);
+	for (looks = 0; looks < 20; looks++) {
+		expect_none(el);
+		tick(el, 500);
+	}
+	/* One above ours: the queue is read at once, then every period. */
+	marks_changed(el, high, 2);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_QUEUE);
+	election_queue(el, &q);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_OUTRANKED);
+	tick(el, 500);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_QUEUE);
+	election_queue(el, &q);
+	/* It went: nothing read, and its wait is forgotten. */
+	marks_changed(el, low, 1);
+	for (looks = 0; looks < 20; looks++) {
+		expect_none(el);
+		tick(el, 500);
+	}
+	/* A reconnect: the markers are read again, then the queue. */
+	election_session(el, EL_ZK_CONNECTING, SID, T_MS);
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+	a = reads_until(el, EL_OP_MARKS);
+	reply_children(el, EL_OP_MARKS, high, 2);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_QUEUE);
+	election_queue(el, &q);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_OUTRANKED);
+	assert_int_equal(a.ms, 2000);
+	election_free(el);
+}
+
+/*
+ * Below 0 a leader is outranked by every candidate of priority 0, which
+ * has no marker: once a reload puts it there, it reads the queue.
+ */
+static void
+test_preemption_below_zero_reads_the_queue(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	struct el_action a;
+	int looks;
+
+	(void)state;
+	params_init(&p, 0, 0, 0);
+	p.preempt_delay_ms = 2000;
+	el = el_start(&p);
+	become_leader(el);
+	for (looks = 0; looks < 4; looks++) {
+		expect_none(el);
+		tick(el, 500);
+	}
+	p.priority = -1;
+	election_reconfigure(el, &p);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_QUEUE);
+	assert_string_equal(a.path, CAND);
 	election_free(el);
 }
 
@@ -3437,6 +3546,8 @@ main(void)
 		    test_resigned_marker_stays_away_until_another_leads),
 		cmocka_unit_test(test_marker_of_a_lost_release_is_deleted),
 		cmocka_unit_test(test_preemption_decided_in_the_core),
+		cmocka_unit_test(test_preemption_reads_the_queue_only_when_outranked),
+		cmocka_unit_test(test_preemption_below_zero_reads_the_queue),
 		cmocka_unit_test(test_head_keeps_its_place_before_a_lower_priority),
 		cmocka_unit_test(test_pause_twice_answered_twice),
 		cmocka_unit_test(
