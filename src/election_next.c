@@ -458,6 +458,15 @@ el_next_release(struct election *el, struct el_action *act)
 		el_unmark(el, act);
 		return;
 	}
+	/*
+	 * A resumed session releasing (a pause that came with the resume)
+	 * first learns its marker, so that the release takes it along.
+	 */
+	if (el->marks_unknown && el->mark_have == NULL && !EL_MUTANT(33)) {
+		if (!el_pipe_has(el, EL_OP_MARKS))
+			el_act_zk_pipe(el, act, EL_OP_MARKS, el->prio_dir, 1);
+		return;
+	}
 	if (el->node == NULL && el->create_unknown && !EL_MUTANT(3)) {
 		/* Find the node a lost create may have made, to delete it. */
 		if (el->synced && !el->listed)
@@ -775,8 +784,10 @@ el_next_zk(struct election *el, struct el_action *act)
 		el_next_release(el, act);
 		return;
 	}
+	/* An unsure marker is settled first, then E/priority listed. */
 	if (el->marks_unknown && el->parents_done && !EL_MUTANT(33) &&
-	    !el_pipe_has(el, EL_OP_MARKS)) {
+	    !el_pipe_has(el, EL_OP_MARKS) &&
+	    !(el->mark_unsure && el->mark_have != NULL)) {
 		el_act_zk_pipe(el, act, EL_OP_MARKS, el->prio_dir, 1);
 		return;
 	}

@@ -120,11 +120,40 @@ el_mark_adopt(struct election *el, int64_t sid, const char *name)
 {
 	char *path;
 
-	if (sid != el->sid || el->sid == 0 || el->mark_have != NULL ||
-	    el_pipe_has(el, EL_OP_MARK) || EL_MUTANT(33))
+	if (sid != el->sid || el->sid == 0 || EL_MUTANT(33))
 		return;
 	(void)xasprintf(&path, "%s/%s", el->prio_dir, name);
+	if ((el->mark_have != NULL && strcmp(el->mark_have, path) == 0) ||
+	    (el_pipe_has(el, EL_OP_MARK) && el->mark_path != NULL &&
+	    strcmp(el->mark_path, path) == 0)) {
+		free(path);
+		return;
+	}
+	if (el->mark_have == NULL && !el_pipe_has(el, EL_OP_MARK)) {
+		el->mark_have = path;
+		return;
+	}
+	/*
+	 * A second marker of our session (one from before a restart, beside
+	 * the one we made or are making): one at a time, and only where
+	 * el_next_mark() acts (not while a hook runs or we lead, nor while
+	 * a marker request flies, nor while the one we hold is unsure: that
+	 * one is settled first), it becomes the one we hold, so that it is
+	 * deleted; the one we held is made again if still wanted
+	 * (NODEEXISTS) or found again by the next listing, which
+	 * marks_unknown asks for.
+	 */
+	el->marks_unknown = 1;
+	if (el_promoted(el) || el->mark_unsure ||
+	    (el->hook != -1 && el->hook != HOOK_CHECK) ||
+	    el_pipe_has(el, EL_OP_MARK) || el_pipe_has(el, EL_OP_UNMARK) ||
+	    el->release_pending) {
+		free(path);
+		return;
+	}
+	free(el->mark_have);
 	el->mark_have = path;
+	el->mark_unsure = 1;
 }
 
 /* The markers of E/priority, for a yield (see el_yield()). */
@@ -295,8 +324,19 @@ el_reply_mark(struct election *el, const struct el_result *res)
 		el->parent_idx = el->nbase;
 		if (el->create_nonode++ > 0 && !EL_MUTANT(21))
 			el_op_error(el, rc);
-	} else
-		el_op_error(el, rc);	/* lost: made again */
+	} else {
+		/*
+		 * Lost: made or not, it is ours until we know (issue 19.4).
+		 * Unsure, el_next_mark() makes it again if still wanted
+		 * (NODEEXISTS: it was made), else deletes it (NONODE: it
+		 * was not); a pause or a reload meanwhile leaves nothing.
+		 */
+		if (el->mark_have == NULL) {
+			el_replace(&el->mark_have, el->mark_path);
+			el->mark_unsure = 1;
+		}
+		el_op_error(el, rc);
+	}
 }
 
 static void
@@ -308,8 +348,15 @@ el_reply_unmark(struct election *el, const struct el_result *res)
 		el_replace(&el->mark_have, NULL);
 		el->mark_unsure = 0;
 	}
-	else
-		el_op_error(el, rc);	/* lost: deleted again */
+	else {
+		/*
+		 * Lost: deleted or not. Unsure, it is deleted again if
+		 * still unwanted, made again if wanted once more (a
+		 * marker believed in but gone would never be made again).
+		 */
+		el->mark_unsure = 1;
+		el_op_error(el, rc);
+	}
 }
 
 static void

@@ -7,6 +7,7 @@
  * create or SET_DATA in flight must not be lost (mutants 46, 47).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <zookeeper/zookeeper.h>
@@ -34,24 +35,6 @@ check_data_node(struct sim *s, int64_t sid)
 			return z;
 	}
 	return NULL;
-}
-
-/*
- * A MARK or UNMARK whose reply was lost: applied or not, the core cannot
- * tell (it makes a lost MARK again, but keeps believing in a marker whose
- * UNMARK was lost).
- */
-void
-check_data_lost(struct sim *s, struct peer *p, enum el_op op, const char *path)
-{
-	(void)s;
-	if (op == EL_OP_UNMARK)
-		path = p->unmark_path;
-	else if (op != EL_OP_MARK)
-		return;
-	sim_copy(p->mark_lost[p->nmark_lost % 4], sizeof(p->mark_lost[0]),
-	    path);
-	p->nmark_lost++;
 }
 
 void
@@ -95,36 +78,6 @@ check_data_reply(struct peer *p, enum el_op op, const struct zreply *rep)
 		}
 }
 
-static int
-check_data_was_lost(const struct peer *p, const char *path)
-{
-	int i;
-
-	for (i = 0; i < p->nmark_lost && i < 4; i++)
-		if (strcmp(p->mark_lost[i], path) == 0)
-			return 1;
-	return 0;
-}
-
-/*
- * One the core cannot know it made: a MARK whose reply was lost, or
- * (-R) one made before this process started on its session, unless a
- * read of E/priority showed it when the core had to adopt it. The core
- * adopts one such marker (the first listed) when it reads E/priority with
- * none of its own known and no MARK in flight, but a pause, a priority
- * reload or a MARK sent with that read, or a second one, leave it behind
- * for good: a known gap of the core
- * (tests/sim/README.md, (data)), excused here (mutant 33, a resume that
- * never looks, is not).
- */
-static int
-check_data_unknowable(const struct peer *p, const struct znode *z)
-{
-	if (z->czxid <= p->start_zxid && strcmp(z->path, p->adopt_path) != 0)
-		return 1;
-	return check_data_was_lost(p, z->path);
-}
-
 /*
  * The markers a session made itself (ephemeral, its own; a hand-made one
  * is persistent and not the core's to keep): one, for the priority last
@@ -148,14 +101,13 @@ check_data_marks(struct sim *s, const struct peer *p, int queued)
 		    z->owner != p->cl.sid || p->cl.sid == 0)
 			continue;
 		mine++;
-		if ((!wanted || strcmp(z->path, want) != 0) &&
-		    !check_data_unknowable(p, z))
+		if (!wanted || strcmp(z->path, want) != 0)
 			check_fail(s, "(data) %s: marker %s at the end, but "
 			    "it was set to priority %lld%s", p->id, z->path,
 			    (long long)p->params.priority,
 			    queued ? "" : " and owns no node");
 	}
-	if (!s->failed && wanted && mine == 0 && !check_data_was_lost(p, want))
+	if (!s->failed && wanted && mine == 0)
 		check_fail(s, "(data) %s: no marker at the end, but it was set "
 		    "to priority %lld", p->id, (long long)p->params.priority);
 }

@@ -186,7 +186,6 @@ client_fail(struct sim *s, struct peer *p, struct cpending *copy, int n,
 		memset(&rep, 0, sizeof(rep));
 		rep.rc = rc;
 		s->st.losses++;
-		check_data_lost(s, p, copy[i].op, copy[i].path);
 		peer_reply(s, p, copy[i].op, &rep);
 	}
 }

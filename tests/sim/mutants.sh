@@ -55,7 +55,6 @@ spec() {
 43;;\(sw\);-P -W;p=1 w=1
 44;;pause asked
 45;;unhealthy with no check;-H;h=1
-23;;\(f\) 0 leader;-P;p=1
 30;;\(h\);-R;r=1
 31;;stays at or before now;-R;r=1
 33;;\(data\) .*marker|\(prio\);-P -R;p=1 r=1

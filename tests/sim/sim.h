@@ -169,8 +169,6 @@ struct peer {
 	int64_t prio_at;	/* its last priority reload (0: none) */
 	/* check_data.c: markers the core cannot know it made: a MARK whose
 	 * reply was lost, and (-R) those made before its last start */
-	char mark_lost[4][SIM_PATH];
-	int nmark_lost;
 	int64_t start_zxid;
 	int marks_flying;	/* MARKs sent, not answered */
 	char unmark_path[SIM_PATH];	/* the last UNMARK's marker */
@@ -492,8 +490,6 @@ void check_final(struct sim *s);
 
 /* check_data.c: (data), what an operator set is what the others see */
 void check_data_final(struct sim *s, int leader);
-void check_data_lost(struct sim *s, struct peer *p, enum el_op op,
-    const char *path);
 void check_data_sent(struct peer *p, const struct el_action *act);
 void check_data_reply(struct peer *p, enum el_op op,
     const struct zreply *rep);
