@@ -338,6 +338,15 @@ el_invalidate(struct election *el)
 	el_claim_invalidate(&el->cl);
 }
 
+/* Nothing of this daemon's keeps it out of the queue for now. */
+int
+el_may_queue(const struct election *el)
+{
+	return !el->observer && !el->paused && !el->unhealthy &&
+	    !el->stopping && el->backoff_until == 0 && !el->promote_failed &&
+	    !el->run_exited && !el->restart && el->lease_error == NULL;
+}
+
 int
 el_pipe_has(const struct election *el, enum el_op op)
 {

@@ -355,9 +355,17 @@ struct election {
  * The core's files, each calling only those listed before it here:
  * election_claim.c and election_preempt.c (leaves), election.c (the facts
  * and their upkeep), election_time.c (the clock), election_reply.c (the
- * replies), election_event.c (the other events), election_next.c (the
- * decisions: election_next()).
+ * replies), election_event.c (the other events), election_act.c (what an
+ * action carries), election_mark.c (the priority markers and the yield),
+ * election_queue.c (the recipe's requests: join, claim, promote, release,
+ * switchover), election_next.c (the decisions: election_next()).
  */
+
+/*
+ * What a decision of the lower files returns when what it set (a release)
+ * changes what is to be done now: election_next() decides again, at once.
+ */
+#define EL_AGAIN 2
 
 /* election.c */
 void el_go(struct election *el, enum el_state to, const char *cause);
@@ -377,6 +385,7 @@ void el_switch_clear(struct election *el, const char *why);
 void el_switch_listed(struct election *el, const struct candidate *c, int n,
     int me);
 int el_pipe_has(const struct election *el, enum el_op op);
+int el_may_queue(const struct election *el);
 void el_pred_head(struct election *el);
 
 /* election_preempt.c */
@@ -419,5 +428,35 @@ void el_set_timeout(struct election *el, int64_t timeout_ms);
 int el_sync_due(const struct election *el);
 void el_check_done(struct election *el, int ok);
 int el_preempt_on(const struct election *el);
+
+/* election_act.c */
+int el_pipe_busy(const struct election *el);
+void el_act_zk_pipe(struct election *el, struct el_action *act, enum el_op op,
+    const char *path, int bg);
+void el_act_zk(struct election *el, struct el_action *act, enum el_op op,
+    const char *path);
+int el_arm_crumb(struct election *el, struct el_action *act);
+int el_watch_crumb(struct election *el, struct el_action *act);
+int el_need_crumb(struct election *el, struct el_action *act);
+void el_act_hook(struct election *el, struct el_action *act,
+    enum hook_kind kind, const char *reason);
+void el_act_cancel(struct election *el, struct el_action *act,
+    int64_t grace_ms);
+void el_sub(struct el_action *act, enum zk_mop_kind kind, const char *path,
+    const char *data);
+void el_build_release(struct election *el, struct el_action *act);
+void el_build_ack(struct election *el, struct el_action *act);
+void el_build_set_data(struct election *el, struct el_action *act);
+int el_take_slot(struct election *el, struct el_action *act,
+    enum hook_kind kind, const char *reason);
+
+/* election_mark.c */
+void el_unmark(struct election *el, struct el_action *act);
+int el_next_mark(struct election *el, struct el_action *act);
+int el_read_marks(struct election *el, struct el_action *act);
+int el_yield(struct election *el, struct el_action *act);
+
+/* election_queue.c */
+int el_next_zk(struct election *el, struct el_action *act);
 
 #endif
