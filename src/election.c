@@ -265,7 +265,7 @@ el_state_of(const struct election *el)
 		return EL_ST_PROMOTING;
 	if (el->state == EL_ST_LEADING)
 		return EL_ST_LEADING;	/* el_go()'s: no flag says it */
-	if (el->stopping)
+	if (el->want_stop)
 		return EL_ST_STOPPING;
 	if (el->observer)
 		return EL_ST_OBSERVER;
@@ -343,7 +343,7 @@ int
 el_may_queue(const struct election *el)
 {
 	return !el->observer && !el->paused && !el->unhealthy &&
-	    !el->stopping && el->backoff_until == 0 && !el->promote_failed &&
+	    !el->want_stop && el->backoff_until == 0 && !el->promote_failed &&
 	    !el->run_exited && !el->restart && el->lease_error == NULL;
 }
 

@@ -376,7 +376,7 @@ void
 election_stop(struct election *el)
 {
 	el->cause = "stop";
-	el->stopping = 1;
+	el->want_stop = 1;
 	if (el_has_node(el)) {
 		el->release_pending = 1;
 		el->release_why = "shutdown";

@@ -210,7 +210,13 @@ struct election {
 
 	/* requests */
 	int paused;
-	int stopping;
+	/*
+	 * A stop was asked (final). It is an intent, not a state: it holds
+	 * through a promote, a leadership and its demote, which come first;
+	 * the handoff itself, once nothing of those is left, is the state
+	 * stopping.
+	 */
+	int want_stop;
 	int resigning;		/* 1 leaving, 2 released: rejoining */
 	/*
 	 * A switchover we lead: 1 list the queue, 2 delete the nodes between

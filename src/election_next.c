@@ -27,7 +27,7 @@ el_demote_reason(const struct election *el)
 		return "session-expired";
 	if (el->conn_lost)
 		return el->conn_lost_why;
-	if (el->stopping)
+	if (el->want_stop)
 		return "shutdown";
 	if (el->resigning)
 		return el->sw_handing ? el->sw_reason : "resign";
@@ -56,7 +56,7 @@ el_demote_reason(const struct election *el)
 static void
 el_next_check(struct election *el, struct el_action *act)
 {
-	if (el->check_configured && !el->stopping && el->check_due != 0 &&
+	if (el->check_configured && !el->want_stop && el->check_due != 0 &&
 	    el->now >= el->check_due &&
 	    (el->hook == -1 || (EL_MUTANT(5) && el->hook != HOOK_CHECK))) {
 		el->check_due = el->now + el->check_interval_ms;
@@ -121,7 +121,7 @@ el_resume_next(struct election *el)
 		return;
 	}
 	/* Stopped before it knew: as a start would have. */
-	if (el->stopping && !el_promoted(el) && !el->resume_exact) {
+	if (el->want_stop && !el_promoted(el) && !el->resume_exact) {
 		el->resume_check = 0;
 		el->startup_demote = el->resume_demote;
 		return;
@@ -201,8 +201,12 @@ el_next_demote(struct election *el, struct el_action *act)
 static int
 el_next_answer(struct election *el, struct el_action *act)
 {
-	if (el->stopping && (el->hook == -1 || el->hook == HOOK_CHECK) &&
-	    !el_promoted(el) && !el->startup_demote &&
+	/*
+	 * The handoff under way (the state stopping: asked, and no demote,
+	 * promote or leadership left before it) ends once what we own is
+	 * released, or cannot be.
+	 */
+	if (el->state == EL_ST_STOPPING && !el->startup_demote &&
 	    (!el->release_pending || el->zk != EL_ZK_CONNECTED)) {
 		/* The end is the state's alone: no flag says it. */
 		el_settle(el);
@@ -218,7 +222,7 @@ el_next_answer(struct election *el, struct el_action *act)
 	}
 	/* A resign is done too when the rejoin it promised is not wanted. */
 	if (el->resigning == 2 && (el->paused || el->unhealthy ||
-	    el->stopping || el->observer))
+	    el->want_stop || el->observer))
 		el->resign_reply = 1;
 	if (el->resign_reply) {
 		el->resign_reply = 0;

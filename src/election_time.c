@@ -394,7 +394,7 @@ election_deadline(const struct election *el)
 		el_min(&d, el->retry_until);
 	if (el->restart && !el->restart_sent)
 		el_min(&d, el->restart_at);
-	if (el->check_configured && el->hook == -1 && !el->stopping &&
+	if (el->check_configured && el->hook == -1 && !el->want_stop &&
 	    el->check_due != 0)
 		el_min(&d, el->check_due);
 	el_min(&d, el_preempt_deadline(el, el_preempt_on(el)));
