@@ -271,7 +271,7 @@ el_state_of(const struct election *el)
 		return EL_ST_OBSERVER;
 	if (el->release_pending)
 		return EL_ST_RELEASING;
-	if (el->paused)
+	if (el->want_pause)
 		return EL_ST_PAUSED;
 	if (el->unhealthy)
 		return EL_ST_UNHEALTHY;
@@ -342,7 +342,7 @@ el_invalidate(struct election *el)
 int
 el_may_queue(const struct election *el)
 {
-	return !el->observer && !el->paused && !el->unhealthy &&
+	return !el->observer && !el->want_pause && !el->unhealthy &&
 	    !el->want_stop && el->backoff_until == 0 && !el->promote_failed &&
 	    !el->run_exited && !el->restart && el->lease_error == NULL;
 }

@@ -357,17 +357,17 @@ el_has_node(const struct election *el)
 void
 election_pause(struct election *el, int paused)
 {
-	int was_paused = el->paused;
+	int was_paused = el->want_pause;
 
 	el->cause = paused ? "pause" : "resume";
-	if (paused && !el->paused) {
-		el->paused = 1;
+	if (paused && !el->want_pause) {
+		el->want_pause = 1;
 		if (el_has_node(el)) {
 			el->release_pending = 1;
 			el->release_why = "pause";
 		}
 	} else if (!paused)
-		el->paused = 0;
+		el->want_pause = 0;
 	if (paused && !(EL_MUTANT(44) && was_paused))
 		el->pause_reply = 1;
 }
@@ -453,7 +453,7 @@ election_view(const struct election *el, struct election_view *v)
 	v->candidates = el->ncandidates;
 	v->position = el->position;
 	v->node = el->node;
-	v->paused = el->paused;
+	v->paused = el->want_pause;
 	v->unhealthy = el->unhealthy;
 	v->hook = el->hook;
 	v->session_timeout_ms = el->timeout_ms;

@@ -208,8 +208,13 @@ struct election {
 	int restart_sent;
 	int auth_failures;
 
-	/* requests */
-	int paused;
+	/*
+	 * Requests: intents of the operator, each kept until it is done or
+	 * taken back, whatever the state meanwhile. A pause was asked and not resumed. An intent, not a state: a
+	 * leader asked to pause leads, demotes and releases first; the
+	 * state paused is what is left once nothing of those remains.
+	 */
+	int want_pause;
 	/*
 	 * A stop was asked (final). It is an intent, not a state: it holds
 	 * through a promote, a leadership and its demote, which come first;

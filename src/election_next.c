@@ -31,7 +31,7 @@ el_demote_reason(const struct election *el)
 		return "shutdown";
 	if (el->resigning)
 		return el->sw_handing ? el->sw_reason : "resign";
-	if (el->paused)
+	if (el->want_pause)
 		return "pause";
 	if (el->unhealthy)
 		return "health";
@@ -221,7 +221,7 @@ el_next_answer(struct election *el, struct el_action *act)
 		return 1;
 	}
 	/* A resign is done too when the rejoin it promised is not wanted. */
-	if (el->resigning == 2 && (el->paused || el->unhealthy ||
+	if (el->resigning == 2 && (el->want_pause || el->unhealthy ||
 	    el->want_stop || el->observer))
 		el->resign_reply = 1;
 	if (el->resign_reply) {

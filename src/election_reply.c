@@ -360,7 +360,7 @@ el_reply_create(struct election *el, const struct el_result *res)
 		el->node_ok = 0;
 		el->listed = 0;
 		/* Paused, unhealthy or stopping meanwhile: it goes. */
-		if ((el->paused || el->unhealthy || el->want_stop) &&
+		if ((el->want_pause || el->unhealthy || el->want_stop) &&
 		    !EL_MUTANT(3))
 			el->release_pending = 1;
 	} else if (rc == ZNONODE) {

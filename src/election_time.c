@@ -426,7 +426,7 @@ election_role(const struct election *el)
 			return ROLE_LEADER;
 		return ROLE_DEMOTING;
 	}
-	if (el->observer || el->paused || el->unhealthy)
+	if (el->observer || el->want_pause || el->unhealthy)
 		return ROLE_OBSERVER;
 	/* Kept out by lease_error, it still follows whoever leads. */
 	if (el->zk != EL_ZK_CONNECTED ||
