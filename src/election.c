@@ -253,6 +253,18 @@ el_promoted(const struct election *el)
 	return el->state == EL_ST_LEADING;
 }
 
+/*
+ * A hook of the leadership holds the slot: a demote (the state demoting),
+ * a promote or a fence (promoting). A check, which may run beside any
+ * state, is none. The decisions read it after el_settle(), so the state
+ * says it; the events, which change the slot, read the slot itself.
+ */
+int
+el_lead_hook(const struct election *el)
+{
+	return el->state == EL_ST_DEMOTING || el->state == EL_ST_PROMOTING;
+}
+
 /* What the facts say the candidate is doing: the first that holds. */
 static enum el_state
 el_state_of(const struct election *el)

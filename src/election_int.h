@@ -383,6 +383,7 @@ void el_go(struct election *el, enum el_state to, const char *cause);
 void el_settle(struct election *el);
 void el_state_init(struct election *el);
 int el_promoted(const struct election *el);
+int el_lead_hook(const struct election *el);
 void el_replace(char **dst, const char *src);
 void el_make_data(struct election *el);
 void el_invalidate(struct election *el);

@@ -116,7 +116,7 @@ el_resume_next(struct election *el)
 	if (!el->resume_check)
 		return;
 	/* A hook decided on it meanwhile (a demote, whatever asked). */
-	if (el->hook != -1 && el->hook != HOOK_CHECK) {
+	if (el_lead_hook(el)) {
 		el->resume_check = 0;
 		return;
 	}
@@ -214,8 +214,8 @@ el_next_answer(struct election *el, struct el_action *act)
 		act->type = EL_ACT_STOPPED;
 		return 1;
 	}
-	if (el->pause_reply && (el->hook == -1 || el->hook == HOOK_CHECK) &&
-	    !el_promoted(el) && !el->release_pending) {
+	if (el->pause_reply && !el_lead_hook(el) && !el_promoted(el) &&
+	    !el->release_pending) {
 		el->pause_reply = 0;
 		act->type = EL_ACT_PAUSED;
 		return 1;

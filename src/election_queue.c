@@ -27,7 +27,7 @@ el_want_join(const struct election *el)
 static int
 el_next_release(struct election *el, struct el_action *act)
 {
-	if ((el->hook != -1 && el->hook != HOOK_CHECK) || el_promoted(el))
+	if (el_lead_hook(el) || el_promoted(el))
 		return 0;
 	/*
 	 * A marker a lost release may have left goes first, on its own
@@ -239,7 +239,7 @@ el_next_queue(struct election *el, struct el_action *act)
 		el_act_zk(el, act, EL_OP_WATCH_OWN, el->node_path);
 		return 0;
 	}
-	if (el->data_dirty && (el->hook == -1 || el->hook == HOOK_CHECK)) {
+	if (el->data_dirty && !el_lead_hook(el)) {
 		/* The breadcrumb it rewrites may be gone (deleted by hand). */
 		if (el->acked && el_owns_leader(el) &&
 		    el_need_crumb(el, act))
