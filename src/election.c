@@ -447,12 +447,26 @@ el_forget_node(struct election *el)
 	el->node_gen++;
 }
 
+/*
+ * The one way a release is asked: what we own is to go (release_pending,
+ * a request, see the header). why, the request that asked for it, is the
+ * demote's reason when we lead and the cause of the release's report;
+ * NULL keeps an earlier one's (a lost node or claim says its own).
+ */
+void
+el_release_ask(struct election *el, const char *why)
+{
+	el->release_pending = 1;
+	if (why != NULL)
+		el->release_why = why;
+}
+
 void
 el_node_lost(struct election *el)
 {
 	if (el_leading(el)) {
 		el->lost_reason = "node-deleted";
-		el->release_pending = 1;
+		el_release_ask(el, NULL);
 	}
 	el_forget_node(el);
 	el->epoch = 0;

@@ -236,8 +236,7 @@ election_hook_done(struct election *el, enum hook_kind kind, int ok)
 		el->acked = 0;
 		if (!ok && !cancelled && same_node) {
 			el->promote_failed = 1;
-			el->release_pending = 1;
-			el->release_why = "promote-failed";
+			el_release_ask(el, "promote-failed");
 		}
 		if (!same_node && el->lost_reason == NULL)
 			el->lost_reason = "session-expired";
@@ -293,8 +292,7 @@ election_resign(struct election *el)
 	if (election_role(el) != ROLE_LEADER || el->resigning)
 		return -1;
 	el->resigning = 1;
-	el->release_pending = 1;
-	el->release_why = "resign";
+	el_release_ask(el, "resign");
 	return 0;
 }
 
@@ -339,8 +337,7 @@ election_run_exited(struct election *el)
 	if (!el_promoted(el) || el->release_pending || el->run_exited)
 		return -1;
 	el->run_exited = 1;
-	el->release_pending = 1;
-	el->release_why = "run-exited";
+	el_release_ask(el, "run-exited");
 	return 0;
 }
 
@@ -363,8 +360,7 @@ election_pause(struct election *el, int paused)
 	if (paused && !el->want_pause) {
 		el->want_pause = 1;
 		if (el_has_node(el)) {
-			el->release_pending = 1;
-			el->release_why = "pause";
+			el_release_ask(el, "pause");
 		}
 	} else if (!paused)
 		el->want_pause = 0;
@@ -378,8 +374,7 @@ election_stop(struct election *el)
 	el->cause = "stop";
 	el->want_stop = 1;
 	if (el_has_node(el)) {
-		el->release_pending = 1;
-		el->release_why = "shutdown";
+		el_release_ask(el, "shutdown");
 	}
 }
 
@@ -559,8 +554,7 @@ election_resume(struct election *el, const struct el_resume *r)
 	/* Out of the election for its health: it stays out until it rises. */
 	if (r->unhealthy && el->check_configured) {
 		el->unhealthy = 1;
-		el->release_pending = 1;
-		el->release_why = "health";
+		el_release_ask(el, "health");
 	}
 	if (!r->leader || el->observer)
 		return;

@@ -389,6 +389,7 @@ void el_make_data(struct election *el);
 void el_invalidate(struct election *el);
 int el_leading(const struct election *el);
 void el_forget_node(struct election *el);
+void el_release_ask(struct election *el, const char *why);
 void el_node_lost(struct election *el);
 void el_release_done(struct election *el);
 void el_session_lost(struct election *el);

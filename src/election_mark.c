@@ -155,7 +155,6 @@ el_yield(struct election *el, struct el_action *act)
 	el->yield_sid = sid;
 	el->yield_prio = top;
 	el->yields++;
-	el->release_pending = 1;
-	el->release_why = "yield";
+	el_release_ask(el, "yield");
 	return EL_AGAIN;
 }

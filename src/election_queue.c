@@ -265,8 +265,7 @@ el_next_queue(struct election *el, struct el_action *act)
 	 */
 	if (!el->first && el->cl.have && !el->pred_head &&
 	    !el_leading(el) && !EL_MUTANT(4)) {
-		el->release_pending = 1;
-		el->release_why = "preempted";
+		el_release_ask(el, "preempted");
 		return 0;
 	}
 	if (!el->first) {
@@ -326,8 +325,7 @@ el_next_switchover(struct election *el, struct el_action *act)
 	el_switch_clear(el, NULL);
 	el->resigning = 1;
 	el->sw_handing = 1;
-	el->release_pending = 1;
-	el->release_why = "switchover";
+	el_release_ask(el, "switchover");
 	return EL_AGAIN;
 }
 
@@ -365,7 +363,7 @@ el_next_zk(struct election *el, struct el_action *act)
 	if (!el->release_pending && (el_owns_leader(el) || el->cl.have ||
 	    !el->cl.known) && !el_leading(el) && el->node == NULL &&
 	    !el->create_unknown && !EL_MUTANT(4))
-		el->release_pending = 1;
+		el_release_ask(el, NULL);
 	if (el->release_pending)
 		return el_next_release(el, act);
 	if (el->marks_unknown && el->parents_done && !EL_MUTANT(33) &&

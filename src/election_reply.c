@@ -362,7 +362,7 @@ el_reply_create(struct election *el, const struct el_result *res)
 		/* Paused, unhealthy or stopping meanwhile: it goes. */
 		if ((el->want_pause || el->unhealthy || el->want_stop) &&
 		    !EL_MUTANT(3))
-			el->release_pending = 1;
+			el_release_ask(el, NULL);
 	} else if (rc == ZNONODE) {
 		/*
 		 * The parents are made again; when they were made

@@ -231,10 +231,8 @@ el_leave_queue(struct election *el, const char *why)
 	if (el->release_pending)
 		return;
 	if (el->node != NULL || el->create_unknown ||
-	    el_pipe_has(el, EL_OP_CREATE)) {
-		el->release_pending = 1;
-		el->release_why = why;
-	}
+	    el_pipe_has(el, EL_OP_CREATE))
+		el_release_ask(el, why);
 }
 
 /*
