@@ -31,7 +31,8 @@ endif
 
 COMMON    = clock log xmalloc util
 DAEMON    = config config_value zk candidate election election_event \
-            election_reply election_next \
+            election_reply election_act election_mark \
+            election_queue election_next \
             election_preempt \
             election_time election_claim hook \
             ctl ctl_listen status session_file notify http
@@ -42,7 +43,7 @@ UNIT      = $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 # The simulator links the real pure core, nothing of the daemon around it.
 SIMSRC    = $(wildcard tests/sim/*.c)
 SIMCORE   = $(patsubst %,$(BUILD)/%.o,election election_event election_reply \
-            election_next \
+            election_act election_mark election_queue election_next \
             election_time \
             election_preempt election_claim \
             candidate xmalloc log util clock)

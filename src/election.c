@@ -145,12 +145,37 @@
  * its node first); a stop ends only in stopped, and only from stopping.
  * The demote hook may start in any state but promoting and stopped (the
  * start's demote, a resumed session's); joining -> leading is a resumed
- * session whose application was leading. Leading and stopped are the
- * state's alone (no flag says them: el_go() enters and leaves them,
- * el_promoted() reads the first); the others are still read from the
- * fields they stand for (hook, stopping, observer, release_pending,
- * paused, unhealthy, node, first, pred_head), which the core decides on,
- * so that every change of theirs is reported and checked all the same.
+ * session whose application was leading.
+ *
+ * The state and the facts. Leading and stopped are the state's alone (no
+ * field says them: el_go() enters and leaves them, el_promoted() reads
+ * the first), and the decisions, which run on a settled state, ask it
+ * whether a leadership's hook runs (el_lead_hook()). The fields the other
+ * states are settled from are not states, because each holds beside
+ * more than one state, and the state, being one, cannot carry two:
+ *   - hook, the hook slot's occupant: a check runs beside any state, and
+ *     a demote, promote or fence holds the slot whatever brought it;
+ *     demoting and promoting are the state of the slot held by one.
+ *   - want_stop, want_pause, resigning, sw_phase: the operator's
+ *     requests. Each holds from its asking until it is done or taken
+ *     back, through a promote, a leadership and its demote that come
+ *     first: stopping and paused are the states of a request with
+ *     nothing of those left before it.
+ *   - release_pending (and release_why): what we own is to be deleted.
+ *     A leader that must leave sets it before its demote, so it holds
+ *     through leading and demoting; releasing is its state once they are
+ *     over, and a stop or an observer's release goes on under their own.
+ *   - unhealthy: the health check's verdict (check_fall failures in a
+ *     row, check_rise passes to end it), from checks that run in any
+ *     state; unhealthy is the state of a verdict that keeps us out.
+ *   - observer: configuration, the same for the daemon's life; observer
+ *     is its state when no demote or stop stands before it.
+ *   - node, first, pred_head (and the lease, the session, E/leader, the
+ *     breadcrumb, the claim): what ZooKeeper said, changed by its replies
+ *     and notifications whatever we do; joining, head, heir and queued
+ *     are where they place us when nothing above holds.
+ * el_settle() is the transition function: from the state and these
+ * facts, the next state, by the order above (el_state_of()).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -253,6 +278,18 @@ el_promoted(const struct election *el)
 	return el->state == EL_ST_LEADING;
 }
 
+/*
+ * A hook of the leadership holds the slot: a demote (the state demoting),
+ * a promote or a fence (promoting). A check, which may run beside any
+ * state, is none. The decisions read it after el_settle(), so the state
+ * says it; the events, which change the slot, read the slot itself.
+ */
+int
+el_lead_hook(const struct election *el)
+{
+	return el->state == EL_ST_DEMOTING || el->state == EL_ST_PROMOTING;
+}
+
 /* What the facts say the candidate is doing: the first that holds. */
 static enum el_state
 el_state_of(const struct election *el)
@@ -265,13 +302,13 @@ el_state_of(const struct election *el)
 		return EL_ST_PROMOTING;
 	if (el->state == EL_ST_LEADING)
 		return EL_ST_LEADING;	/* el_go()'s: no flag says it */
-	if (el->stopping)
+	if (el->want_stop)
 		return EL_ST_STOPPING;
 	if (el->observer)
 		return EL_ST_OBSERVER;
 	if (el->release_pending)
 		return EL_ST_RELEASING;
-	if (el->paused)
+	if (el->want_pause)
 		return EL_ST_PAUSED;
 	if (el->unhealthy)
 		return EL_ST_UNHEALTHY;
@@ -338,6 +375,15 @@ el_invalidate(struct election *el)
 	el_claim_invalidate(&el->cl);
 }
 
+/* Nothing of this daemon's keeps it out of the queue for now. */
+int
+el_may_queue(const struct election *el)
+{
+	return !el->observer && !el->want_pause && !el->unhealthy &&
+	    !el->want_stop && el->backoff_until == 0 && !el->promote_failed &&
+	    !el->run_exited && !el->restart && el->lease_error == NULL;
+}
+
 int
 el_pipe_has(const struct election *el, enum el_op op)
 {
@@ -401,12 +447,26 @@ el_forget_node(struct election *el)
 	el->node_gen++;
 }
 
+/*
+ * The one way a release is asked: what we own is to go (release_pending,
+ * a request, see the header). why, the request that asked for it, is the
+ * demote's reason when we lead and the cause of the release's report;
+ * NULL keeps an earlier one's (a lost node or claim says its own).
+ */
+void
+el_release_ask(struct election *el, const char *why)
+{
+	el->release_pending = 1;
+	if (why != NULL)
+		el->release_why = why;
+}
+
 void
 el_node_lost(struct election *el)
 {
 	if (el_leading(el)) {
 		el->lost_reason = "node-deleted";
-		el->release_pending = 1;
+		el_release_ask(el, NULL);
 	}
 	el_forget_node(el);
 	el->epoch = 0;

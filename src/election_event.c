@@ -236,8 +236,7 @@ election_hook_done(struct election *el, enum hook_kind kind, int ok)
 		el->acked = 0;
 		if (!ok && !cancelled && same_node) {
 			el->promote_failed = 1;
-			el->release_pending = 1;
-			el->release_why = "promote-failed";
+			el_release_ask(el, "promote-failed");
 		}
 		if (!same_node && el->lost_reason == NULL)
 			el->lost_reason = "session-expired";
@@ -293,8 +292,7 @@ election_resign(struct election *el)
 	if (election_role(el) != ROLE_LEADER || el->resigning)
 		return -1;
 	el->resigning = 1;
-	el->release_pending = 1;
-	el->release_why = "resign";
+	el_release_ask(el, "resign");
 	return 0;
 }
 
@@ -339,8 +337,7 @@ election_run_exited(struct election *el)
 	if (!el_promoted(el) || el->release_pending || el->run_exited)
 		return -1;
 	el->run_exited = 1;
-	el->release_pending = 1;
-	el->release_why = "run-exited";
+	el_release_ask(el, "run-exited");
 	return 0;
 }
 
@@ -357,17 +354,16 @@ el_has_node(const struct election *el)
 void
 election_pause(struct election *el, int paused)
 {
-	int was_paused = el->paused;
+	int was_paused = el->want_pause;
 
 	el->cause = paused ? "pause" : "resume";
-	if (paused && !el->paused) {
-		el->paused = 1;
+	if (paused && !el->want_pause) {
+		el->want_pause = 1;
 		if (el_has_node(el)) {
-			el->release_pending = 1;
-			el->release_why = "pause";
+			el_release_ask(el, "pause");
 		}
 	} else if (!paused)
-		el->paused = 0;
+		el->want_pause = 0;
 	if (paused && !(EL_MUTANT(44) && was_paused))
 		el->pause_reply = 1;
 }
@@ -376,10 +372,9 @@ void
 election_stop(struct election *el)
 {
 	el->cause = "stop";
-	el->stopping = 1;
+	el->want_stop = 1;
 	if (el_has_node(el)) {
-		el->release_pending = 1;
-		el->release_why = "shutdown";
+		el_release_ask(el, "shutdown");
 	}
 }
 
@@ -453,7 +448,7 @@ election_view(const struct election *el, struct election_view *v)
 	v->candidates = el->ncandidates;
 	v->position = el->position;
 	v->node = el->node;
-	v->paused = el->paused;
+	v->paused = el->want_pause;
 	v->unhealthy = el->unhealthy;
 	v->hook = el->hook;
 	v->session_timeout_ms = el->timeout_ms;
@@ -559,8 +554,7 @@ election_resume(struct election *el, const struct el_resume *r)
 	/* Out of the election for its health: it stays out until it rises. */
 	if (r->unhealthy && el->check_configured) {
 		el->unhealthy = 1;
-		el->release_pending = 1;
-		el->release_why = "health";
+		el_release_ask(el, "health");
 	}
 	if (!r->leader || el->observer)
 		return;

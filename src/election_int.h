@@ -211,9 +211,20 @@ struct election {
 	int restart_sent;
 	int auth_failures;
 
-	/* requests */
-	int paused;
-	int stopping;
+	/*
+	 * Requests: intents of the operator, each kept until it is done or
+	 * taken back, whatever the state meanwhile. A pause was asked and not resumed. An intent, not a state: a
+	 * leader asked to pause leads, demotes and releases first; the
+	 * state paused is what is left once nothing of those remains.
+	 */
+	int want_pause;
+	/*
+	 * A stop was asked (final). It is an intent, not a state: it holds
+	 * through a promote, a leadership and its demote, which come first;
+	 * the handoff itself, once nothing of those is left, is the state
+	 * stopping.
+	 */
+	int want_stop;
 	int resigning;		/* 1 leaving, 2 released: rejoining */
 	/*
 	 * A switchover we lead: 1 list the queue, 2 delete the nodes between
@@ -360,20 +371,30 @@ struct election {
  * The core's files, each calling only those listed before it here:
  * election_claim.c and election_preempt.c (leaves), election.c (the facts
  * and their upkeep), election_time.c (the clock), election_reply.c (the
- * replies), election_event.c (the other events), election_next.c (the
- * decisions: election_next()).
+ * replies), election_event.c (the other events), election_act.c (what an
+ * action carries), election_mark.c (the priority markers and the yield),
+ * election_queue.c (the recipe's requests: join, claim, promote, release,
+ * switchover), election_next.c (the decisions: election_next()).
  */
+
+/*
+ * What a decision of the lower files returns when what it set (a release)
+ * changes what is to be done now: election_next() decides again, at once.
+ */
+#define EL_AGAIN 2
 
 /* election.c */
 void el_go(struct election *el, enum el_state to, const char *cause);
 void el_settle(struct election *el);
 void el_state_init(struct election *el);
 int el_promoted(const struct election *el);
+int el_lead_hook(const struct election *el);
 void el_replace(char **dst, const char *src);
 void el_make_data(struct election *el);
 void el_invalidate(struct election *el);
 int el_leading(const struct election *el);
 void el_forget_node(struct election *el);
+void el_release_ask(struct election *el, const char *why);
 void el_node_lost(struct election *el);
 void el_release_done(struct election *el);
 void el_session_lost(struct election *el);
@@ -382,6 +403,7 @@ void el_switch_clear(struct election *el, const char *why);
 void el_switch_listed(struct election *el, const struct candidate *c, int n,
     int me);
 int el_pipe_has(const struct election *el, enum el_op op);
+int el_may_queue(const struct election *el);
 void el_pred_head(struct election *el);
 
 /* election_preempt.c */
@@ -425,5 +447,35 @@ void el_set_timeout(struct election *el, int64_t timeout_ms);
 int el_sync_due(const struct election *el);
 void el_check_done(struct election *el, int ok);
 int el_preempt_on(const struct election *el);
+
+/* election_act.c */
+int el_pipe_busy(const struct election *el);
+void el_act_zk_pipe(struct election *el, struct el_action *act, enum el_op op,
+    const char *path, int bg);
+void el_act_zk(struct election *el, struct el_action *act, enum el_op op,
+    const char *path);
+int el_arm_crumb(struct election *el, struct el_action *act);
+int el_watch_crumb(struct election *el, struct el_action *act);
+int el_need_crumb(struct election *el, struct el_action *act);
+void el_act_hook(struct election *el, struct el_action *act,
+    enum hook_kind kind, const char *reason);
+void el_act_cancel(struct election *el, struct el_action *act,
+    int64_t grace_ms);
+void el_sub(struct el_action *act, enum zk_mop_kind kind, const char *path,
+    const char *data);
+void el_build_release(struct election *el, struct el_action *act);
+void el_build_ack(struct election *el, struct el_action *act);
+void el_build_set_data(struct election *el, struct el_action *act);
+int el_take_slot(struct election *el, struct el_action *act,
+    enum hook_kind kind, const char *reason);
+
+/* election_mark.c */
+void el_unmark(struct election *el, struct el_action *act);
+int el_next_mark(struct election *el, struct el_action *act);
+int el_read_marks(struct election *el, struct el_action *act);
+int el_yield(struct election *el, struct el_action *act);
+
+/* election_queue.c */
+int el_next_zk(struct election *el, struct el_action *act);
 
 #endif

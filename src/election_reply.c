@@ -408,9 +408,9 @@ el_reply_create(struct election *el, const struct el_result *res)
 		el->node_ok = 0;
 		el->listed = 0;
 		/* Paused, unhealthy or stopping meanwhile: it goes. */
-		if ((el->paused || el->unhealthy || el->stopping) &&
+		if ((el->want_pause || el->unhealthy || el->want_stop) &&
 		    !EL_MUTANT(3))
-			el->release_pending = 1;
+			el_release_ask(el, NULL);
 	} else if (rc == ZNONODE) {
 		/*
 		 * The parents are made again; when they were made

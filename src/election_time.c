@@ -231,10 +231,8 @@ el_leave_queue(struct election *el, const char *why)
 	if (el->release_pending)
 		return;
 	if (el->node != NULL || el->create_unknown ||
-	    el_pipe_has(el, EL_OP_CREATE)) {
-		el->release_pending = 1;
-		el->release_why = why;
-	}
+	    el_pipe_has(el, EL_OP_CREATE))
+		el_release_ask(el, why);
 }
 
 /*
@@ -394,7 +392,7 @@ election_deadline(const struct election *el)
 		el_min(&d, el->retry_until);
 	if (el->restart && !el->restart_sent)
 		el_min(&d, el->restart_at);
-	if (el->check_configured && el->hook == -1 && !el->stopping &&
+	if (el->check_configured && el->hook == -1 && !el->want_stop &&
 	    el->check_due != 0)
 		el_min(&d, el->check_due);
 	el_min(&d, el_preempt_deadline(el, el_preempt_on(el)));
@@ -426,7 +424,7 @@ election_role(const struct election *el)
 			return ROLE_LEADER;
 		return ROLE_DEMOTING;
 	}
-	if (el->observer || el->paused || el->unhealthy)
+	if (el->observer || el->want_pause || el->unhealthy)
 		return ROLE_OBSERVER;
 	/* Kept out by lease_error, it still follows whoever leads. */
 	if (el->zk != EL_ZK_CONNECTED ||
