@@ -294,6 +294,8 @@ struct election {
 	 * read for a claim, with the sessions behind our node (priority < 0).
 	 */
 	char *mark_have;
+	char *mark_extra;	/* another of our session's, to delete */
+	int unmark_extra;	/* the UNMARK in flight is mark_extra's */
 	int mark_unsure;	/* a lost release may have deleted it */
 	int marks_unknown;	/* a resumed session's own: list E/priority */
 	char *mark_path;	/* the one being made */
@@ -471,6 +473,7 @@ int el_take_slot(struct election *el, struct el_action *act,
 
 /* election_mark.c */
 void el_unmark(struct election *el, struct el_action *act);
+int el_next_mark_extra(struct election *el, struct el_action *act);
 int el_next_mark(struct election *el, struct el_action *act);
 int el_read_marks(struct election *el, struct el_action *act);
 int el_yield(struct election *el, struct el_action *act);

@@ -49,6 +49,23 @@ el_unmark(struct election *el, struct el_action *act)
 	el_act_zk(el, act, EL_OP_UNMARK, NULL);
 }
 
+/*
+ * Another marker of our session that a listing showed (from before a
+ * restart): deleted whatever the state, a leader's included (NONODE is
+ * fine). 1 if the request went out.
+ */
+int
+el_next_mark_extra(struct election *el, struct el_action *act)
+{
+	if (el->mark_extra == NULL || EL_MUTANT(82))
+		return 0;
+	act->nsub = 0;
+	el_sub(act, ZK_MOP_DELETE, el->mark_extra, NULL);
+	el->unmark_extra = 1;
+	el_act_zk(el, act, EL_OP_UNMARK, NULL);
+	return 1;
+}
+
 /* Our marker as it should be: made, replaced or deleted. */
 int
 el_next_mark(struct election *el, struct el_action *act)

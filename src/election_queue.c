@@ -361,6 +361,8 @@ el_next_zk(struct election *el, struct el_action *act)
 	}
 	if (!el->leader_fresh || el_pipe_busy(el))
 		return 0;
+	if (el_next_mark_extra(el, act))
+		return 0;
 	if ((rc = el_next_switchover(el, act)) != 0)
 		return rc == EL_AGAIN ? EL_AGAIN : 0;
 	/*

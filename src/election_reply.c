@@ -134,26 +134,15 @@ el_mark_adopt(struct election *el, int64_t sid, const char *name)
 		return;
 	}
 	/*
-	 * A second marker of our session (one from before a restart, beside
-	 * the one we made or are making): one at a time, and only where
-	 * el_next_mark() acts (not while a hook runs or we lead, nor while
-	 * a marker request flies, nor while the one we hold is unsure: that
-	 * one is settled first), it becomes the one we hold, so that it is
-	 * deleted; the one we held is made again if still wanted
-	 * (NODEEXISTS) or found again by the next listing, which
-	 * marks_unknown asks for.
+	 * Another marker of our session (one from before a restart, beside
+	 * the one we made or are making): deleted on its own, in any state
+	 * (el_next_mark_extra()), one at a time; after each, E/priority is
+	 * listed again for the next.
 	 */
-	el->marks_unknown = 1;
-	if (el_promoted(el) || el->mark_unsure ||
-	    (el->hook != -1 && el->hook != HOOK_CHECK) ||
-	    el_pipe_has(el, EL_OP_MARK) || el_pipe_has(el, EL_OP_UNMARK) ||
-	    el->release_pending) {
+	if (el->mark_extra == NULL)
+		el->mark_extra = path;
+	else
 		free(path);
-		return;
-	}
-	free(el->mark_have);
-	el->mark_have = path;
-	el->mark_unsure = 1;
 }
 
 /* The markers of E/priority, for a yield (see el_yield()). */
@@ -343,6 +332,16 @@ static void
 el_reply_unmark(struct election *el, const struct el_result *res)
 {
 	int rc = res->rc;
+
+	if (el->unmark_extra) {
+		el->unmark_extra = 0;
+		if (rc == ZOK || rc == ZNONODE) {
+			el_replace(&el->mark_extra, NULL);
+			el->marks_unknown = 1;	/* any other? */
+		} else
+			el_op_error(el, rc);	/* lost: deleted again */
+		return;
+	}
 
 	if (rc == ZOK || rc == ZNONODE) {
 		el_replace(&el->mark_have, NULL);
