@@ -256,7 +256,13 @@ def test_sigusr1_and_sigpipe_do_not_kill_the_daemon(election):
 def test_a_crash_not_restarted_demotes_before_the_successor_promotes(
         election):
     script = election.dir / "a.crashed"
-    a = election.daemon("a", env={"ZKELECTD_CRASHED": str(script)})
+    # The script gives the demote hook 3/4 of demote_timeout: a roomy one
+    # (T = 8 s allows 2.5 s), so that a loaded machine's slow shell is not
+    # taken for a hung hook (two suites at once: 0.56 s of the default ran
+    # out, exit 124).
+    a = election.daemon("a", env={"ZKELECTD_CRASHED": str(script)},
+                        options={"zookeeper.session_timeout": "8s",
+                                 "hooks.demote_timeout": "2500ms"})
     a.wait_role("leader", 20)
     b = election.daemon("b")
     b.wait_role("follower", 20)
@@ -274,7 +280,7 @@ def test_a_crash_not_restarted_demotes_before_the_successor_promotes(
            "ZKT_ENVLOG": str(a.envlog)}
     r = subprocess.run(["/bin/sh", str(script)], env=env, timeout=30)
     assert r.returncode == 0
-    b.wait_role("leader", 20)
+    b.wait_role("leader", 40)
     evs = election.events()
     end = [e.n for e in evs if (e.id, e.event, e.phase, e.reason) ==
            ("a", "demote", "end", "crashed")]
