@@ -265,7 +265,7 @@ zk_drain(evutil_socket_t fd, short what, void *arg)
 {
 	struct zk *zk = arg;
 	struct zk_event *ev, *next;
-	int64_t drained_us = log_stamp();
+	int64_t drained_us;
 	uint64_t n;
 
 	(void)what;
@@ -277,6 +277,11 @@ zk_drain(evutil_socket_t fd, short what, void *arg)
 	zk->q.head = zk->q.tail = NULL;
 	if (pthread_mutex_unlock(&zk->q.lock) != 0)
 		abort();
+	/*
+	 * Stamped once the list is ours: an event pushed after the wake-up
+	 * but before the lock was taken is drained now, after it was queued.
+	 */
+	drained_us = log_stamp();
 	for (; ev != NULL; ev = next) {
 		next = ev->next;
 		ev->drained_us = drained_us;
