@@ -148,11 +148,15 @@ def markers(kz, path):
 
 def test_head_yields_to_a_higher_priority_at_a_cold_start(election, kz):
     head = hold_head(kz, election.path)
+    # One at a time, so that the queue is node1, node2, node3 (started
+    # together, a loaded machine let node3's node in before node2's, and
+    # node2 never reached the head to yield).
     a = start(election, "node1", 0, "never")
+    a.wait_role("follower")
     b = start(election, "node2", 0, "never")
+    b.wait_role("follower")
     c = start(election, "node3", 10, "never")
-    for d in (a, b, c):
-        d.wait_role("follower")
+    c.wait_role("follower")
     # Only node3 advertises a priority: one marker, named by its session.
     sid = int(c.status()["session"], 16)
     wait_for(lambda: markers(kz, election.path) == [f"{sid:016x}_10"], 5,
