@@ -37,47 +37,6 @@ check_data_node(struct sim *s, int64_t sid)
 	return NULL;
 }
 
-void
-check_data_sent(struct peer *p, const struct el_action *act)
-{
-	if (act->op == EL_OP_MARK)
-		p->marks_flying++;
-	else if (act->op == EL_OP_UNMARK && act->nsub > 0)
-		sim_copy(p->unmark_path, sizeof(p->unmark_path),
-		    act->sub[0].path);
-}
-
-/*
- * What the core learns of its markers. A read of E/priority that lists
- * one of its session's while it knows none (no MARK made since it
- * started, none in flight) has it adopt the first (el_mark_adopt()): from
- * then on that marker from before its start is its own to keep or delete.
- */
-void
-check_data_reply(struct peer *p, enum el_op op, const struct zreply *rep)
-{
-	char own[24];
-	int i;
-
-	if (op == EL_OP_MARK) {
-		p->marks_flying--;
-		if (rep->rc == ZOK || rep->rc == ZNODEEXISTS)
-			p->mark_made = 1;
-		return;
-	}
-	if (op != EL_OP_MARKS || rep->rc != ZOK || p->marks_flying > 0 ||
-	    p->mark_made || p->cl.sid == 0 || p->adopt_path[0] != '\0')
-		return;
-	(void)snprintf(own, sizeof(own), "%016llx_",
-	    (unsigned long long)p->cl.sid);
-	for (i = 0; i < rep->nchildren; i++)
-		if (strncmp(rep->children[i], own, strlen(own)) == 0) {
-			(void)snprintf(p->adopt_path, sizeof(p->adopt_path),
-			    SIM_MARKS "/%s", rep->children[i]);
-			return;
-		}
-}
-
 /*
  * The markers a session made itself (ephemeral, its own; a hand-made one
  * is persistent and not the core's to keep): one, for the priority last

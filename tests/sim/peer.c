@@ -149,10 +149,6 @@ peer_boot(struct sim *s, struct peer *p, int exact)
 	p->nrestarts = 0;
 	p->yields = 0;
 	p->el = election_new(&p->params);
-	p->start_zxid = s->qu.zxid;
-	p->marks_flying = 0;
-	p->mark_made = 0;
-	p->adopt_path[0] = '\0';
 	trace(s, p->idx, "process starts (T requested %lld ms)",
 	    (long long)p->params.session_timeout_ms);
 	check_start(s, p);
@@ -341,7 +337,6 @@ peer_send(struct sim *s, struct peer *p, const struct el_action *act)
 		p->out_sync++;
 	else
 		p->out_el++;
-	check_data_sent(p, act);
 	rc = client_request(s, p, r, act->op);
 	if (rc != ZOK) {
 		/* As daemon.c: a refused submission completes at once. */
@@ -523,7 +518,6 @@ peer_reply(struct sim *s, struct peer *p, enum el_op op,
 	res.nchildren = rep->nchildren;
 	trace(s, p->idx, "reply %s: %s%s%s", trace_op(op), trace_rc(rep->rc),
 	    rep->path[0] != '\0' ? " " : "", rep->path);
-	check_data_reply(p, op, rep);
 	peer_clock(s, p);
 	th_result(s, p, op, &res);
 	election_op_done(p->el, op, &res);

@@ -169,11 +169,6 @@ struct peer {
 	int64_t prio_at;	/* its last priority reload (0: none) */
 	/* check_data.c: markers the core cannot know it made: a MARK whose
 	 * reply was lost, and (-R) those made before its last start */
-	int64_t start_zxid;
-	int marks_flying;	/* MARKs sent, not answered */
-	char unmark_path[SIM_PATH];	/* the last UNMARK's marker */
-	int mark_made;		/* a MARK made one since its start */
-	char adopt_path[SIM_PATH];	/* the marker a read had it adopt */
 	char sw_node[SIM_PATH];
 	char sw_id[16];
 	int64_t sw_since;
@@ -490,9 +485,6 @@ void check_final(struct sim *s);
 
 /* check_data.c: (data), what an operator set is what the others see */
 void check_data_final(struct sim *s, int leader);
-void check_data_sent(struct peer *p, const struct el_action *act);
-void check_data_reply(struct peer *p, enum el_op op,
-    const struct zreply *rep);
 
 /* check_ops.c: switchovers, priorities, answers (issue 19) */
 void check_ops_action(struct sim *s, struct peer *p,
