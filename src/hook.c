@@ -3,8 +3,19 @@
  * group of their own, so that a timeout can reach everything the command
  * started. Output goes through a pipe into the log, one line at a time.
  *
+ * A command line of plain words whose first is a path (hook_words()) is
+ * exec'd directly: it is what /bin/sh -c would run, with the same argv,
+ * in the same process group, with the PWD the shell would export, but
+ * without a shell's start and its fork (dash forks even for the last
+ * command of -c), about a millisecond on the handover's critical path and
+ * a process between the daemon and the hook. Anything else (quotes,
+ * expansions, redirections, separators, a program found through PATH, a
+ * builtin) goes through /bin/sh -c, and so does a direct exec that the
+ * kernel refuses: the shell then does what it would have done (a script
+ * without #!, or its own "not found" and exit status 127).
+ *
  * A hook starts with posix_spawn(): glibc's clone(CLONE_VM | CLONE_VFORK)
- * copies no page tables and returns once the shell has been exec'd, and
+ * copies no page tables and returns once the program has been exec'd, and
  * everything the child needs (argv, the environment, its file actions) is
  * prepared before, so that nothing runs between the decision and the
  * execve but the kernel's work.
@@ -20,6 +31,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -35,6 +47,7 @@
 #include "xmalloc.h"
 
 #define HOOK_SHELL		"/bin/sh"
+#define HOOK_WORDS_MAX		64	/* more words go through the shell */
 #define HOOK_KILL_DELAY_MS	5000
 #define HOOK_LINE_MAX		1024	/* longer output lines are cut */
 #define HOOK_READ_SIZE		4096
@@ -592,8 +605,8 @@ hook_fd_above_stdio(int *fd)
  * daemon's handlers in the child, and reports a failed exec as the error.
  */
 static int
-hook_spawn(pid_t *pid, int nullfd, int outfd, char *const argv[],
-    char *const envp[])
+hook_spawn(pid_t *pid, const char *path, int nullfd, int outfd,
+    char *const argv[], char *const envp[])
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
@@ -633,11 +646,73 @@ hook_spawn(pid_t *pid, int nullfd, int outfd, char *const argv[],
 	    (err = posix_spawn_file_actions_addclosefrom_np(&fa,
 	    STDERR_FILENO + 1)) != 0)
 		goto out;
-	err = posix_spawn(pid, HOOK_SHELL, &fa, &attr, argv, envp);
+	err = posix_spawn(pid, path, &fa, &attr, argv, envp);
 out:
 	(void)posix_spawnattr_destroy(&attr);
 	(void)posix_spawn_file_actions_destroy(&fa);
 	return err;
+}
+
+/*
+ * Splits cmd into argv (words of buf, a copy) when /bin/sh -c would run it
+ * as one program with those words as they are: only characters no shell
+ * rule touches, blanks between, the first word a path (it has a '/', so
+ * neither PATH, a builtin, a function nor an assignment is involved).
+ * Returns the number of words, or 0 when the shell must read the line.
+ */
+int
+hook_words(const char *cmd, char *buf, size_t bufsz, char *argv[],
+    int maxwords)
+{
+	static const char plain[] = "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./,:+@%=-";
+	size_t len = strlen(cmd);
+	char *p;
+	int n = 0;
+
+	if (len == 0 || len >= bufsz)
+		return 0;
+	memcpy(buf, cmd, len + 1);
+	for (p = buf; *p != '\0'; p++)
+		if (*p != ' ' && *p != '\t' && strchr(plain, *p) == NULL)
+			return 0;
+	for (p = buf; *p != '\0';) {
+		while (*p == ' ' || *p == '\t')
+			*p++ = '\0';
+		if (*p == '\0')
+			break;
+		if (n == maxwords - 1)
+			return 0;
+		argv[n++] = p;
+		while (*p != '\0' && *p != ' ' && *p != '\t')
+			p++;
+	}
+	if (n == 0 || strchr(argv[0], '/') == NULL ||
+	    strchr(argv[0], '=') != NULL)
+		return 0;
+	argv[n] = NULL;
+	return n;
+}
+
+/*
+ * What dash exports before it runs anything: PWD, the working directory.
+ * Appended to a direct exec's environment when it has none.
+ */
+static char **
+hook_environ_pwd(char **envp, char *pwd, size_t pwdsz)
+{
+	size_t n;
+
+	for (n = 0; envp[n] != NULL; n++)
+		if (strncmp(envp[n], "PWD=", 4) == 0)
+			return envp;
+	memcpy(pwd, "PWD=", 4);
+	if (getcwd(pwd + 4, pwdsz - 4) == NULL)
+		return envp;
+	envp = xreallocarray(envp, n + 2, sizeof(*envp));
+	envp[n] = pwd;
+	envp[n + 1] = NULL;
+	return envp;
 }
 
 static int
@@ -734,23 +809,33 @@ hook_run(struct hook_runner *hr, enum hook_kind kind, const char *cmd,
     char *const env[], int64_t timeout_ms, hook_done_fn done, void *arg)
 {
 	const char *name = hook_kind_name(kind);
-	char *argv[4];
+	char *argv[HOOK_WORDS_MAX + 1], *sh[4];
+	char words[1024], pwd[PATH_MAX + 4];
 	char **envp;
 	struct hook *h;
 	struct timeval tv;
-	int nullfd, pfd[2], err;
+	int nullfd, pfd[2], err = ENOEXEC;
 	pid_t pid;
 
 	hr->stamps.entered = log_stamp();
 	if (hook_open_fds(name, &nullfd, pfd) == -1)
 		return -1;
-	argv[0] = (char *)"sh";
-	argv[1] = (char *)"-c";
-	argv[2] = (char *)cmd;
-	argv[3] = NULL;
+	sh[0] = (char *)"sh";
+	sh[1] = (char *)"-c";
+	sh[2] = (char *)cmd;
+	sh[3] = NULL;
 	envp = hook_environ(env);
-	hr->stamps.spawning = log_stamp();
-	err = hook_spawn(&pid, nullfd, pfd[1], argv, envp);
+	if (hook_words(cmd, words, sizeof(words), argv, HOOK_WORDS_MAX + 1) >
+	    0) {
+		envp = hook_environ_pwd(envp, pwd, sizeof(pwd));
+		hr->stamps.spawning = log_stamp();
+		err = hook_spawn(&pid, argv[0], nullfd, pfd[1], argv, envp);
+	}
+	/* Not plain, or refused: the shell says what it makes of it. */
+	if (err != 0) {
+		hr->stamps.spawning = log_stamp();
+		err = hook_spawn(&pid, HOOK_SHELL, nullfd, pfd[1], sh, envp);
+	}
 	hr->stamps.spawned = log_stamp();
 	free(envp);
 	(void)close(nullfd);

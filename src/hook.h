@@ -59,9 +59,21 @@ void hook_runner_free(struct hook_runner *hr);
  * (PR_SET_CHILD_SUBREAPER) and calls hook_runner_reap() on SIGCHLD.
  * Returns the child's pid, or -1 (logged) when it could not be started,
  * a shell that cannot be executed included; done is then not called.
+ * A command of plain words whose first is a path is exec'd without the
+ * shell (hook_words()), as the shell would, with PWD set as it would.
  */
 pid_t hook_run(struct hook_runner *hr, enum hook_kind kind, const char *cmd,
     char *const env[], int64_t timeout_ms, hook_done_fn done, void *arg);
+
+/*
+ * cmd's words in argv (pointing into buf, a copy; argv has room for
+ * maxwords, the NULL included) when /bin/sh -c would run it as one program
+ * with those words untouched: hook_run() then execs that program itself.
+ * Returns how many, or 0: shell syntax, a first word without '/', too
+ * long.
+ */
+int hook_words(const char *cmd, char *buf, size_t bufsz, char *argv[],
+    int maxwords);
 
 void hook_last_stamps(const struct hook_runner *hr, struct hook_stamps *st);
 

@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """One election candidate for bench/failover, for the systems other than
 zkelectd. It runs the bench's hook exactly as zkelectd runs its hooks
-(`/bin/sh -c "HOOK promote NODE"`, stdin /dev/null, in a process group of
-its own, never two at once): promote once elected, demote on SIGTERM before
+(`/bin/sh -c "HOOK promote NODE"`, or, when that line is plain words whose
+first is a path, the program itself with those words, as zkelectd does
+since issue 21; stdin /dev/null, in a process group of its own, never two
+at once): promote once elected, demote on SIGTERM before
 it gives leadership up (an ordered handoff, as zkelectd does), then exits.
 
   candidate.py kazoo   --hosts H:P --path /x/election --node k1 --hook CMD
@@ -26,11 +28,15 @@ import argparse
 import base64
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import threading
 import urllib.request
+
+# zkelectd's hook_words(): the characters no shell rule touches.
+PLAIN = re.compile(r"[ \tA-Za-z0-9_./,:+@%=-]+")
 
 
 class Candidate:
@@ -47,12 +53,24 @@ class Candidate:
     def run_hook(self, event):
         # posix_spawn (a vfork-style clone) with the signal mask emptied:
         # this process blocks SIGTERM for its sigwait.
-        pid = os.posix_spawn(
-            "/bin/sh", ["/bin/sh", "-c", f"{self.hook} {event} {self.node}"],
-            os.environ, setpgroup=0, setsigmask=(),
+        line = f"{self.hook} {event} {self.node}"
+        words = line.split()
+        argv = ["/bin/sh", "-c", line]
+        if (PLAIN.fullmatch(line) and "/" in words[0]
+                and "=" not in words[0]):
+            argv = words
+        try:
+            pid = self.spawn(argv)
+        except OSError:
+            pid = self.spawn(["/bin/sh", "-c", line])
+        os.waitpid(pid, 0)
+
+    @staticmethod
+    def spawn(argv):
+        return os.posix_spawn(
+            argv[0], argv, os.environ, setpgroup=0, setsigmask=(),
             file_actions=[(os.POSIX_SPAWN_OPEN, 0, "/dev/null",
                            os.O_RDONLY, 0)])
-        os.waitpid(pid, 0)
 
     def elected(self):
         with self.lock:

@@ -105,7 +105,8 @@ def read_events(path):
 
 
 def read_ftrace(path):
-    """pid -> {"exec": first execve of /bin/sh (µs), "exit": µs}."""
+    """pid -> {"exec": its first execve (µs): /bin/sh's, or the hook's own
+    when zkelectd exec'd it directly; "exit": µs}."""
     procs = {}
     for line in path.read_text(errors="replace").splitlines():
         m = FTRACE.search(line)
@@ -119,8 +120,7 @@ def read_ftrace(path):
             continue
         p = procs.setdefault(pid, {})
         if m.group(2) == "sched_process_exec":
-            if d.get("filename") == "/bin/sh":
-                p.setdefault("exec", t)
+            p.setdefault("exec", t)
         else:
             p["exit"] = t
     return procs

@@ -1,8 +1,8 @@
 #!/bin/bash
 # The handoff gap of zkelectd alone, with the cheapest hook there is: a
-# static program (stamp.c) that writes the clocks, exec'd by
-# `/bin/sh -c exec`. Three daemons on a throwaway ZooKeeper; the leader is
-# asked to resign ROUNDS times (an ordered handoff, as on SIGTERM); prints
+# static program (stamp.c) that writes the clocks, exec'd by zkelectd
+# itself (a hook line of plain words; VIA_SHELL=1: by `/bin/sh -c exec`).
+# Three daemons on a throwaway ZooKeeper; the leader is asked to resign ROUNDS times (an ordered handoff, as on SIGTERM); prints
 # the median gap between the old leader's demote and the successor's
 # promote. Run by hand: bench/failover/static-hook.sh [ROUNDS]
 # ZKELECTD_LOG_LEVEL=debug: the daemons write their trace lines, and
@@ -14,6 +14,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROUNDS=${1:-30}
+# The hook line: plain words, which zkelectd execs itself; VIA_SHELL=1
+# puts `exec ` before it, so that /bin/sh -c starts first and execs it
+# (how every hook ran before issue 21's direct exec).
+VIA=
+[ "${VIA_SHELL:-0}" = 1 ] && VIA="exec "
 BIN=${ZKELECTD_BIN_DIR:-build}
 LEVEL=${ZKELECTD_LOG_LEVEL:-info}
 # shellcheck source=scripts/zklib.sh
@@ -55,8 +60,8 @@ session_timeout = 2s
 service = static
 id = $n
 [hooks]
-promote = exec $D/stamp $D/events promote $n
-demote = exec $D/stamp $D/events demote $n
+promote = $VIA$D/stamp $D/events promote $n
+demote = $VIA$D/stamp $D/events demote $n
 demote_on_start = no
 [control]
 socket = $D/$n.sock

@@ -331,6 +331,42 @@ def test_hook_environment_and_demote_on_start(election):
     election.check_invariants()
 
 
+def test_plain_hook_runs_without_a_shell(election):
+    """A hook line of plain words, the first a path, is exec'd by zkelectd
+    itself (the hook's parent is the daemon, its words as written, PWD set
+    as the shell would); one with shell syntax still goes through /bin/sh
+    -c, and a program the kernel will not run fails as the shell says."""
+    out = election.dir / "parents"
+    script = election.dir / "parent.sh"
+    script.write_text(
+        "#!/bin/sh\n"
+        f"echo \"$1 $(cat /proc/$PPID/comm) $2 ${{PWD:+pwd}}\" >> {out}\n")
+    script.chmod(0o755)
+    n1 = election.daemon("node1", hooks=False, options={
+        "hooks.promote": f"{script} promote a=b,c",
+        "hooks.demote": f"{script} 'demote' \"x y\"",
+    })
+    n1.wait_role("leader")
+    assert n1.stop() == 0
+    lines = out.read_text().splitlines()
+    assert lines == ["demote sh x y pwd", "promote zkelectd a=b,c pwd",
+                     "demote sh x y pwd"], lines
+
+
+def test_plain_hook_the_kernel_refuses_fails_as_in_the_shell(election):
+    missing = election.dir / "no-such-hook"
+    n1 = election.daemon("node1", hooks=False, options={
+        "hooks.promote": f"{missing} promote",
+    })
+    want = re.compile(r"hook promote\[\d+\]: sh: 1: \S*no-such-hook: not "
+                      r"found\n(.*\n)*.*promote.*(127|exit)")
+    deadline = time.monotonic() + 15
+    while not want.search(n1.log_text()):
+        assert time.monotonic() < deadline, n1.log_text()[-3000:]
+        time.sleep(0.1)
+    assert n1.role() != "leader"
+
+
 # ---------------------------------------------------------------- the tree
 
 def candidates(kz, election):

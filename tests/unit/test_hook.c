@@ -837,6 +837,141 @@ test_command_not_found(void **state)
 	assert_int_equal(o.res.exit_code, 127);
 }
 
+/* Which words hook_words() takes as a program to exec, and which not. */
+static void
+test_words(void **state)
+{
+	static const struct {
+		const char *cmd;
+		int n;
+		const char *first, *last;
+	} cases[] = {
+		{ "/usr/local/bin/hook.sh promote", 2, "/usr/local/bin/hook.sh",
+		    "promote" },
+		{ "  ./hook\t a=b  -x,y:z+1@2%3  ", 3, "./hook", "-x,y:z+1@2%3" },
+		{ "/bin/true", 1, "/bin/true", "/bin/true" },
+		{ "hook.sh promote", 0, NULL, NULL },	/* PATH's */
+		{ "exit 3", 0, NULL, NULL },		/* a builtin */
+		{ "A=/x /bin/env", 0, NULL, NULL },	/* an assignment */
+		{ "/bin/echo $HOME", 0, NULL, NULL },
+		{ "/bin/echo 'a b'", 0, NULL, NULL },
+		{ "/bin/echo \"a\"", 0, NULL, NULL },
+		{ "/bin/echo a\\ b", 0, NULL, NULL },
+		{ "/bin/echo a; /bin/true", 0, NULL, NULL },
+		{ "/bin/echo a | /bin/cat", 0, NULL, NULL },
+		{ "/bin/echo a > /tmp/x", 0, NULL, NULL },
+		{ "/bin/echo a &", 0, NULL, NULL },
+		{ "/bin/ls *", 0, NULL, NULL },
+		{ "/bin/ls ~", 0, NULL, NULL },
+		{ "/bin/ls #x", 0, NULL, NULL },
+		{ "/bin/ls {a,b}", 0, NULL, NULL },
+		{ "/bin/ls [ab]", 0, NULL, NULL },
+		{ "/bin/ls a\nb", 0, NULL, NULL },
+		{ "/bin/ls `x`", 0, NULL, NULL },
+		{ "/bin/ls ! x", 0, NULL, NULL },
+		{ "/bin/ls (x)", 0, NULL, NULL },
+		{ "", 0, NULL, NULL },
+		{ "   ", 0, NULL, NULL },
+	};
+	char buf[256], *argv[8];
+	size_t i;
+	int n;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		n = hook_words(cases[i].cmd, buf, sizeof(buf), argv, 8);
+		if (n != cases[i].n)
+			fail_msg("\"%s\": %d words, %d expected", cases[i].cmd,
+			    n, cases[i].n);
+		if (n == 0)
+			continue;
+		assert_string_equal(argv[0], cases[i].first);
+		assert_string_equal(argv[n - 1], cases[i].last);
+		assert_null(argv[n]);
+	}
+	/* Too many words, too long: the shell's. */
+	assert_int_equal(hook_words("/bin/true a b c d e f g", buf,
+	    sizeof(buf), argv, 8), 0);
+	assert_int_equal(hook_words("/bin/true a b c d e f", buf,
+	    sizeof(buf), argv, 8), 7);
+	assert_int_equal(hook_words("/bin/true abcdef", buf, 16, argv, 8),
+	    0);
+}
+
+/* Writes an executable script dir/name with the body given. */
+static void
+test_script(struct fixture *fx, const char *name, const char *body,
+    char *path, size_t pathsz)
+{
+	FILE *f;
+
+	(void)snprintf(path, pathsz, "%s/%s", fx->dir, name);
+	assert_non_null(f = fopen(path, "w"));
+	assert_true(fputs(body, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(path, 0755), 0);
+}
+
+/*
+ * A plain command line runs without a shell between: the hook's parent
+ * is the runner, its words come as written, PWD is set as dash would set
+ * it. With shell syntax the shell runs it, as before.
+ */
+static void
+test_plain_command_without_shell(void **state)
+{
+	struct fixture *fx = *state;
+	struct outcome o;
+	char script[256], out[256], cmd[600], want[300], *got;
+	char body[600];
+
+	(void)snprintf(out, sizeof(out), "%s/out", fx->dir);
+	(void)snprintf(body, sizeof(body),
+	    "#!/bin/sh\nprintf '%%s|%%s|%%s|%%s\\n' \"$(cat /proc/$PPID/comm)\" "
+	    "\"$1\" \"$2\" \"$(env | grep -c '^PWD=')\" >> '%s'\nexit 4\n", out);
+	test_script(fx, "hook", body, script, sizeof(script));
+
+	(void)snprintf(cmd, sizeof(cmd), "%s promote a=b,c", script);
+	test_run(fx, &o, cmd, NULL, 5000, 5000);
+	assert_int_equal(o.res.exit_code, 4);
+	(void)snprintf(cmd, sizeof(cmd), "%s 'promote' \"x y\"", script);
+	test_run(fx, &o, cmd, NULL, 5000, 5000);
+	assert_int_equal(o.res.exit_code, 4);
+	got = test_slurp(out);
+	(void)snprintf(want, sizeof(want),
+	    "test_hook|promote|a=b,c|1\nsh|promote|x y|1\n");
+	assert_string_equal(got, want);
+	free(got);
+}
+
+/*
+ * What the kernel will not exec directly goes to the shell, which does
+ * what it always did: a script without #! runs as a shell script, a
+ * missing program fails with 127, one without the execute bit with 126.
+ */
+static void
+test_plain_command_falls_back_to_shell(void **state)
+{
+	struct fixture *fx = *state;
+	struct outcome o;
+	char script[256], cmd[600];
+
+	test_script(fx, "noshebang", "exit 5\n", script, sizeof(script));
+	(void)snprintf(cmd, sizeof(cmd), "%s arg", script);
+	test_run(fx, &o, cmd, NULL, 5000, 5000);
+	assert_int_equal(o.res.exit_code, 5);
+
+	test_run(fx, &o, "/nonexistent/zkelectd-test-hook arg", NULL, 5000,
+	    5000);
+	assert_int_equal(o.res.exit_code, 127);
+
+	test_script(fx, "noexec", "#!/bin/sh\nexit 0\n", script,
+	    sizeof(script));
+	assert_int_equal(chmod(script, 0644), 0);
+	test_run(fx, &o, script, NULL, 5000, 5000);
+	assert_int_equal(o.res.exit_code, 126);
+}
+
 static void
 test_unknown_child(void **state)
 {
@@ -992,6 +1127,9 @@ main(int argc, char *argv[])
 		T(test_setsid_escapes),
 		T(test_background_job_outlives_hook),
 		T(test_command_not_found),
+		T(test_words),
+		T(test_plain_command_without_shell),
+		T(test_plain_command_falls_back_to_shell),
 		T(test_unknown_child),
 		T(test_two_at_once),
 		T(test_kind_names),
