@@ -139,6 +139,9 @@ def print_report(results, a=None):
         for key, title in (
                 ("hook_spawn_to_first_line_ms", "posix_spawn of `/bin/sh -c "
                  "\"hook.sh promote floor\"` → the hook's first line"),
+                ("hook_exec_to_first_line_ms", "posix_spawn of `hook.sh "
+                 "promote floor` itself (a plain hook line, as zkelectd "
+                 "runs it) → the hook's first line"),
                 ("create_ephemeral_ms", "ZooKeeper create (a write: fsync), "
                  "round trip"),
                 ("delete_ms", "ZooKeeper delete (a write), round trip"),
