@@ -27,6 +27,7 @@
  */
 #include <sys/types.h>
 #include <sys/queue.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -695,20 +696,30 @@ hook_words(const char *cmd, char *buf, size_t bufsz, char *argv[],
 }
 
 /*
- * What dash exports before it runs anything: PWD, the working directory.
- * Appended to a direct exec's environment when it has none.
+ * What dash exports before it runs anything: PWD, kept when it names the
+ * working directory, else the directory's path. Set so in a direct
+ * exec's environment.
  */
 static char **
 hook_environ_pwd(char **envp, char *pwd, size_t pwdsz)
 {
-	size_t n;
+	struct stat a, b;
+	size_t n, at = (size_t)-1;
 
 	for (n = 0; envp[n] != NULL; n++)
 		if (strncmp(envp[n], "PWD=", 4) == 0)
-			return envp;
+			at = n;
+	if (at != (size_t)-1 && envp[at][4] == '/' &&
+	    stat(envp[at] + 4, &a) == 0 && stat(".", &b) == 0 &&
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+		return envp;
 	memcpy(pwd, "PWD=", 4);
 	if (getcwd(pwd + 4, pwdsz - 4) == NULL)
 		return envp;
+	if (at != (size_t)-1) {
+		envp[at] = pwd;
+		return envp;
+	}
 	envp = xreallocarray(envp, n + 2, sizeof(*envp));
 	envp[n] = pwd;
 	envp[n + 1] = NULL;

@@ -944,6 +944,37 @@ test_plain_command_without_shell(void **state)
 	free(got);
 }
 
+/* PWD as the shell sets it, with a stale one given and with none. */
+static void
+test_plain_command_pwd_as_the_shell(void **state)
+{
+	struct fixture *fx = *state;
+	struct outcome o;
+	char script[256], out[256], cmd[600], body[600], cwd[PATH_MAX];
+	char want[4 * PATH_MAX + 8], *got;
+	char *stale[] = { "PWD=/nonexistent/stale", NULL };
+	char *root[] = { "PWD=/", NULL };
+
+	(void)snprintf(out, sizeof(out), "%s/pwd.out", fx->dir);
+	(void)snprintf(body, sizeof(body),
+	    "#!/bin/sh\nprintf '%%s\\n' \"$PWD\" >> '%s'\n", out);
+	test_script(fx, "pwd", body, script, sizeof(script));
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	/* Plain, then through the shell (the quotes), each way twice. */
+	(void)snprintf(cmd, sizeof(cmd), "%s", script);
+	test_run(fx, &o, cmd, stale, 5000, 5000);
+	test_run(fx, &o, cmd, root, 5000, 5000);
+	(void)snprintf(cmd, sizeof(cmd), "'%s'", script);
+	test_run(fx, &o, cmd, stale, 5000, 5000);
+	test_run(fx, &o, cmd, root, 5000, 5000);
+	got = test_slurp(out);
+	/* "/" is the directory only if it is the one we are in. */
+	(void)snprintf(want, sizeof(want), "%s\n%s\n%s\n%s\n", cwd, cwd,
+	    cwd, cwd);
+	assert_string_equal(got, want);
+	free(got);
+}
+
 /*
  * What the kernel will not exec directly goes to the shell, which does
  * what it always did: a script without #! runs as a shell script, a
@@ -1130,6 +1161,7 @@ main(int argc, char *argv[])
 		T(test_words),
 		T(test_plain_command_without_shell),
 		T(test_plain_command_falls_back_to_shell),
+		T(test_plain_command_pwd_as_the_shell),
 		T(test_unknown_child),
 		T(test_two_at_once),
 		T(test_kind_names),
