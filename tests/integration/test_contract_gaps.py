@@ -14,6 +14,8 @@ import signal
 import socket
 import subprocess
 
+import pytest
+
 from zkharness import (RECORD_HOOK, binary, hook_runs, start_in_order,
                        wait_for)
 # The fault fixtures (a proxy between a daemon and ZooKeeper, healed at
@@ -95,13 +97,18 @@ echo "probe says hello on stderr" >&2
 """
 
 
+@pytest.mark.parametrize("form", ["exec /bin/sh", "/bin/sh"],
+                         ids=["through-the-shell", "exec-d-directly"])
 def test_a_hook_runs_in_its_own_group_with_stdin_from_dev_null(election,
-                                                                  tmp_path):
+                                                                  tmp_path,
+                                                                  form):
+    # "exec ..." goes through /bin/sh -c; plain words whose first is a path
+    # are exec'd by the daemon itself: the same rules hold for both.
     probe = tmp_path / "probe.sh"
     probe.write_text(PROBE)
     out = tmp_path / "probe.out"
     d = election.daemon("node1", hooks=False, options={
-        "hooks.promote": f"exec /bin/sh {probe} {out}"})
+        "hooks.promote": f"{form} {probe} {out}"})
     d.wait_role("leader", timeout=15)
 
     got = dict(line.split("=", 1)
