@@ -543,6 +543,12 @@ check_step(struct sim *s, struct peer *p)
 	if (v.role == ROLE_LEADER && !pc->open)
 		check_fail(s, "(a) %s: role leader without a promote hook",
 		    p->id);
+	/* (self): a leader shows itself, with the data set now. */
+	if (v.role == ROLE_LEADER && (strcmp(v.leader_id, p->id) != 0 ||
+	    strcmp(v.leader_data, p->data) != 0))
+		check_fail(s, "(self) %s: role leader, shows leader \"%s\" "
+		    "data \"%s\" (its data \"%s\")", p->id, v.leader_id,
+		    v.leader_data, p->data);
 	want = p->hook_on ? (int)p->hook_kind : -1;
 	if (v.hook != want)
 		check_fail(s, "%s: the view says hook %d, the daemon runs %d",
