@@ -92,7 +92,9 @@ check_ops_truth(struct sim *s, int64_t sid, int64_t *prio)
 /*
  * A head's yield, in the step that decided it (before any reload): to a
  * priority above its own as read, and as the operator set it (a marker
- * kept away, or taken for a 0 when it was missed, makes the read wrong).
+ * kept away, or taken for a 0 when it was missed, makes the read wrong),
+ * and at most once per session timeout (what ends the election when
+ * markers lie, src/election.c's header).
  */
 void
 check_ops_step(struct sim *s, struct peer *p)
@@ -114,6 +116,14 @@ check_ops_step(struct sim *s, struct peer *p)
 		    "own %lld", p->id, (unsigned long long)v.yield_sid,
 		    (long long)v.yield_prio, (long long)truth,
 		    (long long)p->params.priority);
+	if (v.yields > p->yields_seen && p->yield_at >= 0 &&
+	    s->now < p->yield_at + v.session_timeout_ms)
+		check_fail(s, "(prio) %s: yields the head again %lld ms after "
+		    "its last yield, within its session timeout %lld ms", p->id,
+		    (long long)(s->now - p->yield_at),
+		    (long long)v.session_timeout_ms);
+	if (v.yields > p->yields_seen)
+		p->yield_at = s->now;
 	p->yields_seen = v.yields;
 }
 

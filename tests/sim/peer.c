@@ -148,6 +148,8 @@ peer_boot(struct sim *s, struct peer *p, int exact)
 	p->busy = 0;
 	p->nrestarts = 0;
 	p->yields = 0;
+	p->yields_seen = 0;
+	p->yield_at = -1;
 	p->el = election_new(&p->params);
 	trace(s, p->idx, "process starts (T requested %lld ms)",
 	    (long long)p->params.session_timeout_ms);

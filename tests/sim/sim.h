@@ -166,6 +166,7 @@ struct peer {
 	int sw_on, sw_inc, sw_preempt;
 	int sw_handed;		/* it stopped leading since (handed over) */
 	int yields_seen;	/* check_ops.c: the core's yields, checked */
+	int64_t yield_at;	/* check_ops.c: its last yield, -1 none */
 	int64_t prio_at;	/* its last priority reload (0: none) */
 	/* check_data.c: markers the core cannot know it made: a MARK whose
 	 * reply was lost, and (-R) those made before its last start */
