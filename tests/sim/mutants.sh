@@ -19,7 +19,7 @@ admin=delete-leader,delete-node
 # mutant; fault kinds left out; what its violation looks like (an
 # extended regex, | within it); and the model's options it needs (for
 # build/sim, then as seeds.txt words), separated by ';'. Mutants 6, 11,
-# 21, 24 and 49 are not here: the simulator does not find them
+# 21 and 24 are not here: the simulator does not find them
 # (tests/sim/README.md, "Mutants the simulator does not find").
 spec() {
 	cat <<EOT
@@ -64,6 +64,7 @@ spec() {
 70;;\(st\)
 22;;\(self\)
 23;;\(prio\) .*again;-P;p=1
+49;;\(prio\) .*taken for priority 0;-P -W;p=1 w=1
 EOT
 }
 

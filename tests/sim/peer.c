@@ -95,12 +95,21 @@ peer_setup(struct sim *s, int i)
 	}
 }
 
-/* Mostly 0, some above, a few below. */
+/*
+ * Mostly 0, some above, a few below; in 3 runs of 16 none above: heads
+ * below 0 next to nodes below 0, where a marker missed reads as a 0
+ * (mutant 49). Those runs are chosen by seed (9, 10 or 11 modulo 16:
+ * residues the regression seeds of seeds.txt run with -P do not have),
+ * and draw as many numbers as the others, so every other run keeps its
+ * schedule.
+ */
 int64_t
 peer_draw_priority(struct sim *s)
 {
 	if (rng_permille(&s->rng, 400))
 		return 0;
+	if (s->seed % 16 >= 9 && s->seed % 16 <= 11)
+		return rng_between(&s->rng, -3, -1);
 	return rng_between(&s->rng, -2, 9);
 }
 
