@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -837,6 +838,39 @@ test_command_not_found(void **state)
 	assert_int_equal(o.res.exit_code, 127);
 }
 
+/* A hook started at the end of a slow callback: its timeout counts from
+ * its start, not from when the loop woke up (libevent's cached time). */
+static void
+test_late_start_keeps_its_timeout_cb(evutil_socket_t fd, short events,
+    void *arg)
+{
+	struct outcome *o = arg;
+	struct timespec slow = { 0, 300 * 1000 * 1000 };
+
+	(void)fd;
+	(void)events;
+	(void)nanosleep(&slow, NULL);	/* a long step before the spawn */
+	o->res.pid = hook_run(o->fx->hr, HOOK_CHECK, "sleep 0.05", NULL, 200,
+	    test_done, o);
+	assert_true(o->res.pid > 0);
+}
+
+static void
+test_late_start_keeps_its_timeout(void **state)
+{
+	struct fixture *fx = *state;
+	struct outcome o;
+	struct timeval now = { 0, 0 };
+
+	memset(&o, 0, sizeof(o));
+	o.fx = fx;
+	assert_int_equal(event_base_once(fx->base, -1, EV_TIMEOUT,
+	    test_late_start_keeps_its_timeout_cb, &o, &now), 0);
+	assert_true(test_loop_until(fx, &o.calls, 5000));
+	assert_false(o.res.timed_out);
+	assert_true(o.res.ok);
+}
+
 /* Which words hook_words() takes as a program to exec, and which not. */
 static void
 test_words(void **state)
@@ -1159,6 +1193,7 @@ main(int argc, char *argv[])
 		T(test_background_job_outlives_hook),
 		T(test_command_not_found),
 		T(test_words),
+		T(test_late_start_keeps_its_timeout),
 		T(test_plain_command_without_shell),
 		T(test_plain_command_falls_back_to_shell),
 		T(test_plain_command_pwd_as_the_shell),
