@@ -128,7 +128,7 @@ def test_passing_checks_log_nothing_at_info(election):
     d.wait_role("observer", 15)
     assert re.search(r"hook check\[\d+\]: checked the service$", d.log_text(),
                      re.M), d.log_tail()
-    assert "health check failed 2 times" in d.log_text()
+    assert "health check failed 5 times" in d.log_text()
 
 
 TRACE_KV = re.compile(r"(\w+)=(\S+)")
