@@ -10,7 +10,7 @@ from kazoo.client import KazooClient
 
 import zkharness
 from zkharness import (check_alternation, check_no_overlap, read_history,
-                       RECORD_HOOK)
+                       wait_for, RECORD_HOOK)
 
 
 def kazoo(hosts):
@@ -59,8 +59,10 @@ def test_three_server_ensemble(zk_factory):
         # Losing the leader leaves a quorum of two that elects a new one.
         old = c.leader()
         old.stop()
-        modes = c.wait_serving()
-        assert sorted(m for m in modes if m) == ["follower", "leader"]
+        # A follower goes on answering "follower" until it notices its
+        # leader is gone (syncLimit x tickTime): wait for the new one.
+        wait_for(lambda: sorted(m for m in c.wait_serving() if m) ==
+                 ["follower", "leader"], 60, "a leader among the two left")
         survivor = next(s for s in c.servers if s.running())
         client = kazoo(survivor.hostport)
         try:
