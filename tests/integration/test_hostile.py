@@ -223,7 +223,9 @@ def test_root_without_rights_is_named(election, kz):
     kz.create(root, b"", acl=[make_acl("world", "anyone", read=True)])
     d = election.daemon("node1", options={"zookeeper.root": root})
     wait_logged(d, "(ZNOAUTH)")
-    assert "ZNOAUTH" in d.status()["last_error"]
+    # The status file is written after the step that logged it.
+    wait_for(lambda: "ZNOAUTH" in d.status()["last_error"], 10,
+             "the status's last_error to name ZNOAUTH")
     # Retried at a pause, not at full speed (the keepalive syncs aside:
     # they go on their own schedule, a report lag apart).
     time.sleep(3)
