@@ -36,7 +36,7 @@ DAEMON    = config config_value zk candidate election election_event \
             election_preempt \
             election_time election_claim hook \
             ctl ctl_listen status session_file notify http
-DAEMON   += history trace loop
+DAEMON   += history trace
 LIBSRC    = $(COMMON) $(DAEMON)
 LIBOBJ    = $(LIBSRC:%=$(BUILD)/%.o)
 UNIT      = $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))

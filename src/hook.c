@@ -420,6 +420,23 @@ hook_finish(struct hook *h)
 }
 
 /*
+ * Arms h's timer tv from now. libevent counts a timer from the time it
+ * cached when the loop woke up: armed at the end of a long step (a busy
+ * machine, a slow spawn), a 100 ms check timeout had already run out and
+ * the check "timed out after 0 ms", a failure that made a healthy leader
+ * leave the election. Only here: the daemon's other timers are deadlines
+ * taken from the step's clock, read when the loop woke up as libevent's
+ * cache was, and must count from it (a base without the cache made them
+ * fire late by the step's length: leaders demoted, lease-lost).
+ */
+static int
+hook_timer_add(struct hook *h, const struct timeval *tv)
+{
+	(void)event_base_update_cache_time(h->hr->base);
+	return evtimer_add(h->ev_timer, tv);
+}
+
+/*
  * The shell of hooks.run ended while what it started goes on: that is
  * leadership's process outliving its supervision. The rest of its group
  * gets SIGTERM now and SIGKILL after the kill delay, as at a timeout, so
@@ -438,7 +455,7 @@ hook_run_leftovers(struct hook *h)
 		    (long)h->pid);
 	tv.tv_sec = (time_t)(h->kill_delay_ms / 1000);
 	tv.tv_usec = (suseconds_t)(h->kill_delay_ms % 1000) * 1000;
-	if (evtimer_add(h->ev_timer, &tv) == -1)
+	if (hook_timer_add(h, &tv) == -1)
 		log_warnx("hook %s[%ld]: cannot arm the SIGKILL timer",
 		    hook_kind_name(h->kind), (long)h->pid);
 }
@@ -495,7 +512,7 @@ hook_timer(evutil_socket_t fd, short events, void *arg)
 			    (long)h->pid);
 		tv.tv_sec = (time_t)(h->kill_delay_ms / 1000);
 		tv.tv_usec = (suseconds_t)(h->kill_delay_ms % 1000) * 1000;
-		if (evtimer_add(h->ev_timer, &tv) == -1)
+		if (hook_timer_add(h, &tv) == -1)
 			log_warnx("hook %s[%ld]: cannot arm the SIGKILL timer",
 			    name, (long)h->pid);
 		break;
@@ -862,7 +879,7 @@ hook_run(struct hook_runner *hr, enum hook_kind kind, const char *cmd,
 	if (timeout_ms > 0) {
 		tv.tv_sec = (time_t)(timeout_ms / 1000);
 		tv.tv_usec = (suseconds_t)(timeout_ms % 1000) * 1000;
-		if (evtimer_add(h->ev_timer, &tv) == -1)
+		if (hook_timer_add(h, &tv) == -1)
 			log_warnx("hook %s[%ld]: cannot arm its timeout", name,
 			    (long)pid);
 	}

@@ -27,7 +27,6 @@
 #include "ctl.h"
 #include "http.h"
 #include "log.h"
-#include "loop.h"
 #include "notify.h"
 #include "util.h"
 #include "xmalloc.h"
@@ -378,7 +377,7 @@ main(int argc, char *argv[])
 	/* Children a hook leaves behind are ours to reap, not init's. */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == -1)
 		log_warn("prctl PR_SET_CHILD_SUBREAPER");
-	if ((d.base = loop_base_new()) == NULL)
+	if ((d.base = event_base_new()) == NULL)
 		fatalx("event_base_new");
 
 	d.pid = getpid();

@@ -28,7 +28,6 @@
 
 #include "ctl.h"
 #include "log.h"
-#include "loop.h"
 #include "util.h"
 
 enum test_mode {
@@ -111,7 +110,7 @@ test_setup(void **state)
 	(void)strcpy(fx->dir, "/tmp/test_ctl.XXXXXX");
 	assert_non_null(mkdtemp(fx->dir));
 	(void)snprintf(fx->path, sizeof(fx->path), "%s/t.sock", fx->dir);
-	assert_non_null(fx->base = loop_base_new());
+	assert_non_null(fx->base = event_base_new());
 	*state = fx;
 	return 0;
 }

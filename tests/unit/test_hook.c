@@ -27,7 +27,6 @@
 
 #include "hook.h"
 #include "log.h"
-#include "loop.h"
 #include "util.h"
 
 /* argv[1] that makes this program the hook of test_fds_closed. */
@@ -136,7 +135,7 @@ test_setup(void **state)
 	fx->logfd = fx->savedfd = -1;
 	(void)strcpy(fx->dir, "/tmp/test_hook.XXXXXX");
 	assert_non_null(mkdtemp(fx->dir));
-	assert_non_null(fx->base = loop_base_new());
+	assert_non_null(fx->base = event_base_new());
 	assert_non_null(fx->hr = hook_runner_new(fx->base));
 	assert_non_null(fx->ev_chld = evsignal_new(fx->base, SIGCHLD,
 	    test_sigchld, fx->hr));
