@@ -424,10 +424,9 @@ hook_finish(struct hook *h)
  * cached when the loop woke up: armed at the end of a long step (a busy
  * machine, a slow spawn), a 100 ms check timeout had already run out and
  * the check "timed out after 0 ms", a failure that made a healthy leader
- * leave the election. Only here: the daemon's other timers are deadlines
- * taken from the step's clock, read when the loop woke up as libevent's
- * cache was, and must count from it (a base without the cache made them
- * fire late by the step's length: leaders demoted, lease-lost).
+ * leave the election. The election's own deadline is an absolute
+ * timerfd (engine.c), which the cache does not touch; the loop's other
+ * timers may fire early and are only asked again.
  */
 static int
 hook_timer_add(struct hook *h, const struct timeval *tv)
