@@ -111,8 +111,8 @@ def test_connection_resets_ride_through(setup):
 def restart_and_watch(e, d, server, what, w):
     """Restarts one ZooKeeper server while watching the zkelectd leader.
     The leader must ride through whenever its client was back on a
-    connection within the ride-through window W (less a margin): no role
-    change, no hook. A loaded machine may keep the client away longer (a
+    connection within the ride-through window W (less a margin) of the
+    stop: no role change, no hook. A loaded machine may keep the client away longer (a
     JVM slow to serve, a connection attempt hanging until its timeout);
     then the only hook allowed is a demote for lease-lost, the lease's
     own verdict. Returns the longest outage the daemon logged."""
@@ -126,14 +126,23 @@ def restart_and_watch(e, d, server, what, w):
     other += watch_role(d, "leader", 1.0)
     wait_for(lambda: d.status().get("zk_state") == "connected", 30,
              f"{what}: the leader connected again")
-    longest = max((s for _, s in d.outages(since=t0 - 0.5)), default=0.0)
+    # The quorum may stop answering the daemon at the stop, well before
+    # the server it is connected to drops it (a JVM slow to shut down or
+    # to leave its quorum, on a loaded machine): the first outage counts
+    # from the stop, not from the disconnect the daemon logged. The
+    # margin of 0.5 s below covers the last confirmation before the stop
+    # (a sync step, T/10, plus a round trip).
+    outages = d.outages(since=t0 - 0.5)
+    longest = max([s for _, s in outages] +
+                  [start + s - t0 for start, s in outages[:1] if start > t0],
+                  default=0.0)
     hooks = hooks_since(e, t0)
     if longest < w - 0.5:
         assert not other, (f"{what}: outage {longest:.3f} s < W {w:.1f} s, "
                            f"but the leader left its role: {other}")
         assert hooks == [], f"{what}: outage {longest:.3f} s: {hooks}"
     else:
-        print(f"{what}: the client was away {longest:.3f} s, not under "
+        print(f"{what}: the quorum was away {longest:.3f} s, not under "
               f"W - 0.5 s = {w - 0.5:.1f} s: hooks {hooks}")
         demotes = [h for h in hooks if h[1] == "demote"]
         assert all(h[2] == "lease-lost" for h in demotes), hooks
@@ -164,7 +173,7 @@ def test_zookeeper_leader_restart_rides_through(setup):
         took.append(restart_and_watch(e, d, s, f"rolling restart, server {i + 1}",
                                       w))
     assert f.role() == "follower"
-    print(f"the leader's longest time without a connection, each restart: "
+    print(f"the leader's longest time without the quorum from each stop: "
           f"{took} s (W = {w:.1f} s)")
 
 
