@@ -126,16 +126,7 @@ def restart_and_watch(e, d, server, what, w):
     other += watch_role(d, "leader", 1.0)
     wait_for(lambda: d.status().get("zk_state") == "connected", 30,
              f"{what}: the leader connected again")
-    # The quorum may stop answering the daemon at the stop, well before
-    # the server it is connected to drops it (a JVM slow to shut down or
-    # to leave its quorum, on a loaded machine): the first outage counts
-    # from the stop, not from the disconnect the daemon logged. The
-    # margin of 0.5 s below covers the last confirmation before the stop
-    # (a sync step, T/10, plus a round trip).
-    outages = d.outages(since=t0 - 0.5)
-    longest = max([s for _, s in outages] +
-                  [start + s - t0 for start, s in outages[:1] if start > t0],
-                  default=0.0)
+    longest = d.away_since(t0)
     hooks = hooks_since(e, t0)
     if longest < w - 0.5:
         assert not other, (f"{what}: outage {longest:.3f} s < W {w:.1f} s, "

@@ -730,6 +730,20 @@ class Daemon:
             out.append((lost, round(time.time() - lost, 3)))
         return out
 
+    def away_since(self, t0):
+        """The longest time the daemon went without its quorum's answers
+        after a fault made at wall-clock t0 (a server stopped): its
+        outages from t0 on, the first counted from t0 itself, since the
+        quorum may stop answering at the fault, well before the server the
+        daemon is connected to drops it (a JVM slow to shut down, on a
+        loaded machine). The lease also counts the time since its last
+        confirmation before t0: up to a sync step (T/10) plus a round
+        trip, which the callers leave as a margin."""
+        outages = self.outages(since=t0 - 0.5)
+        return max([s for _, s in outages] +
+                   [start + s - t0 for start, s in outages[:1] if start > t0],
+                   default=0.0)
+
     def ctl(self, cmd, timeout=5.0, half_close=False):
         return ctl_request(self.socket, cmd, timeout, half_close)
 
