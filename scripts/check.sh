@@ -10,7 +10,7 @@
 #      clang); the self-test and each harness count as one test each
 #   4. the election simulator: a fixed campaign of seeded schedules for
 #      every combination of its optional fault families (tests/sim/sweep.sh:
-#      48 of them), with availability checked (-A), $SIM_SCHEDULES schedules
+#      96 of them), with availability checked (-A), $SIM_SCHEDULES schedules
 #      for the plain one and $SIM_COMBO_SCHEDULES for each other, the
 #      regression seeds of tests/sim/seeds.txt, and each of their mutants
 #      found again (make sim-mutants); each campaign, the regression seeds
