@@ -159,10 +159,14 @@ el_build_release(struct election *el, struct el_action *act)
 	/*
 	 * Ours, as read: a read from a server behind the quorum could show
 	 * ours where a successor has written its own since. The version
-	 * makes the multi fail then, and it is read again.
+	 * makes the multi fail then, and it is read again; but not once
+	 * ours was deleted and a successor made its own, at version 0
+	 * again. So only while the leadership that wrote it is not yet
+	 * released, in this session (crumb_mine).
 	 */
 	el->release_crumb = el->crumb_exists && el->lead_epoch != 0 &&
-	    el->crumb_epoch == el->lead_epoch;
+	    el->crumb_epoch == el->lead_epoch &&
+	    (el->crumb_mine || EL_MUTANT(71));
 	if (el->release_crumb) {
 		el_sub(act, ZK_MOP_DELETE, el->crumb_path, NULL);
 		if (!EL_MUTANT(19))
@@ -207,6 +211,8 @@ el_build_ack(struct election *el, struct el_action *act)
 	el_sub(act, el->crumb_exists ? ZK_MOP_SET : ZK_MOP_CREATE,
 	    el->crumb_path, el->ack_data);
 	el->crumb_version_next = el->crumb_exists ? el->crumb_version + 1 : 0;
+	/* Written from now on, maybe (a lost reply), until released. */
+	el->crumb_mine = 1;
 }
 
 /* New data goes to our candidate node and, when leading, to E/leader. */

@@ -134,6 +134,8 @@ election_restarted(struct election *el)
 	el->sid = 0;
 	el->conn_gen++;
 	el->synced = 0;
+	/* The old session's breadcrumb is left for the successor's fence. */
+	el->crumb_mine = 0;
 	el_invalidate(el);
 }
 
@@ -560,6 +562,7 @@ election_resume(struct election *el, const struct el_resume *r)
 		return;
 	el_go(el, EL_ST_LEADING, el->cause);
 	el->acked = 1;
+	el->crumb_mine = 1;
 	el->cl.have = 1;
 	el->fenced = 1;
 	el->epoch = r->epoch;

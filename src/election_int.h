@@ -84,6 +84,10 @@
  * it knew, and a higher priority that joins later never leads).
  * 70 (issue 20) a promote is reported as a leadership from the head on,
  * a move the transition table does not have (election.c's header).
+ * 71 (the 1,000,000-schedule campaign) a release deletes a breadcrumb
+ * that names the epoch we last led with after that leadership was
+ * released or its session replaced (a stale read of it passes the
+ * version check once a successor made its own, at version 0 again).
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS
@@ -341,6 +345,8 @@ struct election {
 	int64_t crumb_epoch;
 	int32_t crumb_version;
 	int32_t crumb_version_next;	/* after the ack or data in flight */
+	int crumb_mine;		/* maybe written (an ack sent) by a leadership
+				   of this session not yet released */
 	char *crumb_id;
 	char *crumb_data;
 

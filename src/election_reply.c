@@ -616,6 +616,7 @@ el_reply_release(struct election *el, const struct el_result *res)
 		el_replace(&el->mark_have, NULL);
 	el->release_marked = 0;
 	if (rc == ZOK) {
+		el->crumb_mine = 0;
 		/*
 		 * Deleting E/leader fired our watch on it: its
 		 * notification came before this reply and has the

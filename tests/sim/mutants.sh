@@ -19,7 +19,7 @@ admin=delete-leader,delete-node
 # mutant; fault kinds left out; what its violation looks like (an
 # extended regex, | within it); and the model's options it needs (for
 # build/sim, then as seeds.txt words), separated by ';'. Mutants 6, 11,
-# 21 and 24 are not here: the simulator does not find them
+# 19, 21 and 24 are not here: the simulator does not find them
 # (tests/sim/README.md, "Mutants the simulator does not find").
 spec() {
 	cat <<EOT
@@ -38,7 +38,6 @@ spec() {
 16;$admin;\(d\) .*below the last|not the first|\(j\)
 17;delete-node;E/leader is missing|reports leader
 18;$admin;\(a\) two|\(i\)
-19;$admin;\(a\) two|\(i\)
 25;$admin;\(L1\);-L;l=1
 26;$admin;\(L1\);-L;l=1
 27;$admin;\(L1\);-k 2000;k=2000
