@@ -429,10 +429,14 @@ hook_finish(struct hook *h)
  * timers may fire early and are only asked again.
  */
 static int
-hook_timer_add(struct hook *h, const struct timeval *tv)
+hook_timer_add(struct hook *h, int64_t ms)
 {
+	struct timeval tv;
+
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
 	(void)event_base_update_cache_time(h->hr->base);
-	return evtimer_add(h->ev_timer, tv);
+	return evtimer_add(h->ev_timer, &tv);
 }
 
 /*
@@ -444,7 +448,6 @@ hook_timer_add(struct hook *h, const struct timeval *tv)
 static void
 hook_run_leftovers(struct hook *h)
 {
-	struct timeval tv;
 
 	log_warnx("hook %s[%ld]: the shell exited, stopping what it left "
 	    "in its process group", hook_kind_name(h->kind), (long)h->pid);
@@ -452,9 +455,7 @@ hook_run_leftovers(struct hook *h)
 	if (kill(-h->pid, SIGTERM) == -1 && errno != ESRCH)
 		log_warn("hook %s[%ld]: kill SIGTERM", hook_kind_name(h->kind),
 		    (long)h->pid);
-	tv.tv_sec = (time_t)(h->kill_delay_ms / 1000);
-	tv.tv_usec = (suseconds_t)(h->kill_delay_ms % 1000) * 1000;
-	if (hook_timer_add(h, &tv) == -1)
+	if (hook_timer_add(h, h->kill_delay_ms) == -1)
 		log_warnx("hook %s[%ld]: cannot arm the SIGKILL timer",
 		    hook_kind_name(h->kind), (long)h->pid);
 }
@@ -496,7 +497,6 @@ static void
 hook_timer(evutil_socket_t fd, short events, void *arg)
 {
 	struct hook *h = arg;
-	struct timeval tv;
 	const char *name = hook_kind_name(h->kind);
 
 	(void)fd;
@@ -509,9 +509,7 @@ hook_timer(evutil_socket_t fd, short events, void *arg)
 		if (kill(-h->pid, SIGTERM) == -1 && errno != ESRCH)
 			log_warn("hook %s[%ld]: kill SIGTERM", name,
 			    (long)h->pid);
-		tv.tv_sec = (time_t)(h->kill_delay_ms / 1000);
-		tv.tv_usec = (suseconds_t)(h->kill_delay_ms % 1000) * 1000;
-		if (hook_timer_add(h, &tv) == -1)
+		if (hook_timer_add(h, h->kill_delay_ms) == -1)
 			log_warnx("hook %s[%ld]: cannot arm the SIGKILL timer",
 			    name, (long)h->pid);
 		break;
@@ -840,7 +838,6 @@ hook_run(struct hook_runner *hr, enum hook_kind kind, const char *cmd,
 	char words[1024], pwd[PATH_MAX + 4];
 	char **envp;
 	struct hook *h;
-	struct timeval tv;
 	int nullfd, pfd[2], err = ENOEXEC;
 	pid_t pid;
 
@@ -876,9 +873,7 @@ hook_run(struct hook_runner *hr, enum hook_kind kind, const char *cmd,
 
 	h = hook_track(hr, kind, pid, pfd[0], done, arg);
 	if (timeout_ms > 0) {
-		tv.tv_sec = (time_t)(timeout_ms / 1000);
-		tv.tv_usec = (suseconds_t)(timeout_ms % 1000) * 1000;
-		if (hook_timer_add(h, &tv) == -1)
+		if (hook_timer_add(h, timeout_ms) == -1)
 			log_warnx("hook %s[%ld]: cannot arm its timeout", name,
 			    (long)pid);
 	}
