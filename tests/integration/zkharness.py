@@ -730,6 +730,25 @@ class Daemon:
             out.append((lost, round(time.time() - lost, 3)))
         return out
 
+    def hook_spans(self, kind, since=0.0):
+        """[(start, end or None)] wall-clock spans of this daemon's `kind`
+        hooks that started at or after `since`, from its own log: from the
+        spawn to the reaping of the hook's shell. Unlike the history that
+        record.sh writes, a hook killed before its first line is in it."""
+        spans, open_ = [], {}
+        for line in self.log_text().splitlines():
+            m = HOOK_LINE.match(line)
+            if not m or m.group(2) != kind:
+                continue
+            t = datetime.fromisoformat(
+                m.group(1).replace("Z", "+00:00")).timestamp()
+            if m.group(4) == "started" and t >= since:
+                open_[m.group(3)] = len(spans)
+                spans.append([t, None])
+            elif m.group(4) == "over" and m.group(3) in open_:
+                spans[open_.pop(m.group(3))][1] = t
+        return [tuple(s) for s in spans]
+
     def away_since(self, t0):
         """The longest time the daemon went without its quorum's answers
         after a fault made at wall-clock t0 (a server stopped): its
@@ -948,6 +967,7 @@ class Election:
 
 # A daemon's log line about its session: connecting, connected, expired.
 OUTAGE_LINE = re.compile(r"(\S+) zkelectd: zookeeper session \S+: (\S+)")
+HOOK_LINE = re.compile(r"(\S+) zkelectd: hook (\w+)\[(\d+)\]: (started|over):")
 
 
 # ---------------------------------------------------------------- history
