@@ -1080,12 +1080,14 @@ class Bench:
     def phase_floors(self, n=30):
         """What no election code can beat on this machine: starting the
         bench hook (posix_spawn of /bin/sh -c, and of the hook itself, as
-        zkelectd runs a plain hook line) up to its first line, and ZooKeeper round trips as kazoo sees them (a write
-        is an fsync), and a deletion's notification to a watcher."""
+        zkelectd runs a plain hook line) up to its first line, its end
+        (last line → reaped by its parent), ZooKeeper round trips as
+        kazoo sees them (a write is an fsync), and a deletion's
+        notification to a watcher."""
         say("floors: hook start, ZooKeeper round trips")
         ev = Events(self.dir / "events-floor.log")
         env = dict(self.procs.env, BENCH_EVENTS=str(ev.path))
-        spawn, direct = [], []
+        spawn, direct, spawn_end, direct_end = [], [], [], []
         for i in range(2 * n):
             # Alternately through the shell and exec'd directly (how
             # zkelectd runs a plain hook line since issue 21).
@@ -1095,22 +1097,30 @@ class Bench:
             t = time.time_ns()
             pid = os.posix_spawn(argv[0], argv, env, setpgroup=0)
             os.waitpid(pid, 0)
+            t_reaped = time.time_ns()
             ev.poll()
             (direct if i % 2 else spawn).append((ev.rows[-2][0] - t) / 1e6)
+            # The hook's end: its last line's stamp → its parent has
+            # reaped it (what an old leader waits for before its release).
+            (direct_end if i % 2 else spawn_end).append(
+                (t_reaped - ev.rows[-1][0]) / 1e6)
             time.sleep(0.02)
         # A bare client (tests/integration/zkraw.py: one blocking socket,
         # no threads), so the figures are the server's and the kernel's.
         from kazoo.protocol.serialization import (Create, Delete, Exists,
-                                                  GetData, Sync)
+                                                  GetData, Sync, Transaction)
         from kazoo.security import OPEN_ACL_UNSAFE
         from zkraw import RawZk
         self.kz.ensure_path("/bench-floor")
         one = RawZk("127.0.0.1", self.zk.port, timeout_ms=30000)
         two = RawZk("127.0.0.1", self.zk.port, timeout_ms=30000)
         res = {"hook_spawn_to_first_line_ms": spawn,
-               "hook_exec_to_first_line_ms": direct}
+               "hook_exec_to_first_line_ms": direct,
+               "hook_shell_last_line_to_reaped_ms": spawn_end,
+               "hook_exec_last_line_to_reaped_ms": direct_end}
         for k in ("create_ephemeral_ms", "delete_ms", "get_ms", "sync_ms",
-                  "delete_to_watch_ms"):
+                  "delete_to_watch_ms", "delete_to_watch_cold_ms",
+                  "multi4_to_watch_cold_ms"):
             res[k] = []
 
         def timed(key, req):
@@ -1133,6 +1143,27 @@ class Bench:
             one.wait_reply(xid)
             res["delete_ms"].append((time.perf_counter_ns() - t) / 1e6)
             time.sleep(0.02)
+        # The same after the server sat idle as long as before a failover
+        # round (--quiet): its threads, and this machine's idle CPUs, wake
+        # up on the path. Once a plain delete (kazoo's release), once a
+        # multi of four deletes watched on its last (zkelectd's release:
+        # leader, breadcrumb, node, claim).
+        for i in range(n):
+            for key, k in (("delete_to_watch_cold_ms", 1),
+                           ("multi4_to_watch_cold_ms", 4)):
+                paths = [f"/bench-floor/c{i}-{k}-{j}" for j in range(k)]
+                for path in paths:
+                    one.call(Create(path, b"x", OPEN_ACL_UNSAFE, 1))
+                two.call(Exists(paths[-1], True))
+                time.sleep(self.a.quiet)
+                req = (Transaction([Delete(x, -1) for x in paths]) if k > 1
+                       else Delete(paths[0], -1))
+                t = time.perf_counter_ns()
+                xid = one.send(req)
+                while not two.read(5).is_event:
+                    pass
+                res[key].append((time.perf_counter_ns() - t) / 1e6)
+                one.wait_reply(xid)
         one.close_session()
         two.close_session()
         self.results["floors"] = res

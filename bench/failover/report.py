@@ -142,16 +142,37 @@ def print_report(results, a=None):
                 ("hook_exec_to_first_line_ms", "posix_spawn of `hook.sh "
                  "promote floor` itself (a plain hook line, as zkelectd "
                  "runs it) → the hook's first line"),
+                ("hook_shell_last_line_to_reaped_ms", "through `/bin/sh -c`: "
+                 "the hook's last line → its parent has reaped it"),
+                ("hook_exec_last_line_to_reaped_ms", "exec'd directly: the "
+                 "hook's last line → its parent has reaped it"),
                 ("create_ephemeral_ms", "ZooKeeper create (a write: fsync), "
                  "round trip"),
                 ("delete_ms", "ZooKeeper delete (a write), round trip"),
                 ("get_ms", "ZooKeeper getData, round trip"),
                 ("sync_ms", "ZooKeeper sync, round trip"),
                 ("delete_to_watch_ms", "delete sent → another session reads "
-                 "the watch event")):
+                 "the watch event"),
+                ("delete_to_watch_cold_ms", "the same after the server sat "
+                 "idle for the rounds' quiet (as before a handoff)"),
+                ("multi4_to_watch_cold_ms", "the same for a multi of four "
+                 "deletes (zkelectd's release), the last one watched")):
             mm, rng = stats(fl.get(key, []), 2)
             p(f"| {title} | {mm} | {rng} |")
         p("")
+        for key, what in (("delete_to_watch_ms", "a warm server"),
+                          ("delete_to_watch_cold_ms",
+                           "a server idle as before a handoff")):
+            parts = [med(fl.get(k, [])) for k in (
+                "hook_exec_last_line_to_reaped_ms", key,
+                "hook_exec_to_first_line_ms")]
+            if None not in parts:
+                p(f"The handoff gap's floor with {what}: the medians of a "
+                  f"hook's end, a deletion's notification and a hook's "
+                  f"start (exec'd directly), {parts[0]:.2f} + "
+                  f"{parts[1]:.2f} + {parts[2]:.2f} = "
+                  f"**{sum(parts):.2f} ms**.")
+                p("")
     for s in results.get("storm", []):
         ok = s["promotes"] == 1
         p(f"## Join storm: {s['n']} zkelectd started at once, session "
