@@ -1793,15 +1793,17 @@ test_new_data_applies_at_once(void **state)
 	election_free(el);
 }
 
-/* Defect: a resign whose release cannot reach ZooKeeper, then expiry. */
+/*
+ * Defect: a resign whose release cannot reach ZooKeeper, then expiry: the
+ * daemon is back in the queue on a new session, behind OTHER1_LATER, and
+ * the resign is answered.
+ */
 static void
-test_resign_then_expiry_rejoins_and_answers(void **state)
+resign_lost_then_rejoined(struct election *el)
 {
-	struct election *el = el_new(0, 0);
 	char *kids[] = { OTHER1_LATER, NEWER };
 	struct el_action a;
 
-	(void)state;
 	become_leader(el);
 	assert_int_equal(election_resign(el), 0);
 	expect_hook(el, HOOK_DEMOTE, "resign");
@@ -1827,8 +1829,52 @@ test_resign_then_expiry_rejoins_and_answers(void **state)
 	/* ...and the resign is answered. */
 	a = next(el);
 	assert_int_equal(a.type, EL_ACT_RESIGNED);
+}
+
+static void
+test_resign_then_expiry_rejoins_and_answers(void **state)
+{
+	struct election *el = el_new(0, 0);
+
+	(void)state;
+	resign_lost_then_rejoined(el);
 	election_free(el);
 }
+
+/*
+ * Defect (issue 19, the campaign): a daemon that led (epoch 100) and lost
+ * that session, queued again in a new one, is paused. Its release reads
+ * E/breadcrumb from a server behind the quorum, which still shows its old
+ * breadcrumb (epoch 100, version 0), while the quorum holds the next
+ * leader's, made again at version 0 after ours was deleted. The release
+ * must not delete it: only the release that ends the leadership that
+ * wrote it, in its session, may (crumb_mine), or the successor's goes
+ * and whoever follows it does not fence it.
+ */
+static void
+test_release_leaves_an_old_leaderships_breadcrumb(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct el_action a;
+
+	(void)state;
+	resign_lost_then_rejoined(el);
+	expect_op(el, EL_OP_WATCH_PRED, CAND "/" OTHER1_LATER);
+	reply_get(el, EL_OP_WATCH_PRED, "id=node2\n", 0xbb, 140);
+	expect_none(el);
+
+	election_pause(el, 1);
+	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
+	reply_get(el, EL_OP_BREADCRUMB,
+	    "id=node1\ndata=10.0.0.1:5432\nepoch=100\n", 0, 7);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_ZK);
+	assert_int_equal(a.op, EL_OP_RELEASE);
+	assert_int_equal(a.nsub, 1);
+	assert_string_equal(a.sub[0].path, CAND "/" NEWER);
+	election_free(el);
+}
+
 
 /* Defect: a failed promote, then expiry, must not leave the election. */
 static void
@@ -3514,6 +3560,7 @@ main(void)
 		cmocka_unit_test(test_resign_rejoins_at_back),
 		cmocka_unit_test(test_new_data_applies_at_once),
 		cmocka_unit_test(test_resign_then_expiry_rejoins_and_answers),
+		cmocka_unit_test(test_release_leaves_an_old_leaderships_breadcrumb),
 		cmocka_unit_test(test_promote_failed_then_expiry_rejoins),
 		cmocka_unit_test(test_pause_during_create_releases_it),
 		cmocka_unit_test(test_pause_after_lost_create_deletes_orphan),
