@@ -42,6 +42,7 @@
 
 #include <event2/event.h>
 
+#include "clock.h"
 #include "hook.h"
 #include "log.h"
 #include "util.h"
@@ -433,8 +434,7 @@ hook_timer_add(struct hook *h, int64_t ms)
 {
 	struct timeval tv;
 
-	tv.tv_sec = (time_t)(ms / 1000);
-	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	clock_timeval(&tv, ms);
 	(void)event_base_update_cache_time(h->hr->base);
 	return evtimer_add(h->ev_timer, &tv);
 }
@@ -448,7 +448,6 @@ hook_timer_add(struct hook *h, int64_t ms)
 static void
 hook_run_leftovers(struct hook *h)
 {
-
 	log_warnx("hook %s[%ld]: the shell exited, stopping what it left "
 	    "in its process group", hook_kind_name(h->kind), (long)h->pid);
 	h->phase = HOOK_TERMED;
