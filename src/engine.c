@@ -18,6 +18,7 @@
 #include <event2/event.h>
 #include <zookeeper/zookeeper.h>
 
+#include "clock.h"
 #include "log.h"
 #include "util.h"
 #include "xmalloc.h"
@@ -61,8 +62,7 @@ engine_arm(struct event *ev, int64_t ms)
 
 	if (ms < 0)
 		ms = 0;
-	tv.tv_sec = (time_t)(ms / 1000);
-	tv.tv_usec = (suseconds_t)((ms % 1000) * 1000);
+	clock_timeval(&tv, ms);
 	if (event_add(ev, &tv) == -1)
 		fatalx("event_add");
 }

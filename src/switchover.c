@@ -19,6 +19,7 @@
 
 #include <event2/event.h>
 
+#include "clock.h"
 #include "candidate.h"
 #include "ctl.h"
 #include "log.h"
@@ -116,8 +117,7 @@ switchover_follow(struct daemon *d, const char *id, int preempt)
 	    (d->ev_sw = evtimer_new(d->base, switchover_timeout, d)) == NULL)
 		fatalx("evtimer_new");
 	ms = d->cfg.hook_timeout_ms + 2 * d->cfg.session_timeout_ms;
-	tv.tv_sec = (time_t)(ms / 1000);
-	tv.tv_usec = (suseconds_t)((ms % 1000) * 1000);
+	clock_timeval(&tv, ms);
 	if (evtimer_add(d->ev_sw, &tv) == -1)
 		fatalx("evtimer_add");
 }
