@@ -1166,6 +1166,17 @@ class Bench:
                 one.wait_reply(xid)
         one.close_session()
         two.close_session()
+        # The same between two processes (floor2.py): the watcher sleeps
+        # through the quiet in another process, as a successor does.
+        for key, k in (("delete_to_watch_cold_2proc_ms", 0),
+                       ("multi4_to_watch_cold_2proc_ms", 1)):
+            out = subprocess.run(
+                [sys.executable, str(HERE / "floor2.py"),
+                 f"127.0.0.1:{self.zk.port}", str(n), str(k),
+                 str(self.a.quiet)],
+                env=self.procs.env, capture_output=True, text=True,
+                timeout=n * (self.a.quiet + 5) + 30, check=True)
+            res[key] = json.loads(out.stdout)
         self.results["floors"] = res
         say("floors: " + ", ".join(f"{k} {med(v):.2f}" for k, v in res.items()))
         return res

@@ -156,13 +156,22 @@ def print_report(results, a=None):
                 ("delete_to_watch_cold_ms", "the same after the server sat "
                  "idle for the rounds' quiet (as before a handoff)"),
                 ("multi4_to_watch_cold_ms", "the same for a multi of four "
-                 "deletes (zkelectd's release), the last one watched")):
+                 "deletes (zkelectd's release), the last one watched"),
+                ("delete_to_watch_cold_2proc_ms", "a delete after the "
+                 "quiet, the watcher another process asleep through it, "
+                 "as a successor is (floor2.py)"),
+                ("multi4_to_watch_cold_2proc_ms", "the same for the multi "
+                 "of four")):
             mm, rng = stats(fl.get(key, []), 2)
             p(f"| {title} | {mm} | {rng} |")
         p("")
         for key, what in (("delete_to_watch_ms", "a warm server"),
                           ("delete_to_watch_cold_ms",
-                           "a server idle as before a handoff")):
+                           "a server idle as before a handoff"),
+                          ("multi4_to_watch_cold_2proc_ms",
+                           "a server idle as before a handoff, zkelectd's "
+                           "release (a multi of four) and the watcher in "
+                           "another process, asleep")):
             parts = [med(fl.get(k, [])) for k in (
                 "hook_exec_last_line_to_reaped_ms", key,
                 "hook_exec_to_first_line_ms")]

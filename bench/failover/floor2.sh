@@ -1,0 +1,34 @@
+#!/bin/bash
+# The release's notification between two processes, three clients side by
+# side on one throwaway ZooKeeper: libzookeeper_mt (as zkelectd), the
+# threadless libzookeeper_st, and the bare protocol client (floor2.py).
+# Rounds alternate; each prints its median. Needs libzookeeper-st2 for the
+# st build (it is skipped without).
+#   bench/failover/floor2.sh [ROUNDS [N]]
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here/../.."
+# shellcheck source=scripts/zklib.sh
+. scripts/zklib.sh
+rounds=${1:-3} n=${2:-30}
+dir=$(mktemp -d /tmp/floor2.XXXXXX)
+ZK_PID=
+trap '[ -z "$ZK_PID" ] || kill -- -"$ZK_PID" 2>/dev/null; rm -rf "$dir"' EXIT
+cc -O2 -DTHREADED -o "$dir/floor2-mt" "$here/floor2.c" -lzookeeper_mt
+st=/usr/lib/x86_64-linux-gnu/libzookeeper_st.so.2
+if [ -e "$st" ]; then
+	cc -O2 -o "$dir/floor2-st" "$here/floor2.c" "$st"
+fi
+zk_start "$dir/zk" 60
+hp=127.0.0.1:$ZK_PORT
+"$dir/floor2-mt" "$hp" 10 1 >/dev/null	# the server's JIT warms up
+for r in $(seq "$rounds"); do
+	echo "round $r"
+	"$dir/floor2-mt" "$hp" "$n" 1
+	if [ -x "$dir/floor2-st" ]; then "$dir/floor2-st" "$hp" "$n" 1; fi
+	/usr/bin/python3 "$here/floor2.py" "$hp" "$n" 1 | /usr/bin/python3 -c '
+import json, statistics, sys
+r = sorted(json.load(sys.stdin))
+print(f"bare client, two processes, multi of four: median "
+      f"{statistics.median(r):.2f} ms, min {r[0]:.2f}, max {r[-1]:.2f}")'
+done
