@@ -9,8 +9,8 @@ import pytest
 from kazoo.client import KazooClient
 
 import zkharness
-from zkharness import (check_alternation, check_no_overlap, read_history,
-                       wait_for, RECORD_HOOK)
+from zkharness import (add_log_ends, check_alternation, check_no_overlap,
+                       read_history, wait_for, RECORD_HOOK)
 
 
 def kazoo(hosts):
@@ -98,6 +98,37 @@ def test_history_checks_accept_a_clean_handover(tmp_path):
     ])
     check_no_overlap(ev)
     check_alternation(ev)
+
+
+def test_log_ends_close_a_killed_demote_for_i1_only(tmp_path):
+    # a's demote hook (history lines at 3 and later) was killed at its
+    # timeout before record.sh wrote its end; a's log says it was reaped
+    # at 3.5, and b promoted at 4.0 (the lines are stamped 1.0, 2.0, ...).
+    ev = _history(tmp_path, [
+        "a promote start 5 elected", "a promote end 5 elected",
+        "a demote start 5 lease-lost",
+        "b promote start 9 elected", "b promote end 9 elected",
+    ])
+    with pytest.raises(AssertionError, match="I1"):
+        check_no_overlap(ev)
+    merged = add_log_ends(ev, {"a": [(2.9, 3.5)], "b": []})
+    check_no_overlap(merged)
+    assert [(e.n, e.id, e.event, e.phase) for e in merged][2:5] == [
+        (3, "a", "demote", "start"), (4, "a", "demote", "end"),
+        (5, "b", "promote", "start")]
+    assert [e.n for e in ev] == [1, 2, 3, 4, 5]     # not changed
+    # Reaped only after b's promote started: still two leaders.
+    with pytest.raises(AssertionError, match="I1"):
+        check_no_overlap(add_log_ends(ev, {"a": [(2.9, 4.2)]}))
+    # A hook still running (no reaping in the log) closes nothing.
+    with pytest.raises(AssertionError, match="I1"):
+        check_no_overlap(add_log_ends(ev, {"a": [(2.9, None)]}))
+    # A demote whose end record.sh wrote is not added twice.
+    done = _history(tmp_path, [
+        "a promote start 5 elected", "a demote start 5 shutdown",
+        "a demote end 5 shutdown", "b promote start 9 elected",
+    ])
+    assert len(add_log_ends(done, {"a": [(1.9, 3.02)]})) == 4
 
 
 def test_history_checks_catch_overlap_and_misorder(tmp_path):

@@ -20,7 +20,7 @@ import struct
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -920,8 +920,14 @@ class Election:
 
     def check_invariants(self, allow_unfinished=()):
         evs = self.events()
-        check_no_overlap(evs)
+        check_no_overlap(self.with_log_ends(evs))
         check_alternation(evs, allow_unfinished)
+
+    def with_log_ends(self, events):
+        """The history with the ends of killed demote hooks taken from the
+        daemons' logs (add_log_ends()), for I1."""
+        return add_log_ends(events, {d.id: d.hook_spans("demote")
+                                     for d in self.daemons.values()})
 
     def collect_logs(self):
         if self.final_logs is not None:
@@ -1033,6 +1039,33 @@ def leadership_intervals(events):
             iv = open_by_id.pop(e.id, None)
             if iv:
                 iv.end = e
+    return out
+
+
+def add_log_ends(events, demote_spans):
+    """The history, with the end of every demote hook that record.sh did
+    not live to write (killed at hooks.demote_timeout, on a loaded machine
+    before its last line or even its first) taken from the daemon's own
+    log: demote_spans maps an id to its [(spawned, reaped)] from
+    Daemon.hook_spans(). Each end is put after every line stamped before
+    the reaping, so it is never earlier than the kill (a late end only
+    makes I1 stricter). For I1: the history itself, which I2 reads, has no
+    such line. Returns new Events, renumbered; the input is not changed."""
+    out = [replace(e) for e in events]
+    for id_, spans in demote_spans.items():
+        ends = [e.ts for e in events
+                if e.id == id_ and e.event == "demote" and e.phase == "end"]
+        for start, over in spans:
+            if over is None or any(start - 0.05 <= t <= over + 0.05
+                                   for t in ends):
+                continue
+            at = len(out)
+            while at > 0 and out[at - 1].ts > over:
+                at -= 1
+            out.insert(at, Event(0, over, id_, "demote", "end", "-",
+                                 "reaped-per-log"))
+    for n, e in enumerate(out, 1):
+        e.n = n
     return out
 
 
