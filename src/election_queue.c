@@ -30,14 +30,6 @@ el_next_release(struct election *el, struct el_action *act)
 	if (el_lead_hook(el) || el_promoted(el))
 		return 0;
 	/*
-	 * A marker a lost release may have left goes first, on its own
-	 * (NONODE is fine): never a marker without a node behind it.
-	 */
-	if (el->mark_unsure && el->mark_have != NULL) {
-		el_unmark(el, act);
-		return 0;
-	}
-	/*
 	 * A resumed session releasing (a pause that came with the resume)
 	 * first learns its marker, so that the release takes it along.
 	 */
@@ -64,6 +56,18 @@ el_next_release(struct election *el, struct el_action *act)
 		return 0;
 	}
 	el_build_release(el, act);
+	/*
+	 * A marker a lost release may have left goes on its own (NONODE is
+	 * fine), but last, once nothing else of ours is left: never our node
+	 * without its marker, or a head of negative priority would take us
+	 * for priority 0 and yield to us. A marker without a node moves no
+	 * one: a yield needs the node behind it.
+	 */
+	if ((act->nsub == 0 || EL_MUTANT(83)) && el->mark_unsure &&
+	    el->mark_have != NULL) {
+		el_unmark(el, act);
+		return 0;
+	}
 	if (act->nsub == 0) {
 		el_release_done(el);
 		return EL_AGAIN;

@@ -2897,8 +2897,10 @@ reads_until(struct election *el, enum el_op op)
 /*
  * Issue 19.4: the release multi (node and marker) of a resign fails with
  * CONNECTIONLOSS. It may have been applied or not: the marker is not
- * forgotten but deleted on its own (NONODE is fine) before anything else,
- * or the next head would yield back to a marker left behind.
+ * forgotten but deleted on its own (NONODE is fine), or the next head
+ * would yield back to a marker left behind; and only after the release
+ * has deleted our node again (issue 19's campaign, mutant 83), or a head
+ * below 0 would take our node, marker gone, for a 0 and yield to it.
  */
 static void
 test_marker_of_a_lost_release_is_deleted(void **state)
@@ -2912,16 +2914,21 @@ test_marker_of_a_lost_release_is_deleted(void **state)
 	election_session(el, EL_ZK_CONNECTING, SID, T_MS);
 	reply(el, EL_OP_RELEASE, ZCONNECTIONLOSS);
 	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
-	/* Before the release is made again: the marker, on its own. */
+	/*
+	 * The release again, without the marker, which may be gone: our
+	 * node first, so that no head sees it without its marker.
+	 */
+	a = reads_until(el, EL_OP_RELEASE);
+	assert_int_equal(a.op, EL_OP_RELEASE);
+	assert_true(a.nsub > 0);
+	for (i = 0; i < a.nsub; i++)
+		assert_null(strstr(a.sub[i].path, "/priority/"));
+	reply(el, EL_OP_RELEASE, ZOK);
+	/* Then the marker, on its own (NONODE: the lost release took it). */
 	a = reads_until(el, EL_OP_UNMARK);
 	assert_int_equal(a.nsub, 1);
 	assert_string_equal(a.sub[0].path, E "/priority/000000001234abcd_7");
 	reply(el, EL_OP_UNMARK, ZNONODE);
-	/* The release again, without the marker now. */
-	a = reads_until(el, EL_OP_RELEASE);
-	assert_int_equal(a.op, EL_OP_RELEASE);
-	for (i = 0; i < a.nsub; i++)
-		assert_null(strstr(a.sub[i].path, "/priority/"));
 	election_free(el);
 }
 
