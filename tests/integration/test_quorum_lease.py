@@ -123,5 +123,7 @@ def test_leader_on_cut_off_follower_demotes_before_successor_promotes(
     ens.heal()
     ens.wait_rejoined(timeout=30)
     assert election.wait_one_leader(timeout=T + 15) is b
-    election.check_invariants(
-        allow_unfinished={("A", "demote")} if demote == "hangs" else ())
+    # With a 300 ms demote budget, a loaded machine may kill any demote
+    # hook (B's at startup too) before record.sh writes its end: it
+    # counts as having run (I2); I1 takes its end from the daemon's log.
+    election.check_invariants(allow_unfinished={("A", "demote"), ("B", "demote")})
