@@ -526,6 +526,7 @@ el_session_lost(struct election *el)
 	el_claim_forget(&el->cl);
 	el_replace(&el->mark_have, NULL);
 	el_replace(&el->mark_extra, NULL);
+	el_replace(&el->mark_old, NULL);
 	el->mark_unsure = 0;
 	/*
 	 * The lease was the old session's: what the new one confirms says

@@ -300,6 +300,8 @@ struct election {
 	char *mark_have;
 	char *mark_extra;	/* another of our session's, to delete */
 	int unmark_extra;	/* the UNMARK in flight is mark_extra's */
+	char *mark_old;		/* one a change replaced: deleted after */
+	int unmark_old;		/* the UNMARK in flight is mark_old's */
 	int mark_unsure;	/* a lost release may have deleted it */
 	int marks_unknown;	/* a resumed session's own: list E/priority */
 	char *mark_path;	/* the one being made */

@@ -66,23 +66,46 @@ el_next_mark_extra(struct election *el, struct el_action *act)
 	return 1;
 }
 
-/* Our marker as it should be: made, replaced or deleted. */
+/*
+ * Our marker as it should be: made, replaced or deleted. A change from one
+ * priority to another makes the new marker before it deletes the old one,
+ * and a session with two markers counts at the lower (el_marks_done()):
+ * so a raise never shows us above the new priority, and no change shows
+ * our node without a marker, which a head below 0 would take for a 0 and
+ * yield to (issue 19). A lowered priority shows the old one until the new
+ * marker is made, as a marker not yet made always has.
+ */
 int
 el_next_mark(struct election *el, struct el_action *act)
 {
 	char want[512];
+	int have;
 
+	/* The one a change replaced, once the new one is made. */
+	if (el->mark_old != NULL) {
+		act->nsub = 0;
+		el_sub(act, ZK_MOP_DELETE, el->mark_old, NULL);
+		el->unmark_old = 1;
+		el_act_zk(el, act, EL_OP_UNMARK, NULL);
+		return 1;
+	}
 	want[0] = '\0';
 	if (el_mark_wanted(el))
 		(void)snprintf(want, sizeof(want), "%s/%016llx_%lld",
 		    el->prio_dir, (unsigned long long)el->sid,
 		    (long long)el->priority);
-	if (el->mark_have != NULL && strcmp(el->mark_have, want) != 0) {
+	have = el->mark_have != NULL && strcmp(el->mark_have, want) == 0;
+	/*
+	 * Deleted first where no new one is wanted, or where it cannot be
+	 * made now: E/priority is gone (a NONODE), and the old with it.
+	 */
+	if (el->mark_have != NULL && !have && (want[0] == '\0' ||
+	    !el->parents_done || EL_MUTANT(84))) {
 		el_unmark(el, act);
 		return 1;
 	}
 	/* One a lost release may have deleted is made again (or found). */
-	if (want[0] == '\0' || (el->mark_have != NULL && !el->mark_unsure) ||
+	if (want[0] == '\0' || (have && !el->mark_unsure) ||
 	    !el->parents_done)
 		return 0;
 	el_replace(&el->mark_path, want);

@@ -412,6 +412,7 @@ election_free(struct election *el)
 	free(el->prio_dir);
 	free(el->mark_have);
 	free(el->mark_extra);
+	free(el->mark_old);
 	free(el->mark_path);
 	free(el->mark_sid);
 	free(el->mark_prio);

@@ -145,6 +145,25 @@ el_mark_adopt(struct election *el, int64_t sid, const char *name)
 		free(path);
 }
 
+/*
+ * A session with two markers (one a change is replacing, el_next_mark())
+ * counts at the lower of them: never above what it was set to.
+ */
+static void
+el_marks_add(struct election *el, int64_t sid, int64_t prio)
+{
+	int i;
+
+	for (i = 0; i < el->nmarks && !EL_MUTANT(85); i++)
+		if (el->mark_sid[i] == sid) {
+			if (prio < el->mark_prio[i])
+				el->mark_prio[i] = prio;
+			return;
+		}
+	el->mark_sid[el->nmarks] = sid;
+	el->mark_prio[el->nmarks++] = prio;
+}
+
 /* The markers of E/priority, for a yield (see el_yield()). */
 static void
 el_marks_done(struct election *el, const struct el_result *res)
@@ -169,8 +188,7 @@ el_marks_done(struct election *el, const struct el_result *res)
 		for (i = 0; i < res->nchildren; i++)
 			if (candidate_mark_parse(res->children[i], &sid,
 			    &prio) == 0) {
-				el->mark_sid[el->nmarks] = sid;
-				el->mark_prio[el->nmarks++] = prio;
+				el_marks_add(el, sid, prio);
 				el_mark_adopt(el, sid, res->children[i]);
 			}
 	}
@@ -306,6 +324,13 @@ el_reply_mark(struct election *el, const struct el_result *res)
 	if (rc == ZOK || rc == ZNODEEXISTS) {
 		el->create_nonode = 0;
 		el->mark_unsure = 0;
+		/* A change: the old one goes now (el_next_mark()). */
+		if (el->mark_have != NULL &&
+		    strcmp(el->mark_have, el->mark_path) != 0) {
+			free(el->mark_old);
+			el->mark_old = el->mark_have;
+			el->mark_have = NULL;
+		}
 		el_replace(&el->mark_have, el->mark_path);
 	} else if (rc == ZNONODE) {
 		/* E/priority is gone: made again, as a create's. */
@@ -323,7 +348,8 @@ el_reply_mark(struct election *el, const struct el_result *res)
 		if (el->mark_have == NULL) {
 			el_replace(&el->mark_have, el->mark_path);
 			el->mark_unsure = 1;
-		}
+		} else
+			el->marks_unknown = 1;	/* a change's: listed */
 		el_op_error(el, rc);
 	}
 }
@@ -339,6 +365,14 @@ el_reply_unmark(struct election *el, const struct el_result *res)
 			el_replace(&el->mark_extra, NULL);
 			el->marks_unknown = 1;	/* any other? */
 		} else
+			el_op_error(el, rc);	/* lost: deleted again */
+		return;
+	}
+	if (el->unmark_old) {
+		el->unmark_old = 0;
+		if (rc == ZOK || rc == ZNONODE)
+			el_replace(&el->mark_old, NULL);
+		else
 			el_op_error(el, rc);	/* lost: deleted again */
 		return;
 	}

@@ -217,6 +217,50 @@ def test_negative_priority_yields_to_the_default(election, kz):
     election.check_invariants()
 
 
+def test_priority_reload_keeps_the_old_marker_until_the_new_is_made(
+        election, kz):
+    """Issue 19's campaign: a reload from -3 to -1 deleted the old marker
+    before making the new one; when the new one could not be made, the
+    node stood without a marker, and a head at -1 took it for a 0 and
+    yielded to it. E/priority refuses creates here (its ACL), so the new
+    marker cannot be made: the old one stays, the head keeps its place,
+    and once creates are allowed again the new one replaces it."""
+    from kazoo.security import OPEN_ACL_UNSAFE, make_acl
+    head = hold_head(kz, election.path)
+    a = start(election, "node1", -1, "never")
+    a.wait_role("follower")
+    b = start(election, "node2", -3, "never")
+    b.wait_role("follower")
+    sa = int(a.status()["session"], 16)
+    sb = int(b.status()["session"], 16)
+    wait_for(lambda: markers(kz, election.path) ==
+             sorted([f"{sa:016x}_-1", f"{sb:016x}_-3"]), 10, "both markers")
+    prio = f"{election.path}/priority"
+    kz.set_acls(prio, [make_acl("world", "anyone", read=True, write=True,
+                                delete=True, admin=True)])
+    try:
+        b.options["election.priority"] = "-1"
+        b.write_config()
+        b.signal(signal.SIGHUP)
+        wait_for(lambda: "configuration reloaded" in b.log_text(), 5,
+                 "the reload")
+        wait_for(lambda: "not allowed to mark" in b.log_text(), 10,
+                 "node2's refused create of its new marker")
+        assert f"{sb:016x}_-3" in markers(kz, election.path)
+        kz.delete(head)
+        a.wait_role("leader", timeout=15)
+        assert "yielded" not in a.log_text()
+        assert election.wait_one_leader(daemons=[a, b]) is a
+        assert f"{sb:016x}_-3" in markers(kz, election.path)
+    finally:
+        kz.set_acls(prio, OPEN_ACL_UNSAFE)
+    wait_for(lambda: markers(kz, election.path) ==
+             sorted([f"{sa:016x}_-1", f"{sb:016x}_-1"]), 15,
+             "node2's new marker, and the old one gone")
+    assert promotes(election, "node2") == []
+    election.check_invariants()
+
+
 def test_forged_marker_cannot_stall_the_election(election, kz):
     """A marker made by hand with a priority its session does not have
     makes each head yield at most once per session timeout: someone leads."""

@@ -2602,15 +2602,16 @@ test_head_yields_once_to_a_higher_priority(void **state)
 	election_free(el);
 }
 
-/* A head never yields to a lower priority queued behind it. */
+/*
+ * A head of priority 0 with OTHER1_LATER queued behind it reads the
+ * markers given, and promotes: it does not yield.
+ */
 static void
-test_head_keeps_its_place_before_a_lower_priority(void **state)
+head_promotes_despite(char *const *marks, int n)
 {
 	struct election *el = el_new(0, 0);
 	char *kids[] = { OURS, OTHER1_LATER };
-	char *marks[] = { "00000000000000aa_-1" };
 
-	(void)state;
 	hold_marks = 1;
 	join(el, SID, CAND "/" OURS);
 	expect_op(el, EL_OP_LIST, CAND);
@@ -2618,8 +2619,138 @@ test_head_keeps_its_place_before_a_lower_priority(void **state)
 	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
 	expect_op(el, EL_OP_MARKS, E "/priority");
 	reply(el, EL_OP_BREADCRUMB, ZNONODE);
-	reply_children(el, EL_OP_MARKS, marks, 1);
+	reply_children(el, EL_OP_MARKS, marks, n);
 	expect_hook(el, HOOK_PROMOTE, "elected");
+	election_free(el);
+}
+
+/* A head never yields to a lower priority queued behind it. */
+static void
+test_head_keeps_its_place_before_a_lower_priority(void **state)
+{
+	char *marks[] = { "00000000000000aa_-1" };
+
+	(void)state;
+	head_promotes_despite(marks, 1);
+}
+
+/*
+ * A session with two markers (a reload replacing one, el_next_mark())
+ * counts at the lower: a head of priority 0 does not yield to a session
+ * marked both 5 and -1 (mutant 85 takes the first one listed).
+ */
+static void
+test_session_of_two_markers_counts_at_the_lower(void **state)
+{
+	char *marks[] = { "00000000000000aa_5", "00000000000000aa_-1" };
+
+	(void)state;
+	head_promotes_despite(marks, 2);
+}
+
+/*
+ * A candidate of that priority (not 0), no leader: its marker made, then
+ * its node OURS, watched; the listing is the next action.
+ */
+static struct election *
+start_marked(struct election_params *p, int64_t priority)
+{
+	struct election *el;
+	struct el_action a;
+	char want[128];
+
+	params_init(p, 0, 0, 0);
+	p->priority = priority;
+	el = el_start(p);
+	up_no_leader(el);
+	for (a = next(el); a.op == EL_OP_PARENT; a = next(el))
+		reply(el, EL_OP_PARENT, ZNODEEXISTS);
+	assert_int_equal(a.op, EL_OP_MARK);
+	(void)snprintf(want, sizeof(want), E "/priority/000000001234abcd_%lld",
+	    (long long)priority);
+	assert_string_equal(a.path, want);
+	reply(el, EL_OP_MARK, ZOK);
+	expect_op(el, EL_OP_CREATE, NULL);
+	reply_create(el, CAND "/" OURS);
+	expect_op(el, EL_OP_WATCH_OWN, CAND "/" OURS);
+	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
+	return el;
+}
+
+/*
+ * Issue 19's campaign (seed 223883417): a follower reloaded from -3 to -1
+ * deleted its marker first, and its new one was lost to a connection
+ * loss: its node stayed without a marker, and a head at -1 took it for a
+ * 0 and yielded to it. The new marker is made first, the old one deleted
+ * only once it is made (mutant 84: the old order), even across a lost
+ * MARK.
+ */
+static void
+test_priority_reload_makes_the_new_marker_first(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	struct el_action a;
+	char *kids[] = { OTHER1, OURS };
+	char *old[] = { "00000000000000aa_2", "000000001234abcd_-3" };
+	int i, made = 0;
+
+	(void)state;
+	el = start_marked(&p, -3);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, kids, 2);
+	expect_op(el, EL_OP_WATCH_PRED, CAND "/" OTHER1);
+	reply_get(el, EL_OP_WATCH_PRED, "", 0xaa, 90);
+	p.priority = -1;
+	election_reconfigure(el, &p);
+	expect_op(el, EL_OP_MARK, E "/priority/000000001234abcd_-1");
+	election_session(el, EL_ZK_CONNECTING, SID, T_MS);
+	reply(el, EL_OP_MARK, ZCONNECTIONLOSS);
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+	/* Whatever it reads again, the old marker stays until the new one
+	 * is made. */
+	for (i = 0; i < 20; i++) {
+		a = next(el);
+		if (a.type != EL_ACT_ZK)
+			continue;
+		if (a.op == EL_OP_UNMARK) {
+			assert_true(made);
+			assert_int_equal(a.nsub, 1);
+			assert_string_equal(a.sub[0].path,
+			    E "/priority/000000001234abcd_-3");
+			reply(el, EL_OP_UNMARK, ZOK);
+			break;
+		}
+		switch (a.op) {
+		case EL_OP_MARK:
+			assert_string_equal(a.path,
+			    E "/priority/000000001234abcd_-1");
+			reply(el, EL_OP_MARK, ZOK);
+			made = 1;
+			break;
+		case EL_OP_MARKS:
+			reply_children(el, EL_OP_MARKS, old, 2);
+			break;
+		case EL_OP_LEADER:
+			reply_get(el, EL_OP_LEADER,
+			    "id=node2\ndata=\nepoch=90\n", 0xaa, 95);
+			break;
+		case EL_OP_WATCH_OWN:
+			reply_get(el, a.op, "", SID, 100);
+			break;
+		case EL_OP_WATCH_PRED:
+			reply_get(el, a.op, "", 0xaa, 90);
+			break;
+		case EL_OP_LIST:
+			reply_list(el, kids, 2);
+			break;
+		default:
+			answer_auto(el, a.op);
+			break;
+		}
+	}
+	assert_true(made);
+	assert_true(i < 20);
 	election_free(el);
 }
 
@@ -2799,18 +2930,7 @@ prio7_resigns(void)
 	struct el_action a;
 	char *kids[] = { OURS };
 
-	params_init(&p, 0, 0, 0);
-	p.priority = 7;
-	el = el_start(&p);
-	up_no_leader(el);
-	for (a = next(el); a.op == EL_OP_PARENT; a = next(el))
-		reply(el, EL_OP_PARENT, ZNODEEXISTS);
-	assert_int_equal(a.op, EL_OP_MARK);
-	reply(el, EL_OP_MARK, ZOK);
-	expect_op(el, EL_OP_CREATE, NULL);
-	reply_create(el, CAND "/" OURS);
-	expect_op(el, EL_OP_WATCH_OWN, CAND "/" OURS);
-	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
+	el = start_marked(&p, 7);
 	expect_op(el, EL_OP_LIST, CAND);
 	reply_list(el, kids, 1);
 	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
@@ -3167,18 +3287,7 @@ test_negative_priority_keeps_its_marker_after_a_handover(void **state)
 	char *kids[] = { OURS };
 
 	(void)state;
-	params_init(&p, 0, 0, 0);
-	p.priority = -2;
-	el = el_start(&p);
-	up_no_leader(el);
-	for (a = next(el); a.op == EL_OP_PARENT; a = next(el))
-		reply(el, EL_OP_PARENT, ZNODEEXISTS);
-	assert_int_equal(a.op, EL_OP_MARK);
-	reply(el, EL_OP_MARK, ZOK);
-	expect_op(el, EL_OP_CREATE, NULL);
-	reply_create(el, CAND "/" OURS);
-	expect_op(el, EL_OP_WATCH_OWN, CAND "/" OURS);
-	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
+	el = start_marked(&p, -2);
 	expect_op(el, EL_OP_LIST, CAND);
 	reply_list(el, kids, 1);
 	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
@@ -3599,6 +3708,9 @@ main(void)
 		cmocka_unit_test(
 		    test_resigned_marker_stays_away_until_another_leads),
 		cmocka_unit_test(test_marker_of_a_lost_release_is_deleted),
+		cmocka_unit_test(
+		    test_session_of_two_markers_counts_at_the_lower),
+		cmocka_unit_test(test_priority_reload_makes_the_new_marker_first),
 		cmocka_unit_test(test_preemption_decided_in_the_core),
 		cmocka_unit_test(test_preemption_reads_the_queue_only_when_outranked),
 		cmocka_unit_test(test_preemption_below_zero_reads_the_queue),
