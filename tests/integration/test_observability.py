@@ -307,9 +307,12 @@ def test_status_keys_queue_paused_healthy(election, tmp_path):
 def test_status_healthy_and_backoff(election, tmp_path):
     flag = tmp_path / "healthy"
     flag.touch()
+    # A check times out at check_interval: at 200 ms a stall of the loaded
+    # machine failed both daemons' `test -e` (313 and 342 ms) after they
+    # rejoined, and nobody was leader to resign; 1 s outlasts such stalls.
     n1, n2 = start_in_order(election, 2, options={
         "hooks.check": f"test -e {flag}",
-        "hooks.check_interval": "200ms",
+        "hooks.check_interval": "1s",
         "hooks.check_fall": "1",
         "hooks.check_rise": "1",
         "hooks.retry_backoff": "30s",
