@@ -533,8 +533,12 @@ class Zkelectd(System):
         self.session_timeout = session_timeout or f"{b.T}s"
         super().__init__(b, nodes)
         self.name = "zkelectd" if service == "failover" else service
-        self.sdir = b.dir / f"zkelectd-{service}"
+        # On the run's tmpfs (run.sh's RUNDIR), as /run/zkelectd would be,
+        # reached from the run's directory too.
+        self.sdir = b.run_dir / f"zkelectd-{service}"
         self.sdir.mkdir(exist_ok=True)
+        if b.run_dir != b.dir:
+            (b.dir / f"zkelectd-{service}").symlink_to(self.sdir)
         for n in nodes:
             self.write_conf(n)
 
@@ -645,6 +649,7 @@ class Bench:
     def __init__(self, a):
         self.a = a
         self.dir = Path(a.dir)
+        self.run_dir = Path(a.run_dir or a.dir)
         self.procs = Procs(self.dir)
         self.T = a.session_timeout
         self.hook = self.dir / "hook.sh"
@@ -1168,8 +1173,13 @@ class Bench:
         two.close_session()
         # The same between two processes (floor2.py): the watcher sleeps
         # through the quiet in another process, as a successor does.
+        # And the whole handoff so (MULTI 4): zkelectd's release with its
+        # company (a third watcher, the old session closed), hook.sh's
+        # demote reaped before it and promote spawned on the claim's event.
         for key, k in (("delete_to_watch_cold_2proc_ms", 0),
-                       ("multi4_to_watch_cold_2proc_ms", 1)):
+                       ("multi4_to_watch_cold_2proc_ms", 1),
+                       ("release_to_watch_cold_2proc_ms", 2),
+                       ("handoff_gap_bare_2proc_ms", 4)):
             out = subprocess.run(
                 [sys.executable, str(HERE / "floor2.py"),
                  f"127.0.0.1:{self.zk.port}", str(n), str(k),
@@ -1304,6 +1314,7 @@ def main():
         "ZooKeeper requests per failover, a join storm, the idle footprint "
         "and the floors of this machine. Prints Markdown tables.")
     ap.add_argument("--dir", required=True, help=argparse.SUPPRESS)
+    ap.add_argument("--run-dir", help=argparse.SUPPRESS)
     ap.add_argument("--rounds", type=int, default=20,
                     help="failover rounds per system and kind (default 20)")
     ap.add_argument("--quick", action="store_true",

@@ -1,7 +1,10 @@
 #!/bin/bash
 # The release's notification between two processes, three clients side by
 # side on one throwaway ZooKeeper: libzookeeper_mt (as zkelectd), the
-# threadless libzookeeper_st, and the bare protocol client (floor2.py).
+# threadless libzookeeper_st, and the bare protocol client (floor2.py);
+# the bare client also as zkelectd's release meets its successor (five
+# deletes, a third watcher, the deleter closing: floor2.py's MULTI 2), and
+# with the claim deleted first (MULTI 3).
 # Rounds alternate; each prints its median. Needs libzookeeper-st2 for the
 # st build (it is skipped without).
 #   bench/failover/floor2.sh [ROUNDS [N]]
@@ -26,9 +29,16 @@ for r in $(seq "$rounds"); do
 	echo "round $r"
 	"$dir/floor2-mt" "$hp" "$n" 1
 	if [ -x "$dir/floor2-st" ]; then "$dir/floor2-st" "$hp" "$n" 1; fi
-	/usr/bin/python3 "$here/floor2.py" "$hp" "$n" 1 | /usr/bin/python3 -c '
+	for m in 1 2 3; do
+		/usr/bin/python3 "$here/floor2.py" "$hp" "$n" "$m" |
+		    /usr/bin/python3 -c '
 import json, statistics, sys
+what = {"1": "two processes, multi of four",
+        "2": "the release as it is (five deletes, claim last, three "
+             "watched, a third watcher, the deleter closing)",
+        "3": "the same, the claim deleted first"}[sys.argv[1]]
 r = sorted(json.load(sys.stdin))
-print(f"bare client, two processes, multi of four: median "
-      f"{statistics.median(r):.2f} ms, min {r[0]:.2f}, max {r[-1]:.2f}")'
+print(f"bare client, {what}: median "
+      f"{statistics.median(r):.2f} ms, min {r[0]:.2f}, max {r[-1]:.2f}")' "$m"
+	done
 done

@@ -47,6 +47,10 @@ ulimit -u unlimited 2>/dev/null || true
 
 DIR=$(mktemp -d /tmp/zkfailover.XXXXXX)
 MARK="BENCH_FAILOVER_DIR=$DIR"
+# The daemons' runtime files (status files, sockets, logs) on a tmpfs, as
+# their default /run/zkelectd is on a real host: not on the disk whose
+# journal ZooKeeper's fsync of every write has to commit.
+RUNDIR=$(mktemp -d /dev/shm/zkfailover.XXXXXX)
 
 # Last resort: kill whatever carries this run's mark in its environment
 # (bench.py sets it in every child), then remove the directory.
@@ -71,9 +75,13 @@ cleanup() {
 		[ "$i" -lt 50 ] && sleep 0.1
 	done
 	if [ "$KEEP" = 1 ]; then
+		# The runtime files join the rest, where they were before.
+		find "$DIR" -maxdepth 1 -type l -name 'zkelectd-*' -delete
+		cp -a "$RUNDIR"/. "$DIR"/ 2>/dev/null || true
+		rm -rf "$RUNDIR"
 		echo "kept $DIR" >&2
 	else
-		rm -rf "$DIR"
+		rm -rf "$DIR" "$RUNDIR"
 	fi
 }
 trap cleanup EXIT
@@ -81,6 +89,6 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # In the background, so that a signal to this script runs the trap at once.
-/usr/bin/python3 "$HERE/bench.py" --dir "$DIR" "$@" &
+/usr/bin/python3 "$HERE/bench.py" --dir "$DIR" --run-dir "$RUNDIR" "$@" &
 PYPID=$!
 wait "$PYPID"
