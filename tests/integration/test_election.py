@@ -302,12 +302,16 @@ def test_hung_promote_hook_is_gone_before_demote_runs(election):
 
 
 def test_hook_environment_and_demote_on_start(election):
-    n1 = election.daemon("node1", data=data_of(1))
+    # T = 8 s gives each demote hook 2 s (T/4): at T = 3 s a loaded
+    # machine's record.sh outlasted its 750 ms, and the startup demote
+    # this test reads was killed before it wrote its environment.
+    roomy = {"zookeeper.session_timeout": "8000ms"}
+    n1 = election.daemon("node1", data=data_of(1), options=roomy)
     n1.wait_role("leader")
-    n2 = election.daemon("node2", data=data_of(2))
+    n2 = election.daemon("node2", data=data_of(2), options=roomy)
     n2.wait_role("follower")
     n3 = election.daemon("node3", data=data_of(3),
-                         options={"hooks.demote_on_start": "no"})
+                         options={"hooks.demote_on_start": "no", **roomy})
     n3.wait_role("follower")
     epoch1 = n1.leader()["epoch"]
 

@@ -234,9 +234,12 @@ def test_a_link_planted_at_the_session_file_is_never_followed(election):
     wait_for(lambda: not path.is_symlink() and path.exists(), 10,
              "the session file written in the link's place")
     assert "session file" in a.log_text()
-    # Planted while the daemon runs: replaced, never written through.
-    path.unlink()
-    os.symlink(victim, path)
+    # Planted while the daemon runs: replaced, never written through. The
+    # link goes in by a rename over the file, at once: an unlink and then
+    # a symlink raced the daemon writing the file again in between.
+    planted = path.with_name(path.name + ".planted")
+    os.symlink(victim, planted)
+    os.rename(planted, path)
     wait_for(lambda: not path.is_symlink(), 10, "the link replaced")
     assert victim.read_text() == "precious\n"
     assert stat.S_IMODE(os.lstat(path).st_mode) == 0o600
