@@ -100,6 +100,26 @@ def test_history_checks_accept_a_clean_handover(tmp_path):
     check_alternation(ev)
 
 
+def test_log_ends_close_a_killed_demote_for_i2(tmp_path):
+    # A startup demote killed at its timeout after its first line (1.0),
+    # reaped at 1.5 per the log; the promote starts at 2.0.
+    ev = _history(tmp_path, [
+        "a demote start 0 startup", "a promote start 5 elected",
+        "a promote end 5 elected",
+    ])
+    with pytest.raises(AssertionError, match="I2"):
+        check_alternation(ev)
+    check_alternation(add_log_ends(ev, {"a": [(0.9, 1.5)]}, True))
+    # Reaped only after the promote started: the overlap is still seen.
+    with pytest.raises(AssertionError, match="I2"):
+        check_alternation(add_log_ends(ev, {"a": [(0.9, 2.5)]}, True))
+    # Killed before its first line: no end without a start for I2.
+    none = _history(tmp_path, ["a promote start 5 elected",
+                               "a promote end 5 elected"])
+    assert len(add_log_ends(none, {"a": [(0.1, 0.5)]}, True)) == 2
+    check_alternation(add_log_ends(none, {"a": [(0.1, 0.5)]}, True))
+
+
 def test_log_ends_close_a_killed_demote_for_i1_only(tmp_path):
     # a's demote hook (history lines at 3 and later) was killed at its
     # timeout before record.sh wrote its end; a's log says it was reaped

@@ -921,13 +921,15 @@ class Election:
     def check_invariants(self, allow_unfinished=()):
         evs = self.events()
         check_no_overlap(self.with_log_ends(evs))
-        check_alternation(evs, allow_unfinished)
+        check_alternation(self.with_log_ends(evs, need_start=True),
+                          allow_unfinished)
 
-    def with_log_ends(self, events):
+    def with_log_ends(self, events, need_start=False):
         """The history with the ends of killed demote hooks taken from the
-        daemons' logs (add_log_ends()), for I1."""
+        daemons' logs (add_log_ends())."""
         return add_log_ends(events, {d.id: d.hook_spans("demote")
-                                     for d in self.daemons.values()})
+                                     for d in self.daemons.values()},
+                            need_start)
 
     def collect_logs(self):
         if self.final_logs is not None:
@@ -1042,22 +1044,30 @@ def leadership_intervals(events):
     return out
 
 
-def add_log_ends(events, demote_spans):
+def add_log_ends(events, demote_spans, need_start=False):
     """The history, with the end of every demote hook that record.sh did
     not live to write (killed at hooks.demote_timeout, on a loaded machine
     before its last line or even its first) taken from the daemon's own
     log: demote_spans maps an id to its [(spawned, reaped)] from
     Daemon.hook_spans(). Each end is put after every line stamped before
-    the reaping, so it is never earlier than the kill (a late end only
-    makes I1 stricter). For I1: the history itself, which I2 reads, has no
-    such line. Returns new Events, renumbered; the input is not changed."""
+    the reaping, so it is never earlier than the kill: a late end only
+    makes I1 stricter, and for I2 a hook that started before the killed
+    one was reaped is still seen to start while it runs. With need_start
+    (for I2), only where record.sh wrote the hook's start line. Returns new
+    Events, renumbered; the input is not changed."""
     out = [replace(e) for e in events]
     for id_, spans in demote_spans.items():
         ends = [e.ts for e in events
                 if e.id == id_ and e.event == "demote" and e.phase == "end"]
+        starts = [e.ts for e in events
+                  if e.id == id_ and e.event == "demote" and
+                  e.phase == "start"]
         for start, over in spans:
             if over is None or any(start - 0.05 <= t <= over + 0.05
                                    for t in ends):
+                continue
+            if need_start and not any(start - 0.05 <= t <= over + 0.05
+                                      for t in starts):
                 continue
             at = len(out)
             while at > 0 and out[at - 1].ts > over:
