@@ -702,9 +702,15 @@ def test_metrics(election):
     m1, m2 = metrics_of(n1), metrics_of(n2)
     check_metrics_plausible(m1, "leader", 2, won=1, promote_runs=1)
     check_metrics_plausible(m2, "follower", 2, won=0, promote_runs=0)
-    for m in (m1, m2):
+    # Every hook failure the daemon logged, and no other: none, unless a
+    # loaded machine's startup demote outlasted its T/4 (seen under ASan).
+    for d, m in ((n1, m1), (n2, m2)):
         for hook in ("promote", "demote"):
-            assert m.get("zkelectd_hook_failures_total", hook=hook) == 0
+            logged = len(re.findall(
+                rf"\b{hook} hook (timed out after|killed by signal|exited)",
+                d.log_text()))
+            assert m.get("zkelectd_hook_failures_total", hook=hook) == \
+                logged, (d.id, hook, logged)
 
     # Each request counts.
     before = metrics_of(n1).get("zkelectd_socket_requests_total")
