@@ -704,13 +704,16 @@ def test_metrics(election):
     check_metrics_plausible(m2, "follower", 2, won=0, promote_runs=0)
     # Every hook failure the daemon logged, and no other: none, unless a
     # loaded machine's startup demote outlasted its T/4 (seen under ASan).
+    def logged_failures(d, hook):
+        return len(re.findall(
+            rf"\b{hook} hook (timed out after|killed by signal|exited)",
+            d.log_text()))
+    startup = {}
     for d, m in ((n1, m1), (n2, m2)):
         for hook in ("promote", "demote"):
-            logged = len(re.findall(
-                rf"\b{hook} hook (timed out after|killed by signal|exited)",
-                d.log_text()))
+            startup[d.id, hook] = logged_failures(d, hook)
             assert m.get("zkelectd_hook_failures_total", hook=hook) == \
-                logged, (d.id, hook, logged)
+                startup[d.id, hook], (d.id, hook)
 
     # Each request counts.
     before = metrics_of(n1).get("zkelectd_socket_requests_total")
@@ -730,7 +733,9 @@ def test_metrics(election):
     m1, m2 = metrics_of(n1), metrics_of(n2)
     check_metrics_plausible(m1, "follower", 2, won=1, promote_runs=1)
     check_metrics_plausible(m2, "leader", 2, won=1, promote_runs=1)
-    assert m1.get("zkelectd_hook_failures_total", hook="demote") == 1
+    assert "demote hook exited 1" in n1.log_text()
+    assert m1.get("zkelectd_hook_failures_total", hook="demote") == \
+        startup["node1", "demote"] + 1
     assert m1.get("zkelectd_hook_runs_total", hook="demote") == 2
     assert m1.get("zkelectd_hook_duration_seconds_sum", hook="demote") >= 0.3
     assert m2.get("zkelectd_leader_changes_total") >= 2
