@@ -480,7 +480,8 @@ int el_take_slot(struct election *el, struct el_action *act,
     enum hook_kind kind, const char *reason);
 
 /* election_mark.c */
-void el_unmark(struct election *el, struct el_action *act);
+void el_unmark(struct election *el, struct el_action *act,
+    const char *path);
 int el_next_mark_extra(struct election *el, struct el_action *act);
 int el_next_mark(struct election *el, struct el_action *act);
 int el_read_marks(struct election *el, struct el_action *act);

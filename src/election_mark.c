@@ -41,11 +41,12 @@ el_mark_wanted(const struct election *el)
 	    el->now >= el->mark_hold_until && el_may_queue(el);
 }
 
+/* A marker of ours deleted on its own (NONODE is fine). */
 void
-el_unmark(struct election *el, struct el_action *act)
+el_unmark(struct election *el, struct el_action *act, const char *path)
 {
 	act->nsub = 0;
-	el_sub(act, ZK_MOP_DELETE, el->mark_have, NULL);
+	el_sub(act, ZK_MOP_DELETE, path, NULL);
 	el_act_zk(el, act, EL_OP_UNMARK, NULL);
 }
 
@@ -59,10 +60,8 @@ el_next_mark_extra(struct election *el, struct el_action *act)
 {
 	if (el->mark_extra == NULL || EL_MUTANT(82))
 		return 0;
-	act->nsub = 0;
-	el_sub(act, ZK_MOP_DELETE, el->mark_extra, NULL);
 	el->unmark_extra = 1;
-	el_act_zk(el, act, EL_OP_UNMARK, NULL);
+	el_unmark(el, act, el->mark_extra);
 	return 1;
 }
 
@@ -83,10 +82,8 @@ el_next_mark(struct election *el, struct el_action *act)
 
 	/* The one a change replaced, once the new one is made. */
 	if (el->mark_old != NULL) {
-		act->nsub = 0;
-		el_sub(act, ZK_MOP_DELETE, el->mark_old, NULL);
 		el->unmark_old = 1;
-		el_act_zk(el, act, EL_OP_UNMARK, NULL);
+		el_unmark(el, act, el->mark_old);
 		return 1;
 	}
 	want[0] = '\0';
@@ -101,7 +98,7 @@ el_next_mark(struct election *el, struct el_action *act)
 	 */
 	if (el->mark_have != NULL && !have && (want[0] == '\0' ||
 	    !el->parents_done || EL_MUTANT(84))) {
-		el_unmark(el, act);
+		el_unmark(el, act, el->mark_have);
 		return 1;
 	}
 	/* One a lost release may have deleted is made again (or found). */

@@ -65,7 +65,7 @@ el_next_release(struct election *el, struct el_action *act)
 	 */
 	if ((act->nsub == 0 || EL_MUTANT(83)) && el->mark_unsure &&
 	    el->mark_have != NULL) {
-		el_unmark(el, act);
+		el_unmark(el, act, el->mark_have);
 		return 0;
 	}
 	if (act->nsub == 0) {

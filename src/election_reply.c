@@ -354,28 +354,36 @@ el_reply_mark(struct election *el, const struct el_result *res)
 	}
 }
 
+/*
+ * The reply to the deletion of a marker of ours other than mark_have (one
+ * from before a restart, or one a change replaced), if *flag says it was
+ * that one: gone, or sent again (lost). 1 if it was.
+ */
+static int
+el_unmarked_other(struct election *el, int *flag, char **path, int rc)
+{
+	if (!*flag)
+		return 0;
+	*flag = 0;
+	if (rc == ZOK || rc == ZNONODE)
+		el_replace(path, NULL);
+	else
+		el_op_error(el, rc);	/* lost: deleted again */
+	return 1;
+}
+
 static void
 el_reply_unmark(struct election *el, const struct el_result *res)
 {
 	int rc = res->rc;
 
-	if (el->unmark_extra) {
-		el->unmark_extra = 0;
-		if (rc == ZOK || rc == ZNONODE) {
-			el_replace(&el->mark_extra, NULL);
+	if (el_unmarked_other(el, &el->unmark_extra, &el->mark_extra, rc)) {
+		if (el->mark_extra == NULL)
 			el->marks_unknown = 1;	/* any other? */
-		} else
-			el_op_error(el, rc);	/* lost: deleted again */
 		return;
 	}
-	if (el->unmark_old) {
-		el->unmark_old = 0;
-		if (rc == ZOK || rc == ZNONODE)
-			el_replace(&el->mark_old, NULL);
-		else
-			el_op_error(el, rc);	/* lost: deleted again */
+	if (el_unmarked_other(el, &el->unmark_old, &el->mark_old, rc))
 		return;
-	}
 
 	if (rc == ZOK || rc == ZNONODE) {
 		el_replace(&el->mark_have, NULL);
