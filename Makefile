@@ -67,7 +67,7 @@ $(BUILD)/libzkelect.a: $(LIBOBJ)
 # too, without zkelectd.c's main).
 DAEMON_MAIN = daemon command diagnose metrics notify_hook run_hook \
               reexec resume crashed \
-              switchover lease engine queue_read slot_hook
+              switchover lease engine queue_read slot_hook request
 
 $(BUILD)/zkelectd: $(BUILD)/zkelectd.o $(DAEMON_MAIN:%=$(BUILD)/%.o) \
     $(BUILD)/libzkelect.a

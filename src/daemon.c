@@ -3,11 +3,11 @@
  * ZooKeeper, hooks, timers, a new session), feeds it what comes back, and
  * reports the outcome to the status file, systemd and watchers.
  *
- * It calls its features (slot_hook.c, run_hook.c, notify_hook.c,
- * switchover.c, queue_read.c, metrics.c) and none of them calls it: what
- * they share with it is engine.c's, and a feature that told the core
- * something asks for a step through engine_step(), which runs the
- * daemon_step() registered in d->step.
+ * It calls its features (request.c, slot_hook.c, run_hook.c,
+ * notify_hook.c, switchover.c, queue_read.c, metrics.c) and none of them
+ * calls it: what they share with it is engine.c's, and a feature that
+ * told the core something asks for a step through engine_step(), which
+ * runs the daemon_step() registered in d->step.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -67,115 +67,6 @@ daemon_reopen(evutil_socket_t fd, short what, void *arg)
 	daemon_step(d);
 }
 
-/*
- * The election's requests are answered in the order they were sent, as
- * ZooKeeper replies: one that could not be sent gets its error in turn.
- */
-static void
-daemon_el_answer(struct daemon *d, const struct el_result *res)
-{
-	struct el_result failed;
-	enum el_op op;
-
-	for (;;) {
-		op = d->el_req[0].op;
-		daemon_diagnose(d, op, d->el_req[0].path, res);
-		d->el_nreq--;
-		memmove(&d->el_req[0], &d->el_req[1], (size_t)d->el_nreq *
-		    sizeof(d->el_req[0]));
-		election_op_done(d->el, op, res);
-		if (d->el_nreq == 0 || d->el_req[0].rc == ZOK)
-			return;
-		memset(&failed, 0, sizeof(failed));
-		failed.rc = d->el_req[0].rc;
-		res = &failed;
-	}
-}
-
-static void
-daemon_send(struct daemon *d, const struct el_action *act)
-{
-	uint64_t tag = engine_tag(d);
-	int64_t sending = act->op == EL_OP_RELEASE ? log_stamp() : 0;
-	int rc;
-
-	d->m.zk_requests[act->op]++;
-	if (act->op == EL_OP_SYNC)
-		d->sync_tag = tag;
-	else {
-		if (d->el_nreq == EL_PIPE_MAX)
-			fatalx("more election requests than EL_PIPE_MAX");
-		d->el_req[d->el_nreq].tag = tag;
-		d->el_req[d->el_nreq].op = act->op;
-		d->el_req[d->el_nreq].rc = ZOK;
-		(void)snprintf(d->el_req[d->el_nreq].path,
-		    sizeof(d->el_req[0].path), "%s",
-		    act->path != NULL ? act->path : "");
-		d->el_nreq++;
-	}
-	switch (act->op) {
-	case EL_OP_PARENT:
-		rc = zk_create(d->zk, act->path, "", 0, tag);
-		break;
-	case EL_OP_CREATE:
-		rc = zk_create(d->zk, act->path, act->data,
-		    ZOO_EPHEMERAL_SEQUENTIAL, tag);
-		break;
-	case EL_OP_MARK:
-		rc = zk_create(d->zk, act->path, "", ZOO_EPHEMERAL, tag);
-		break;
-	case EL_OP_LIST:
-	case EL_OP_CLAIMS:
-		rc = zk_children(d->zk, act->path, tag);
-		break;
-	case EL_OP_MARKS:
-		rc = zk_children_watch(d->zk, act->path, tag);
-		break;
-	case EL_OP_BREADCRUMB:
-	case EL_OP_WATCH_PRED:
-	case EL_OP_WATCH_OWN:
-	case EL_OP_LEADER:
-		rc = zk_get(d->zk, act->path, 1, tag);
-		break;
-	case EL_OP_LEADER_EXISTS:
-	case EL_OP_CRUMB_EXISTS:
-	case EL_OP_CLAIM_WATCH:
-		rc = zk_exists(d->zk, act->path, 1, tag);
-		break;
-	case EL_OP_SYNC:
-		rc = zk_sync(d->zk, act->path, tag);
-		break;
-	case EL_OP_ACK:
-	case EL_OP_CLAIM:
-	case EL_OP_RELEASE:
-	case EL_OP_SET_DATA:
-	case EL_OP_SW_DELETE:
-	case EL_OP_UNMARK:
-		rc = zk_multi(d->zk, act->sub, act->nsub, tag);
-		break;
-	default:
-		rc = ZBADARGUMENTS;
-		break;
-	}
-	if (sending != 0)
-		trace_release(&d->tr, sending, log_stamp());
-	if (rc != ZOK) {
-		struct el_result res;
-
-		log_warnx("zookeeper request on %s: %s",
-		    act->path != NULL ? act->path : d->epath, zk_strerror(rc));
-		memset(&res, 0, sizeof(res));
-		res.rc = rc;
-		if (act->op == EL_OP_SYNC) {
-			d->sync_tag = 0;
-			election_op_done(d->el, act->op, &res);
-		} else if (d->el_nreq == 1)
-			daemon_el_answer(d, &res);
-		else
-			d->el_req[d->el_nreq - 1].rc = rc;
-	}
-}
-
 void
 daemon_zk_event(const struct zk_event *ev, void *arg)
 {
@@ -185,6 +76,7 @@ daemon_zk_event(const struct zk_event *ev, void *arg)
 	int64_t delivered;
 
 	delivered = log_stamp();
+	d->batch_drained = ev->drained_us;
 	engine_clock(d);
 	trace_event(&d->tr, ev, delivered);
 	switch (ev->type) {
@@ -341,6 +233,7 @@ daemon_perform(struct daemon *d, const struct el_action *act)
 		queue_read_fail(d, "error session-expired");
 		zk_close(d->zk);
 		election_restarted(d->el);
+		daemon_held_drop(d);
 		d->el_nreq = 0;
 		d->sync_tag = 0;
 		d->count_tag = 0;

@@ -63,6 +63,7 @@ struct zk {
 	struct ACL acl_buf[2];
 	struct ACL_vector acl;
 	zk_event_fn fn;
+	zk_batch_fn batch;
 	void *arg;
 };
 
@@ -282,6 +283,8 @@ zk_drain(evutil_socket_t fd, short what, void *arg)
 	 * but before the lock was taken is drained now, after it was queued.
 	 */
 	drained_us = log_stamp();
+	if (zk->batch != NULL)
+		zk->batch(1, zk->arg);
 	for (; ev != NULL; ev = next) {
 		next = ev->next;
 		ev->drained_us = drained_us;
@@ -291,6 +294,8 @@ zk_drain(evutil_socket_t fd, short what, void *arg)
 			log_debug("zk: dropped an event of handle %u", ev->gen);
 		zk_event_free(ev);
 	}
+	if (zk->batch != NULL)
+		zk->batch(0, zk->arg);
 }
 
 /*
@@ -349,6 +354,12 @@ zk_new(struct event_base *base, zk_event_fn fn, void *arg)
 	zk->fn = fn;
 	zk->arg = arg;
 	return zk;
+}
+
+void
+zk_set_batch(struct zk *zk, zk_batch_fn fn)
+{
+	zk->batch = fn;
 }
 
 void

@@ -413,6 +413,7 @@ main(int argc, char *argv[])
 	d.hooks = hook_runner_new(d.base);
 	d.notify = notify_new(d.base);
 	d.zk = zk_new(d.base, daemon_zk_event, &d);
+	zk_set_batch(d.zk, daemon_zk_batch);
 	daemon_election_params(&d, &ep);
 	/* A re-exec with no session: the image before ran no hook undone. */
 	if (d.rx_inherited && !d.rx_session)

@@ -106,6 +106,24 @@ struct daemon {
 		char path[512];	/* for what is logged of it */
 	} el_req[EL_PIPE_MAX];	/* the election's requests in flight */
 	int el_nreq;
+	/*
+	 * Requests held back while a batch of ZooKeeper's events is stepped,
+	 * sent after its last step (daemon_zk_batch()): a promote hook that
+	 * the batch starts is spawned first.
+	 */
+	struct held_req {
+		enum el_op op;
+		uint64_t tag;
+		char *path;
+		char *data;
+		struct zk_mop sub[EL_MAX_SUBOPS];
+		char *sub_path[EL_MAX_SUBOPS];
+		char *sub_data[EL_MAX_SUBOPS];
+		int nsub;
+	} held[EL_PIPE_MAX + 1];	/* and the keepalive's sync */
+	int nheld;
+	int holding;
+	int64_t batch_drained;	/* the batch's drained stamp (trace.h) */
 	pid_t hook_pid;		/* the hook in the slot, or -1 */
 	pid_t startup_pid;	/* the startup demote running, or -1 */
 	pid_t notify_pid;	/* hooks.notify running, or -1 */
@@ -199,6 +217,11 @@ void daemon_step(struct daemon *d);
 void daemon_check_lease(struct daemon *d);
 void daemon_open(struct daemon *d);
 void daemon_zk_event(const struct zk_event *ev, void *arg);
+void daemon_zk_batch(int begin, void *arg);
+/* request.c */
+void daemon_send(struct daemon *d, const struct el_action *act);
+void daemon_el_answer(struct daemon *d, const struct el_result *res);
+void daemon_held_drop(struct daemon *d);
 void daemon_reopen(evutil_socket_t fd, short what, void *arg);
 void daemon_count(evutil_socket_t fd, short what, void *arg);
 void daemon_deadline(evutil_socket_t fd, short what, void *arg);

@@ -527,8 +527,9 @@ class Zkelectd(System):
     name = "zkelectd"
 
     def __init__(self, b, nodes, service="failover", log_level="debug",
-                 session_timeout=None):
+                 session_timeout=None, binary=None):
         self.service = service
+        self.binary = binary or b.zkelectd
         self.log_level = log_level
         self.session_timeout = session_timeout or f"{b.T}s"
         super().__init__(b, nodes)
@@ -568,7 +569,7 @@ log_level = {self.log_level}
         return self.sdir / f"{n}.log"
 
     def _start(self, n):
-        argv = [str(self.b.zkelectd), "-c", str(self.sdir / f"{n}.conf")]
+        argv = [str(self.binary), "-c", str(self.sdir / f"{n}.conf")]
         self.proc[n] = self.b.procs.spawn(argv, self.log_path(n),
                                           env=self.env())
 
@@ -802,6 +803,12 @@ class Bench:
             + (f", gap {row['gap_ms']:.1f} ms" if "gap_ms" in row else "")
             + (f"  ERROR {row['error']}" if "error" in row else ""))
         system.start(lead)
+        # Settled again before the next round, which may be another
+        # system's: a candidate still starting (a Python interpreter
+        # importing kazoo takes a few hundred ms of CPU here) would run
+        # through that system's handoff and slow it, and the order of
+        # the systems in a round would bias the comparison.
+        system.wait_settled(60)
         return row
 
     # zkelectd's own share of every graceful handoff's gap, from the
@@ -840,6 +847,13 @@ class Bench:
         a = self.a
         systems = [Zkelectd(self, ["z1", "z2", "z3"],
                             log_level=a.zkelectd_log_level)]
+        if a.zkelectd_b:
+            # Another build of the daemon in the same rounds (an A/B
+            # comparison): its own service, so its own election.
+            systems.append(Zkelectd(self, ["y1", "y2", "y3"],
+                                    service="zkelectd-b",
+                                    log_level=a.zkelectd_log_level,
+                                    binary=Path(a.zkelectd_b).resolve()))
         if "kazoo" in a.systems:
             systems.append(Kazoo(self, ["k1", "k2", "k3"]))
         if self.etcd is not None:
@@ -1324,6 +1338,9 @@ def main():
         "ZKELECTD", str(REPO / "build" / "zkelectd")),
                     help="the daemon to measure (default $ZKELECTD, else "
                     "build/zkelectd of this checkout, built first)")
+    ap.add_argument("--zkelectd-b", metavar="PATH",
+                    help="another zkelectd binary, measured as the system "
+                    "zkelectd-b in the same alternating rounds (A/B)")
     ap.add_argument("--systems", default="zkelectd,kazoo,etcdctl,etcd-api",
                     help="besides zkelectd, which always runs")
     ap.add_argument("--phases",

@@ -5,6 +5,8 @@ no request between the release and its promote hook (issue 21); the next
 candidate learns it is next from E/leader and prepares; every other
 follower makes at most two small requests, however many candidates there
 are."""
+import re
+
 import pytest
 
 from test_control import parse_metrics
@@ -88,3 +90,53 @@ def test_failover_requests_stay_flat(election, n):
         cost = {d.id: delta(before[d.id], requests_of(d)) for d in ds[2:]}
     for d in ds[4:]:
         assert sum(cost[d.id].values()) <= 2, cost
+
+
+def promote_batches(log):
+    """Each promote's batch of ZooKeeper events, from the debug lines: the
+    promote's hook pid, its batch's drained= stamp (shared by the events
+    one wake-up of the loop handed over) and the paths notified in it."""
+    drained = {}
+    for m in re.finditer(r"watch \d+ on (\S+): queued=\d+ drained=(\d+)", log):
+        drained.setdefault(m.group(2), []).append(m.group(1))
+    for m in re.finditer(r"trace promote\[(\d+)\]: cause=watch:\S+ "
+                         r"queued=\d+ drained=(\d+)", log):
+        yield m.group(1), m.group(2), drained.get(m.group(2), [])
+
+
+def test_a_batch_sends_its_requests_after_the_promote_it_starts(election):
+    """The release's notifications reach the successor together: E/leader's
+    and the breadcrumb's, which ask for their watches to be set again, and
+    the one it promotes on. The requests go out once the whole batch is
+    stepped, after the promote hook was spawned, not between the
+    notification and the hook (issue 21)."""
+    ds = start_in_order(election, 3)
+    seen = 0
+    for _ in range(6):
+        lead = election.wait_one_leader()
+        heir = [d for d in ds if d is not lead and d.alive()]
+        wait_for(lambda: any(prepared(d) for d in heir), 10,
+                 "the heir prepares its claim")
+        lead.stop()
+        succ = wait_for(lambda: next((d for d in heir
+                                      if d.role() == "leader"), None), 15,
+                        "a successor")
+        log = succ.log_text()
+        for pid, drained, paths in promote_batches(log):
+            if not [p for p in paths
+                    if p.endswith(("/leader", "/breadcrumb"))]:
+                continue
+            # E/leader's or the breadcrumb's notification came in the
+            # promote's batch: its request went out after the hook started.
+            started = log.find(f"hook promote[{pid}]: started")
+            held = log.find(f"held through a batch of events "
+                            f"(drained={drained}): ")
+            assert 0 <= started < held, \
+                f"promote [{pid}] in a batch of {paths}:\n{log[-4000:]}"
+            ops = log[held:log.index("\n", held)]
+            assert "leader_exists" in ops or "crumb_exists" in ops, ops
+            seen += 1
+        if seen:
+            break
+        lead.start()
+    assert seen, "no handoff's notifications came in one batch in 6 tries"
