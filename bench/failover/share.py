@@ -209,6 +209,7 @@ PARTS = [
 TOTALS = [
     ("gap", "demote_end", "first_line"),
     ("OWN SHARE (successor): signal -> execve", "queued", "execve"),
+    ("successor: signal -> posix_spawn() called", "queued", "spawning"),
     ("old leader: SIGCHLD -> release sent", "reaped", "sent"),
     ("old leader: hook exit -> release sent", "hook_exit", "sent"),
     ("notification: release sent -> signal", "sent", "queued"),
