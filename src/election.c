@@ -68,9 +68,11 @@
  * epoch, our node's czxid, grows from leader to leader: a leader's node is
  * first of the queue, so it was created after every earlier leader's.
  *
- * What is known from watches, and why each is safe. A prepared heir makes
- * no request between the release and its promote hook; an unprepared head
- * makes its claim and lists E/claims (a write and a read). Each watch
+ * What is known from watches, and why each is safe. A prepared heir waits
+ * for no request between the release and its promote hook (it sends one
+ * read of the breadcrumb, which the release's last notification makes
+ * moot, see (7)); an unprepared head makes its claim and lists E/claims
+ * (a write and a read), and reads the breadcrumb. Each watch
  * below is of this connection: a reconnect invalidates what it told, and
  * a server sends a connection's notifications in zxid order and before
  * any later reply. (5) After our predecessor's deletion we are first
@@ -90,12 +92,22 @@
  * deletion's notification. Once our claim is first, only we could write
  * it: a leader writes it only with the first claim and a node (the ack and
  * data multis check its node), and its writes are all answered before its
- * release is sent; so the view is as good as a read made at the promote,
- * even while the watch set again after a deletion is on its way. A
- * promote or fence is decided only once every such read is in. Mutants
- * 15-18 and 60 make each of these unsafe and the unit tests and the
- * simulator catch them. The heir's notifications come in the order of the
- * release's operations, its claim last; a session's expiry deletes its
+ * release is sent. So a view of it made after our claim was found first
+ * (a read's reply, or a deletion's notification, which come in zxid order
+ * after what made our claim first) is as good as a read made at the
+ * promote, even while the watch set again after a deletion is on its way.
+ * A view from before is not: a deletion notified then (an administrator's,
+ * applied late by a server behind the quorum) spends the watch, and a
+ * leader that held the first claim in between may have written its own
+ * unseen. So a promote needs a view made after our claim was first
+ * (el->crumb_seq after el->first_seq), and reads the breadcrumb again
+ * otherwise. A release deletes its claim, then its breadcrumb (the last
+ * two operations of its multi), so the heir hears that its claim is first,
+ * then that the breadcrumb is gone, in one transaction: it promotes on the
+ * release alone. A crashed leader's expiry leaves the breadcrumb: one read,
+ * then the fence. A promote or fence is decided only once every such read
+ * is in. Mutants 15-18, 60 and 86 make each of these unsafe and the unit
+ * tests and the simulator catch them. A session's expiry deletes its
  * nodes in any order, which costs nothing but a wait for the last one.
  *
  * Why always a leader. Every wait has an end: for a predecessor's deletion
@@ -326,11 +338,22 @@ el_state_init(struct election *el)
 	el->state = el_state_of(el);
 }
 
+/* The event at which our claim was found first, once it is (see (7)). */
+void
+el_first_seen(struct election *el)
+{
+	if (el->cl.first && !el->first_was)
+		el->first_seq = el->evseq;
+	el->first_was = el->cl.first;
+}
+
 /* The state the last event or decision left, through el_go(). */
 void
 el_settle(struct election *el)
 {
 	enum el_state to = el_state_of(el);
+
+	el_first_seen(el);
 
 	/* A promote reported as a leadership from the head on. */
 	if (EL_MUTANT(70) && el->state == EL_ST_HEAD &&

@@ -167,28 +167,32 @@ el_build_release(struct election *el, struct el_action *act)
 	el->release_crumb = el->crumb_exists && el->lead_epoch != 0 &&
 	    el->crumb_epoch == el->lead_epoch &&
 	    (el->crumb_mine || EL_MUTANT(71));
-	if (el->release_crumb) {
-		el_sub(act, ZK_MOP_DELETE, el->crumb_path, NULL);
-		if (!EL_MUTANT(19))
-			act->sub[act->nsub - 1].version = el->crumb_version;
-	}
 	if (el->node_path != NULL)
 		el_sub(act, ZK_MOP_DELETE, el->node_path, NULL);
 	/*
 	 * Our priority marker goes with our node, so that no head sees it
 	 * without the node; it is made again before the next node.
 	 */
-	el->release_marked = (act->nsub > 0 || el->cl.have) &&
+	el->release_marked = (act->nsub > 0 || el->cl.have ||
+	    el->release_crumb) &&
 	    el->mark_have != NULL && !el->mark_unsure;
 	if (el->release_marked)
 		el_sub(act, ZK_MOP_DELETE, el->mark_have, NULL);
 	/*
-	 * Our claim goes last: its deletion is the heir's signal, and a
-	 * server sends the notifications of one transaction in the order of
-	 * its operations, so the heir has heard of everything else first.
+	 * Our claim, then the breadcrumb, go last: a server sends the
+	 * notifications of one transaction in the order of its operations,
+	 * so the heir hears of everything else first, then that its claim
+	 * is first, then that the breadcrumb is gone: a view of the
+	 * breadcrumb from after its claim was first, which it needs to
+	 * promote without a read (see (7) in election.c).
 	 */
 	if (el->cl.have && el->cl.path != NULL)
 		el_sub(act, ZK_MOP_DELETE, el->cl.path, NULL);
+	if (el->release_crumb) {
+		el_sub(act, ZK_MOP_DELETE, el->crumb_path, NULL);
+		if (!EL_MUTANT(19))
+			act->sub[act->nsub - 1].version = el->crumb_version;
+	}
 }
 
 /* The data of E/leader and E/breadcrumb. */

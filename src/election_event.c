@@ -47,6 +47,7 @@ election_session(struct election *el, enum el_zk state, int64_t sid,
 {
 	int64_t wait;
 
+	el->evseq++;
 	el->cause = el_session_cause(state);
 	switch (state) {
 	case EL_ZK_CONNECTED:
@@ -148,6 +149,7 @@ election_session_requested(struct election *el)
 void
 election_watch(struct election *el, int deleted, const char *path)
 {
+	el->evseq++;
 	el->cause = deleted ? "watch: deleted" : "watch: changed";
 	if (el->node_path != NULL && strcmp(path, el->node_path) == 0) {
 		if (deleted)

@@ -88,6 +88,10 @@
  * that names the epoch we last led with after that leadership was
  * released or its session replaced (a stale read of it passes the
  * version check once a successor made its own, at version 0 again).
+ * 86 (the campaign again) a promote trusts a view of the breadcrumb from
+ * before our claim was first: a deletion notified late by a server behind
+ * the quorum hides the breadcrumb a later leader wrote, and a crashed
+ * leader goes unfenced.
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS
@@ -139,7 +143,15 @@ struct election {
 	char *path;		/* E */
 	char *cand_dir;		/* E/candidates */
 	char *leader_path;	/* E/leader */
-	char *crumb_path;	/* E/breadcrumb */
+	char *crumb_path;	/*
+	 * Events counted in the order they come (replies and notifications
+	 * of one connection come in zxid order), and the one at which our
+	 * claim was last found first.
+	 */
+	int64_t evseq;
+	int64_t first_seq;
+	int first_was;
+	/* E/breadcrumb */
 	char *prio_dir;		/* E/priority */
 	/* the ancestors of E/candidates, then E/priority (when priority) */
 	char *parents[EL_MAX_DEPTH + 1];
@@ -345,6 +357,7 @@ struct election {
 	int crumb_armed;	/* a watch on it is set, or being set */
 	int crumb_exists;
 	int64_t crumb_epoch;
+	int64_t crumb_seq;	/* the event that made the view (el->evseq) */
 	int32_t crumb_version;
 	int32_t crumb_version_next;	/* after the ack or data in flight */
 	int crumb_mine;		/* maybe written (an ack sent) by a leadership
@@ -429,6 +442,7 @@ void el_preempt_listed(struct election *el, const struct el_queue *q,
 /* election_reply.c */
 void el_no_leader(struct election *el);
 void el_no_crumb(struct election *el);
+void el_first_seen(struct election *el);
 
 /* election_claim.c */
 void el_claim_init(struct el_claim *cl, const char *path);

@@ -224,6 +224,15 @@ el_next_promote(struct election *el, struct el_action *act)
 		return 0;
 	if (el_watch_crumb(el, act))
 		return 0;
+	/*
+	 * The breadcrumb as it was when our claim was first, or later:
+	 * a view from before may lack what a leader wrote since (see (7)).
+	 */
+	el_first_seen(el);
+	if (el->crumb_seq <= el->first_seq && !EL_MUTANT(86)) {
+		(void)el_arm_crumb(el, act);
+		return 0;
+	}
 	if ((rc = el_yield(el, act)) != 0)
 		return rc;
 	if (el->fence_configured && !el->fenced && el->crumb_exists &&

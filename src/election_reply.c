@@ -33,6 +33,7 @@ el_no_crumb(struct election *el)
 	el->crumb_exists = 0;
 	el->crumb_fresh = 1;
 	el->crumb_epoch = 0;
+	el->crumb_seq = el->evseq;
 }
 
 static void
@@ -560,6 +561,7 @@ el_reply_breadcrumb(struct election *el, const struct el_result *res)
 	if (rc == ZOK) {
 		el->crumb_exists = 1;
 		el->crumb_fresh = 1;
+		el->crumb_seq = el->evseq;
 		el->crumb_version = res->version;
 		candidate_kv(res->data, "epoch", buf, sizeof(buf));
 		el->crumb_epoch = strtoll(buf, NULL, 10);
@@ -611,6 +613,7 @@ el_reply_ack(struct election *el, const struct el_result *res)
 		 */
 		el->crumb_exists = 1;
 		el->crumb_fresh = 1;
+		el->crumb_seq = el->evseq;
 		el->crumb_epoch = el->epoch;
 		el->crumb_version = el->crumb_version_next;
 	} else {
@@ -629,8 +632,10 @@ el_reply_set_data(struct election *el, const struct el_result *res)
 		/* Data changed again while it flew: written again. */
 		if (el->data_sent_gen == el->data_gen || EL_MUTANT(47))
 			el->data_dirty = 0;
-		if (el->crumb_version_next != el->crumb_version)
+		if (el->crumb_version_next != el->crumb_version) {
 			el->crumb_fresh = 1;	/* ours, as written */
+			el->crumb_seq = el->evseq;
+		}
 		el->crumb_version = el->crumb_version_next;
 		if (el->acked && el_owns_leader(el))
 			el_replace(&el->leader_data, el->data);
@@ -758,6 +763,7 @@ election_op_done(struct election *el, enum el_op op,
 	int64_t sent;
 	int rc = res->rc;
 
+	el->evseq++;
 	el->cause = el_reply_cause(op);
 	if (op == EL_OP_SYNC) {
 		el_reply_sync(el, rc);

@@ -11,15 +11,15 @@ the child stamps the event on CLOCK_MONOTONIC. A bare protocol client on
 both sides (tests/integration/zkraw.py: one blocking socket, no threads).
 
 MULTI 2 is zkelectd's release as a successor meets it: five deletes in one
-multi (E/leader, the breadcrumb, the leader's node, its marker, its claim
-last), the successor watching E/leader, the node and the claim (the last
-is its signal), a third session watching E/leader that sets its watch
+multi (E/leader, the leader's node, its marker, its claim, the breadcrumb
+last), the successor watching E/leader, the node, the claim and the
+breadcrumb (the last is its signal), a third session watching E/leader that sets its watch
 again when it fires (as a follower does), and the deleter, a session of
 its own made for the round, closing it as soon as the reply is in (a
 daemon that stops). MULTI 3 is the same with the claim deleted first.
 MULTI 4 is MULTI 2 as a whole handoff: the deleter first runs hook.sh's
-demote and reaps it, the successor runs hook.sh's promote on the claim's
-event (both spawned as zkelectd spawns a plain hook line), and the figure
+demote and reaps it, the successor runs hook.sh's promote on the
+breadcrumb's event (both spawned as zkelectd spawns a plain hook line), and the figure
 is the handoff gap, the promote's first line less the demote's last.
 
 Usage: floor2.py HOST:PORT [N [MULTI [QUIET_S]]]   (prints JSON: the ms)
@@ -100,24 +100,26 @@ def gap(path):
 
 
 def release(host, port, n, quiet, claim_first, hook=False):
-    """MULTI 2 and 3 (above): the ms from the multi sent to the claim's
-    event at the successor; MULTI 4, the handoff gap."""
+    """MULTI 2 and 3 (above): the ms from the multi sent to the last
+    watched node's event at the successor; MULTI 4, the handoff gap."""
     succ, s_down, s_up = child(host, port, hook=hook)
     third, t_down, t_up = child(host, port, rearm=True)
     res = []
     for i in range(n):
         base = f"/bench-floor2/r{os.getpid()}-{i}"
-        names = ["leader", "crumb", "node", "mark", "claim"]
+        names = ["leader", "node", "mark", "claim", "crumb"]
         paths = [f"{base}-{x}" for x in names]
         old = RawZk(host, port, timeout_ms=30000)
         for path in paths:
             old.call(Create(path, b"x", OPEN_ACL_UNSAFE, 1))
-        os.write(s_down, "\n".join([paths[0], paths[2], paths[4]]).encode())
+        os.write(s_down, "\n".join([paths[0], paths[1], paths[3],
+                                     paths[4]]).encode())
         os.write(t_down, paths[0].encode())
         os.read(s_up, 1)
         os.read(t_up, 1)
         time.sleep(quiet)
-        order = [paths[4]] + paths[:4] if claim_first else paths
+        order = ([paths[3]] + paths[:3] + paths[4:] if claim_first
+                 else paths)
         if hook:
             os.waitpid(spawn_hook("demote"), 0)
         t = time.monotonic_ns()

@@ -34,8 +34,9 @@ for r in $(seq "$rounds"); do
 		    /usr/bin/python3 -c '
 import json, statistics, sys
 what = {"1": "two processes, multi of four",
-        "2": "the release as it is (five deletes, claim last, three "
-             "watched, a third watcher, the deleter closing)",
+        "2": "the release as it is (five deletes, the claim then the "
+             "breadcrumb last, four watched, a third watcher, the "
+             "deleter closing)",
         "3": "the same, the claim deleted first"}[sys.argv[1]]
 r = sorted(json.load(sys.stdin))
 print(f"bare client, {what}: median "

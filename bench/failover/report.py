@@ -164,12 +164,13 @@ def print_report(results, a=None):
                  "of four"),
                 ("release_to_watch_cold_2proc_ms", "the same for zkelectd's "
                  "release as its successor meets it: five deletes, the "
-                 "claim last, the successor watching three, a third "
+                 "claim then the breadcrumb last, the successor watching "
+                 "four, a third "
                  "session watching E/leader and setting its watch again, "
                  "the old session closed at the reply (floor2.py MULTI 2)"),
                 ("handoff_gap_bare_2proc_ms", "**the handoff gap of that "
                  "protocol with a bare client**: hook.sh's demote reaped, "
-                 "the release, hook.sh's promote spawned on the claim's "
+                 "the release, hook.sh's promote spawned on the last "
                  "event; demote's last line → promote's first (floor2.py "
                  "MULTI 4)")):
             mm, rng = stats(fl.get(key, []), 2)

@@ -363,8 +363,12 @@ join_alone(struct election *el, const char *crumb)
 	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
 	if (crumb == NULL)
 		reply(el, EL_OP_BREADCRUMB, ZNONODE);
-	else
+	else {
 		reply_get(el, EL_OP_BREADCRUMB, crumb, 0, 7);
+		/* Read before our claim was first (the claims listed after). */
+		expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
+		reply_get(el, EL_OP_BREADCRUMB, crumb, 0, 7);
+	}
 }
 
 static void
@@ -621,9 +625,14 @@ test_unprepared_successor_claims_then_promotes(void **state)
 	reply(el, EL_OP_CLAIM, ZOK);
 	expect_op(el, EL_OP_CLAIMS, CLAIMS);
 	reply_children(el, EL_OP_CLAIMS, claims, 1);
-	/* The breadcrumb's watch, set again with an exists beside the hook. */
+	/*
+	 * The breadcrumb read before our claim was first: read again (an
+	 * exists, which sets the watch), and the promote waits for it.
+	 */
 	hold_crumb = 1;
 	expect_op(el, EL_OP_CRUMB_EXISTS, E "/breadcrumb");
+	expect_none(el);
+	reply(el, EL_OP_CRUMB_EXISTS, ZNONODE);
 	expect_hook(el, HOOK_PROMOTE, "elected");
 	election_free(el);
 }
@@ -679,29 +688,72 @@ test_heir_promotes_on_the_release_alone(void **state)
 
 	(void)state;
 	heir_prepared(el);
+	/* The release's multi: E/leader, its node, its claim, the breadcrumb. */
 	election_watch(el, 1, E "/leader");
 	expect_op(el, EL_OP_LEADER_EXISTS, E "/leader");
-	election_watch(el, 1, E "/breadcrumb");
-	expect_op(el, EL_OP_CRUMB_EXISTS, E "/breadcrumb");
 	election_watch(el, 1, CAND "/" OTHER1);
 	/* First in the queue, but the leader's claim is still there. */
 	expect_none(el);
 	election_watch(el, 1, CLAIMS "/" CLAIM_AA);
-	/* A graceful release deleted the breadcrumb: no fence. */
+	/*
+	 * Our claim is first: the breadcrumb as watched before may lack what
+	 * a leader wrote since its last notification, so it is read again...
+	 */
+	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
+	expect_none(el);
+	/*
+	 * ...but its deletion, notified after our claim was first, is
+	 * enough: a graceful release deleted it, no fence, no wait.
+	 */
+	election_watch(el, 1, E "/breadcrumb");
 	expect_hook(el, HOOK_PROMOTE, "elected");
 	assert_int_equal(nsent, 2);
 	assert_int_equal(sent[0], EL_OP_LEADER_EXISTS);
-	assert_int_equal(sent[1], EL_OP_CRUMB_EXISTS);
+	assert_int_equal(sent[1], EL_OP_BREADCRUMB);
+	election_free(el);
+}
+
+/*
+ * A deletion of the breadcrumb notified before our claim is first (a
+ * server behind the quorum applying an administrator's old delete late):
+ * a leader may have written its own since, which the spent watch did not
+ * report. It is read again before the promote; here the leader that
+ * crashed had written one, and it is fenced (the campaign's seed
+ * 402780284 -W -A; mutant 86 promotes on the old view).
+ */
+static void
+test_crumb_deleted_before_our_claim_was_first_is_read_again(void **state)
+{
+	struct election *el = el_new(0, 1);
+
+	(void)state;
+	heir_prepared(el);
+	election_watch(el, 1, E "/breadcrumb");
+	expect_op(el, EL_OP_CRUMB_EXISTS, E "/breadcrumb");
+	expect_none(el);
+	/* Its reply is slow; the leader crashes and its session expires. */
+	election_watch(el, 1, CLAIMS "/" CLAIM_AA);
+	election_watch(el, 1, CAND "/" OTHER1);
+	election_watch(el, 1, E "/leader");
+	expect_op(el, EL_OP_LEADER_EXISTS, E "/leader");
+	expect_none(el);	/* the breadcrumb as of now is on its way */
+	reply(el, EL_OP_CRUMB_EXISTS, ZOK);
+	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	reply_get(el, EL_OP_BREADCRUMB, "id=a\ndata=\nepoch=43\n", 0, 50);
+	expect_hook(el, HOOK_FENCE, "elected");
 	election_free(el);
 }
 
 /*
  * The leader crashed: its session's expiry deletes its node, E/leader and
- * claim in one transaction, in any order, and leaves the breadcrumb; the
- * heir's watched view of it makes it fence, still without a request.
+ * claim in one transaction, in any order, and leaves the breadcrumb. The
+ * heir's view of it is from before its claim was first: one read (a
+ * release would have deleted the breadcrumb after the claim), then the
+ * fence.
  */
 static void
-test_heir_fences_on_expiry_without_a_request(void **state)
+test_heir_fences_on_expiry_after_one_read(void **state)
 {
 	struct election *el = el_new(0, 1);
 
@@ -713,8 +765,12 @@ test_heir_fences_on_expiry_without_a_request(void **state)
 	expect_none(el);	/* E/leader still names the old leader */
 	election_watch(el, 1, E "/leader");
 	expect_op(el, EL_OP_LEADER_EXISTS, E "/leader");
+	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
+	expect_none(el);	/* the breadcrumb's read is out */
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	reply_get(el, EL_OP_BREADCRUMB, "id=a\ndata=\nepoch=40\n", 0, 45);
 	expect_hook(el, HOOK_FENCE, "elected");
-	assert_int_equal(nsent, 1);
+	assert_int_equal(nsent, 0);
 	election_free(el);
 }
 
@@ -741,15 +797,18 @@ test_heir_rereads_markers_when_one_comes(void **state)
 	expect_none(el);
 	election_watch(el, 1, E "/leader");
 	expect_op(el, EL_OP_LEADER_EXISTS, E "/leader");
-	election_watch(el, 1, E "/breadcrumb");
-	expect_op(el, EL_OP_CRUMB_EXISTS, E "/breadcrumb");
 	election_watch(el, 1, CAND "/" OTHER1);
 	election_watch(el, 1, CLAIMS "/" CLAIM_AA);
+	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
+	election_watch(el, 1, E "/breadcrumb");
 	/* Who holds that marker must be behind us: listed, then the yield. */
 	expect_op(el, EL_OP_LIST, CAND);
 	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
-	reply(el, EL_OP_CRUMB_EXISTS, ZNONODE);
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
 	reply_list(el, kids, 2);
+	/* A get of no node set no watch: an exists sets it again. */
+	expect_op(el, EL_OP_CRUMB_EXISTS, E "/breadcrumb");
+	reply(el, EL_OP_CRUMB_EXISTS, ZNONODE);
 	a = next(el);
 	assert_int_equal(a.op, EL_OP_RELEASE);
 	assert_string_equal(a.sub[0].path, CAND "/" OURS);
@@ -907,6 +966,9 @@ test_second_known_from_the_leader(void **state)
 	election_watch(el, 1, E "/leader");
 	election_watch(el, 1, CAND "/" OTHER2);
 	expect_op(el, EL_OP_LEADER_EXISTS, E "/leader");
+	/* The breadcrumb as of then: the release's last notification. */
+	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
+	election_watch(el, 1, E "/breadcrumb");
 	expect_hook(el, HOOK_PROMOTE, "elected");
 	election_free(el);
 }
@@ -1567,9 +1629,9 @@ test_stop_is_an_ordered_handoff(void **state)
 	assert_int_equal(a.op, EL_OP_RELEASE);
 	assert_int_equal(a.nsub, 4);
 	assert_string_equal(a.sub[0].path, E "/leader");
-	assert_string_equal(a.sub[1].path, E "/breadcrumb");
-	assert_string_equal(a.sub[2].path, CAND "/" OURS);
-	assert_string_equal(a.sub[3].path, CLAIM_OURS);
+	assert_string_equal(a.sub[1].path, CAND "/" OURS);
+	assert_string_equal(a.sub[2].path, CLAIM_OURS);
+	assert_string_equal(a.sub[3].path, E "/breadcrumb");
 	reply(el, EL_OP_RELEASE, ZOK);
 	a = next(el);
 	assert_int_equal(a.type, EL_ACT_STOPPED);
@@ -1636,6 +1698,9 @@ test_waits_for_old_ack(void **state)
 	expect_op(el, EL_OP_CLAIMS, CLAIMS);
 	hold_claims = 0;
 	answer_auto(el, EL_OP_CLAIMS);
+	/* The breadcrumb read before our claim was first: read again. */
+	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	reply_get(el, EL_OP_BREADCRUMB, "id=old\ndata=x\nepoch=7\n", 0, 7);
 	expect_hook(el, HOOK_PROMOTE, "elected");
 	election_free(el);
 }
@@ -1673,8 +1738,8 @@ test_own_node_deleted_while_leader(void **state)
 	assert_int_equal(a.op, EL_OP_RELEASE);
 	assert_int_equal(a.nsub, 3);
 	assert_string_equal(a.sub[0].path, E "/leader");
-	assert_string_equal(a.sub[1].path, E "/breadcrumb");
-	assert_string_equal(a.sub[2].path, CLAIM_OURS);
+	assert_string_equal(a.sub[1].path, CLAIM_OURS);
+	assert_string_equal(a.sub[2].path, E "/breadcrumb");
 	/*
 	 * Deleting E/leader fires our watch before the reply comes: it is
 	 * set again at once, without a read.
@@ -1713,8 +1778,9 @@ test_run_exited_resigns_and_backs_off(void **state)
 	a = next(el);
 	assert_int_equal(a.type, EL_ACT_ZK);
 	assert_int_equal(a.op, EL_OP_RELEASE);
-	assert_string_equal(a.sub[a.nsub - 2].path, CAND "/" OURS);
-	assert_string_equal(a.sub[a.nsub - 1].path, CLAIM_OURS);
+	assert_string_equal(a.sub[a.nsub - 3].path, CAND "/" OURS);
+	assert_string_equal(a.sub[a.nsub - 2].path, CLAIM_OURS);
+	assert_string_equal(a.sub[a.nsub - 1].path, E "/breadcrumb");
 	reply(el, EL_OP_RELEASE, ZOK);
 	election_watch(el, 1, E "/leader");
 	expect_op(el, EL_OP_LEADER_EXISTS, E "/leader");
@@ -2033,8 +2099,8 @@ test_orphan_leader_node_is_deleted(void **state)
 	assert_int_equal(a.op, EL_OP_RELEASE);
 	assert_int_equal(a.nsub, 3);
 	assert_string_equal(a.sub[0].path, E "/leader");
-	assert_string_equal(a.sub[1].path, E "/breadcrumb");
-	assert_string_equal(a.sub[2].path, CLAIM_OURS);
+	assert_string_equal(a.sub[1].path, CLAIM_OURS);
+	assert_string_equal(a.sub[2].path, E "/breadcrumb");
 	election_watch(el, 1, E "/leader");
 	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
 	reply(el, EL_OP_RELEASE, ZOK);
@@ -2212,6 +2278,8 @@ test_fence_during_expiry_counts_for_nothing(void **state)
 	expect_op(el, EL_OP_LIST, NULL);
 	reply_list(el, kids2, 1);
 	expect_op(el, EL_OP_BREADCRUMB, NULL);
+	reply_get(el, EL_OP_BREADCRUMB, "id=old\ndata=\nepoch=7\n", 0, 7);
+	expect_op(el, EL_OP_BREADCRUMB, NULL);	/* as of our first claim */
 	reply_get(el, EL_OP_BREADCRUMB, "id=old\ndata=\nepoch=7\n", 0, 7);
 	/* The breadcrumb is still there: fence again, for this node. */
 	expect_hook(el, HOOK_FENCE, "elected");
@@ -2944,9 +3012,10 @@ prio7_resigns(void)
 	election_hook_done(el, HOOK_DEMOTE, 1);
 	a = next(el);
 	assert_int_equal(a.op, EL_OP_RELEASE);
-	assert_string_equal(a.sub[a.nsub - 2].path,
+	assert_string_equal(a.sub[a.nsub - 3].path,
 	    E "/priority/000000001234abcd_7");
-	assert_string_equal(a.sub[a.nsub - 1].path, CLAIM_OURS);
+	assert_string_equal(a.sub[a.nsub - 2].path, CLAIM_OURS);
+	assert_string_equal(a.sub[a.nsub - 1].path, E "/breadcrumb");
 	return el;
 }
 
@@ -3516,9 +3585,9 @@ test_release_deletes_only_the_breadcrumb_it_knows(void **state)
 	election_hook_done(el, HOOK_DEMOTE, 1);
 	a = next(el);
 	assert_int_equal(a.op, EL_OP_RELEASE);
-	assert_int_equal(a.sub[1].kind, ZK_MOP_DELETE);
-	assert_string_equal(a.sub[1].path, E "/breadcrumb");
-	assert_int_equal(a.sub[1].version, 1);
+	assert_int_equal(a.sub[a.nsub - 1].kind, ZK_MOP_DELETE);
+	assert_string_equal(a.sub[a.nsub - 1].path, E "/breadcrumb");
+	assert_int_equal(a.sub[a.nsub - 1].version, 1);
 	assert_int_equal(a.sub[0].version, -1);
 	/* Someone wrote it since: the release fails and reads it again. */
 	reply(el, EL_OP_RELEASE, ZBADVERSION);
@@ -3634,7 +3703,8 @@ main(void)
 		cmocka_unit_test(test_follower_watches_predecessor_only),
 		cmocka_unit_test(test_unprepared_successor_claims_then_promotes),
 		cmocka_unit_test(test_heir_promotes_on_the_release_alone),
-		cmocka_unit_test(test_heir_fences_on_expiry_without_a_request),
+		cmocka_unit_test(test_heir_fences_on_expiry_after_one_read),
+		cmocka_unit_test(test_crumb_deleted_before_our_claim_was_first_is_read_again),
 		cmocka_unit_test(test_stale_prepared_claim_is_released),
 		cmocka_unit_test(test_heir_rereads_markers_when_one_comes),
 		cmocka_unit_test(
