@@ -129,18 +129,21 @@ def test_a_batch_sends_its_requests_after_the_promote_it_starts(election):
                         "a successor")
         log = succ.log_text()
         for pid, drained, paths in promote_batches(log):
-            if not [p for p in paths
-                    if p.endswith(("/leader", "/breadcrumb"))]:
+            if not [p for p in paths if "/claims/" in p or
+                    p.endswith("/leader")]:
                 continue
-            # E/leader's or the breadcrumb's notification came in the
-            # promote's batch: its request went out after the hook started.
+            # E/leader's or the leader's claim's notification came in the
+            # promote's batch (the breadcrumb's, last, is the promote's
+            # signal): the requests they asked for (E/leader's exists, a
+            # read of the breadcrumb) went out after the hook started.
             started = log.find(f"hook promote[{pid}]: started")
             held = log.find(f"held through a batch of events "
                             f"(drained={drained}): ")
             assert 0 <= started < held, \
                 f"promote [{pid}] in a batch of {paths}:\n{log[-4000:]}"
-            ops = log[held:log.index("\n", held)]
-            assert "leader_exists" in ops or "crumb_exists" in ops, ops
+            ops = log[held:log.index("\n", held)].split(": ", 1)[1].split()
+            assert {"leader_exists", "breadcrumb", "crumb_exists"} & \
+                set(ops), ops
             seen += 1
         if seen:
             break
