@@ -210,7 +210,7 @@ daemon_send(struct daemon *d, const struct el_action *act)
 }
 
 /*
- * A batch of ZooKeeper's events (a release's three notifications come
+ * A batch of ZooKeeper's events (a release's notifications come
  * together) is stepped with the election's requests held back, and they
  * go out after its last step. So the promote hook that the batch's last
  * notification starts is spawned before the requests of the ones before
