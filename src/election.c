@@ -339,7 +339,7 @@ el_state_init(struct election *el)
 }
 
 /* The event at which our claim was found first, once it is (see (7)). */
-void
+static void
 el_first_seen(struct election *el)
 {
 	if (el->cl.first && !el->first_was)

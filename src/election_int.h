@@ -143,15 +143,7 @@ struct election {
 	char *path;		/* E */
 	char *cand_dir;		/* E/candidates */
 	char *leader_path;	/* E/leader */
-	char *crumb_path;	/*
-	 * Events counted in the order they come (replies and notifications
-	 * of one connection come in zxid order), and the one at which our
-	 * claim was last found first.
-	 */
-	int64_t evseq;
-	int64_t first_seq;
-	int first_was;
-	/* E/breadcrumb */
+	char *crumb_path;	/* E/breadcrumb */
 	char *prio_dir;		/* E/priority */
 	/* the ancestors of E/candidates, then E/priority (when priority) */
 	char *parents[EL_MAX_DEPTH + 1];
@@ -352,6 +344,14 @@ struct election {
 	int pre_told;		/* EL_ACT_OUTRANKED sent for pre_node */
 	int pre_go;		/* preempt_delay passed: hand over */
 
+	/*
+	 * Events counted in the order they come (replies and notifications
+	 * of one connection come in zxid order), and the one at which our
+	 * claim was last found first.
+	 */
+	int64_t evseq;
+	int64_t first_seq;
+	int first_was;
 	/* E/breadcrumb */
 	int crumb_fresh;
 	int crumb_armed;	/* a watch on it is set, or being set */
@@ -442,7 +442,6 @@ void el_preempt_listed(struct election *el, const struct el_queue *q,
 /* election_reply.c */
 void el_no_leader(struct election *el);
 void el_no_crumb(struct election *el);
-void el_first_seen(struct election *el);
 
 /* election_claim.c */
 void el_claim_init(struct el_claim *cl, const char *path);

@@ -227,8 +227,8 @@ el_next_promote(struct election *el, struct el_action *act)
 	/*
 	 * The breadcrumb as it was when our claim was first, or later:
 	 * a view from before may lack what a leader wrote since (see (7)).
+	 * first_seq is current: el_settle() ran before this decision.
 	 */
-	el_first_seen(el);
 	if (el->crumb_seq <= el->first_seq && !EL_MUTANT(86)) {
 		(void)el_arm_crumb(el, act);
 		return 0;
