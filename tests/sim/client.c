@@ -115,13 +115,13 @@ client_request(struct sim *s, struct peer *p, struct zreq *r, enum el_op op)
 	struct cpending *pd;
 
 	if (cl->state == CL_EXPIRED || cl->state == CL_CLOSED) {
-		free(r);
+		zreq_free(r);
 		return ZINVALIDSTATE;
 	}
 	if (cl->npend == SIM_MAX_PENDING) {
 		check_fail(s, "%s: more than %d ZooKeeper requests "
 		    "outstanding", p->id, SIM_MAX_PENDING);
-		free(r);
+		zreq_free(r);
 		return ZSYSTEMERROR;
 	}
 	r->xid = cl->xid_next++;

@@ -93,13 +93,23 @@ conn_msg_new(enum msg_type type)
 	return m;
 }
 
+/* A request's own allocations: only a multi's operations. */
+void
+zreq_free(struct zreq *r)
+{
+	if (r == NULL)
+		return;
+	free(r->mop);
+	free(r);
+}
+
 void
 conn_msg_free(struct msg *m)
 {
 	if (m == NULL)
 		return;
 	ztree_names_free(m->rep.children, m->rep.nchildren);
-	free(m->req);
+	zreq_free(m->req);
 	free(m->watches);
 	free(m);
 }
@@ -114,7 +124,7 @@ conn_free_all(struct sim *s)
 		for (r = s->conns[i]->q_head; r != NULL; r = next) {
 			next = r->next;
 			ztree_names_free(r->res.children, r->res.nchildren);
-			free(r);
+			zreq_free(r);
 		}
 		free(s->conns[i]->hs_watches);
 		free(s->conns[i]);

@@ -31,10 +31,14 @@ evq_before(const struct ev *a, const struct ev *b)
 	return a->seq < b->seq;
 }
 
+/*
+ * Both sift with a hole: the element moved is written once, where it
+ * lands, and the others move up or down by one copy each.
+ */
 void
 evq_push(struct evq *q, const struct ev *ev)
 {
-	struct ev tmp;
+	struct ev e = *ev;
 	int i, up;
 
 	if (q->n == q->cap) {
@@ -42,44 +46,40 @@ evq_push(struct evq *q, const struct ev *ev)
 		q->heap = xreallocarray(q->heap, (size_t)q->cap,
 		    sizeof(*q->heap));
 	}
-	i = q->n++;
-	q->heap[i] = *ev;
-	q->heap[i].seq = q->seq++;
-	while (i > 0) {
+	e.seq = q->seq++;
+	for (i = q->n++; i > 0; i = up) {
 		up = (i - 1) / 2;
-		if (!evq_before(&q->heap[i], &q->heap[up]))
+		if (!evq_before(&e, &q->heap[up]))
 			break;
-		tmp = q->heap[i];
 		q->heap[i] = q->heap[up];
-		q->heap[up] = tmp;
-		i = up;
 	}
+	q->heap[i] = e;
 }
 
 int
 evq_pop(struct evq *q, struct ev *out)
 {
-	struct ev tmp;
-	int i = 0, l, r, m;
+	struct ev *last;
+	int i = 0, c, n;
 
 	if (q->n == 0)
 		return 0;
 	*out = q->heap[0];
-	q->heap[0] = q->heap[--q->n];
+	n = --q->n;
+	if (n == 0)
+		return 1;
+	last = &q->heap[n];
 	for (;;) {
-		l = 2 * i + 1;
-		r = l + 1;
-		m = i;
-		if (l < q->n && evq_before(&q->heap[l], &q->heap[m]))
-			m = l;
-		if (r < q->n && evq_before(&q->heap[r], &q->heap[m]))
-			m = r;
-		if (m == i)
+		c = 2 * i + 1;
+		if (c >= n)
 			break;
-		tmp = q->heap[i];
-		q->heap[i] = q->heap[m];
-		q->heap[m] = tmp;
-		i = m;
+		if (c + 1 < n && evq_before(&q->heap[c + 1], &q->heap[c]))
+			c++;
+		if (!evq_before(&q->heap[c], last))
+			break;
+		q->heap[i] = q->heap[c];
+		i = c;
 	}
+	q->heap[i] = *last;
 	return 1;
 }

@@ -117,7 +117,7 @@ struct zreq {
 	int watch;
 	char path[SIM_PATH];
 	char data[SIM_DATA];
-	struct zmop mop[EL_MAX_SUBOPS];
+	struct zmop *mop;	/* MULTI: nmop of them (zreq_free) */
 	int nmop;
 	/* server side */
 	int state;		/* enum zreq_state */
@@ -127,6 +127,7 @@ struct zreq {
 	int64_t wait_zxid;	/* reply once the server applied this */
 	struct zreply res;
 };
+void zreq_free(struct zreq *r);
 
 /* conn.c: messages on the wire. */
 enum msg_type {

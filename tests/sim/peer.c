@@ -325,6 +325,8 @@ peer_send(struct sim *s, struct peer *p, const struct el_action *act)
 	case EL_OP_UNMARK:
 		r->kind = ZR_MULTI;
 		r->nmop = act->nsub;
+		if (act->nsub > 0)
+			r->mop = xcalloc((size_t)act->nsub, sizeof(*r->mop));
 		for (i = 0; i < act->nsub; i++) {
 			r->mop[i].kind = act->sub[i].kind;
 			r->mop[i].version = act->sub[i].version;
@@ -341,7 +343,7 @@ peer_send(struct sim *s, struct peer *p, const struct el_action *act)
 	case EL_OP_NONE:
 	case EL_OP_COUNT:
 		check_fail(s, "%s: EL_ACT_ZK with EL_OP_NONE", p->id);
-		free(r);
+		zreq_free(r);
 		return;
 	}
 	if (act->op == EL_OP_SYNC)

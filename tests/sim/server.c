@@ -145,7 +145,7 @@ server_conn_gone(struct sim *s, struct conn *c)
 			continue;
 		}
 		ztree_names_free(r->res.children, r->res.nchildren);
-		free(r);
+		zreq_free(r);
 	}
 	c->q_head = c->q_tail = NULL;
 }
@@ -243,7 +243,7 @@ server_pump(struct sim *s, struct conn *c)
 		c->q_head = r->next;
 		if (c->q_head == NULL)
 			c->q_tail = NULL;
-		free(r);
+		zreq_free(r);
 	}
 }
 
@@ -325,7 +325,7 @@ server_forwarded(struct sim *s, struct zreq *r, int conn, int srv, int inc)
 	if (s->srv[srv].inc != inc && rng_permille(&s->rng, 500)) {
 		r->state = ZS_LOST;
 		if (r->orphan)
-			free(r);
+			zreq_free(r);
 		return;
 	}
 	quorum_commit(s, r, r->sid, srv);
@@ -336,7 +336,7 @@ server_forwarded(struct sim *s, struct zreq *r, int conn, int srv, int inc)
 		    r->res.rc, r->res.path);
 	if (r->orphan) {
 		ztree_names_free(r->res.children, r->res.nchildren);
-		free(r);
+		zreq_free(r);
 		return;
 	}
 	if (c == NULL || !c->s_open)
@@ -465,7 +465,7 @@ server_receive(struct sim *s, struct conn *c, struct msg *m)
 		r = m->req;
 		m->req = NULL;
 		if (!c->established) {
-			free(r);
+			zreq_free(r);
 			break;
 		}
 		server_touch(s, v, c->sid);

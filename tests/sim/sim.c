@@ -125,7 +125,7 @@ sim_drain(struct sim *s)
 		else if (ev.type == EV_COMMIT) {
 			r = ev.p;
 			if (r->orphan)
-				free(r);
+				zreq_free(r);
 		}
 	}
 }
