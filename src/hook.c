@@ -614,7 +614,7 @@ hook_fd_above_stdio(int *fd)
  * timeout always reaches the group), with every signal at its default and
  * none blocked (the daemon ignores SIGPIPE, and exec keeps ignores), stdin
  * from nullfd, stdout and stderr into outfd, and no other descriptor:
- * closefrom in the child covers even one a library opened without
+ * closefrom in the child covers even one another thread opened without
  * O_CLOEXEC. glibc blocks signals around the clone and resets the
  * daemon's handlers in the child, and reports a failed exec as the error.
  */

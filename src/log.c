@@ -1,7 +1,7 @@
 /*
  * The daemon's only global: where log lines go and which are kept.
- * Lines go to stderr, each with one write(), so that lines never
- * interleave with a hook's output on the same stream; when
+ * Lines go to stderr, each with one write(), so that lines from
+ * ZooKeeper's threads never interleave with the loop's; when
  * JOURNAL_STREAM is set (systemd captured stderr) each line starts with
  * "<N>" so the journal records its priority, otherwise with an RFC 3339
  * UTC time to the millisecond.
@@ -13,6 +13,7 @@
  * (log_collapse_flush()) or once a minute while it lasts.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,8 +42,10 @@ static struct {
 	const char *progname;
 	int level;
 	int journal;
+	/* ZooKeeper's threads log too: the table is behind the lock. */
+	pthread_mutex_t lock;
 	struct log_repeat repeats[LOG_REPEAT_SLOTS];
-} logger = { "zkelectd", LOG_INFO, 0, { { 0 } } };
+} logger = { "zkelectd", LOG_INFO, 0, PTHREAD_MUTEX_INITIALIZER, { { 0 } } };
 
 static const struct {
 	const char *name;
@@ -59,20 +62,21 @@ void
 log_init(const char *progname, int level)
 {
 	logger.progname = progname;
-	logger.level = level;
+	__atomic_store_n(&logger.level, level, __ATOMIC_RELAXED);
 	logger.journal = getenv("JOURNAL_STREAM") != NULL;
 }
 
 void
 log_setlevel(int level)
 {
-	logger.level = level;
+	/* ZooKeeper's threads log too: the level is read atomically. */
+	__atomic_store_n(&logger.level, level, __ATOMIC_RELAXED);
 }
 
 int
 log_getlevel(void)
 {
-	return logger.level;
+	return __atomic_load_n(&logger.level, __ATOMIC_RELAXED);
 }
 
 int
@@ -102,7 +106,7 @@ log_stamp(void)
 {
 	struct timespec ts;
 
-	if (logger.level < LOG_DEBUG ||
+	if (__atomic_load_n(&logger.level, __ATOMIC_RELAXED) < LOG_DEBUG ||
 	    clock_gettime(CLOCK_MONOTONIC, &ts) == -1)
 		return 0;
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
@@ -147,7 +151,7 @@ log_vmsg(int prio, const char *fmt, va_list ap)
 	size_t len;
 	int saved = errno, n;
 
-	if (prio > logger.level)
+	if (prio > __atomic_load_n(&logger.level, __ATOMIC_RELAXED))
 		return;
 	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
 	/* A line stays one line, whatever a peer or a hook put in it. */
@@ -195,8 +199,12 @@ log_collapse(int prio, const char *tag, const char *text)
 	int64_t now;
 	size_t i;
 
-	if (prio > logger.level)
+	if (prio > __atomic_load_n(&logger.level, __ATOMIC_RELAXED))
 		return;
+	if (pthread_mutex_lock(&logger.lock) != 0) {
+		log_msg(prio, "%s: %s", tag, text);
+		return;
+	}
 	now = now_ms();
 	for (i = 0; i < LOG_REPEAT_SLOTS; i++) {
 		r = &logger.repeats[i];
@@ -208,13 +216,13 @@ log_collapse(int prio, const char *tag, const char *text)
 				log_repeat_report(r, now);
 				r->seen = now;
 				log_msg(prio, "%s: %s", tag, text);
-				return;
+				goto out;
 			}
 			r->count++;
 			r->seen = now;
 			if (now - r->written >= LOG_REPEAT_MS)
 				log_repeat_report(r, now);
-			return;
+			goto out;
 		}
 		/* A free slot, else the one that came longest ago. */
 		if (slot == NULL || (slot->tag != NULL &&
@@ -229,6 +237,8 @@ log_collapse(int prio, const char *tag, const char *text)
 	slot->count = 0;
 	slot->written = slot->seen = now;
 	log_msg(prio, "%s: %s", tag, text);
+out:
+	(void)pthread_mutex_unlock(&logger.lock);
 }
 
 void
@@ -237,12 +247,15 @@ log_collapse_flush(void)
 	int64_t now = now_ms();
 	size_t i;
 
+	if (pthread_mutex_lock(&logger.lock) != 0)
+		return;
 	for (i = 0; i < LOG_REPEAT_SLOTS; i++) {
 		if (logger.repeats[i].tag == NULL)
 			continue;
 		log_repeat_report(&logger.repeats[i], now);
 		logger.repeats[i].tag = NULL;
 	}
+	(void)pthread_mutex_unlock(&logger.lock);
 }
 
 void

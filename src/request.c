@@ -214,8 +214,8 @@ daemon_send(struct daemon *d, const struct el_action *act)
  * together) is stepped with the election's requests held back, and they
  * go out after its last step. So the promote hook that the batch's last
  * notification starts is spawned before the requests of the ones before
- * it, which would wake the server's threads on the successor's CPU
- * between the notification and the hook. A
+ * it, which would wake the library's I/O thread and then the server's,
+ * on the successor's CPU, between the notification and the hook. A
  * request held is sent at most one batch later than the election made
  * it: it was timed from then, so what the lease counts from it only
  * starts earlier than it could (see election_time.c).

@@ -71,9 +71,9 @@ typedef void (*zk_event_fn)(const struct zk_event *ev, void *arg);
 
 struct zk *zk_new(struct event_base *base, zk_event_fn fn, void *arg);
 /*
- * Called with 1 before a batch of events (all that the library queued in
- * one hand-over of the socket, or since the loop last looked) is handed
- * to zk_event_fn one by one, and with 0 after the last of them.
+ * Called with 1 before a batch of events (all the library's threads queued
+ * since the loop last looked) is handed to zk_event_fn one by one, and
+ * with 0 after the last of them.
  */
 typedef void (*zk_batch_fn)(int begin, void *arg);
 void zk_set_batch(struct zk *zk, zk_batch_fn fn);

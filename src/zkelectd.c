@@ -2,9 +2,8 @@
  * zkelectd: joins a ZooKeeper leader election for a service and tells the
  * world who leads, through a Unix socket, a status file and hooks.
  *
- * One libevent loop owns all state and runs the ZooKeeper client library,
- * which hands its news over through zk.c's queue; the election
- * (election.c) decides; this file
+ * One libevent loop owns all state. ZooKeeper's threads hand their news
+ * over through zk.c's queue; the election (election.c) decides; this file
  * carries its decisions out and reports the outcome.
  */
 #include <errno.h>
