@@ -20,7 +20,7 @@ PKGS      = libevent inih libsystemd
 ALL_CPPFLAGS = -D_GNU_SOURCE -DZKELECTD_VERSION='"$(VERSION)"' -Isrc \
             $(shell pkg-config --cflags $(PKGS)) $(CPPFLAGS)
 ALL_CFLAGS = $(WARNINGS) $(CFLAGS) $(SANFLAGS)
-LIBS      = $(shell pkg-config --libs $(PKGS)) -lzookeeper_st
+LIBS      = $(shell pkg-config --libs $(PKGS)) -lzookeeper_mt -lpthread
 ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
 
 # `make SAN=1 BUILD=build-san` builds with AddressSanitizer and UBSan.

@@ -5,7 +5,7 @@ set -eu
 
 # postgresql: tests/packaging/test_postgresql.py runs examples/postgresql
 # against PostgreSQL 15 (its own servers on free ports, as user postgres).
-PKGS="build-essential pkg-config clang libclang-rt-14-dev libzookeeper-st-dev zookeeper libevent-dev
+PKGS="build-essential pkg-config clang libclang-rt-14-dev libzookeeper-mt-dev zookeeper libevent-dev
 libinih-dev libsystemd-dev libcmocka-dev python3 python3-pytest python3-pytest-xdist python3-kazoo
 default-jre-headless valgrind socat procps util-linux strace prometheus
 haproxy debhelper dpkg-dev mandoc shellcheck iproute2 iputils-arping systemd git postgresql"

@@ -14,7 +14,7 @@ set -u
 
 cd "$(dirname "$0")/.." || exit 1
 
-# Suppressions for leaks that are not the harnesses' own (see the file).
+# libzookeeper_mt's own leaks are not the harnesses' (see the file).
 export LSAN_OPTIONS="suppressions=$PWD/tests/fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 
 mode=${1:?run or replay}

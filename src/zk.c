@@ -1,19 +1,15 @@
 /*
- * libzookeeper_st on the event loop. The library has no thread: the loop
- * watches its socket and its timer as zookeeper_interest() asks, and hands
- * it what the socket has with zookeeper_process(), which runs the watcher
- * and the completions right there. They only copy results into struct
- * zk_event and queue them; the queue is handed to the daemon when the
- * library's call has returned, as one batch, so the daemon never runs
- * inside the library and the library never runs inside the daemon. No
- * thread but the loop's touches anything, the library included.
+ * libzookeeper_mt behind a queue. ZooKeeper's I/O and completion threads
+ * only copy results into struct zk_event and write to an eventfd; the
+ * event loop drains the queue and calls the daemon. Nothing else here is
+ * touched by those threads.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/stat.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -26,18 +22,17 @@
 
 /* How long the library keeps its resolution of the host list. */
 #define ZK_RESOLVE_DELAY_MS	30000
-/* Messages read in one go before the loop looks at its other work. */
-#define ZK_READ_MAX		64
-/* When the library asks for nothing (a host list that did not resolve). */
-#define ZK_IDLE_RETRY_MS	100
 
-/* The events the callbacks queued, and the requests not completed yet. */
+/*
+ * What the threads may touch: the queue, and the list of requests not
+ * completed yet, under its lock.
+ */
 struct zk_queue {
+	pthread_mutex_t lock;
 	struct zk_event *head;
 	struct zk_event *tail;
 	struct zk_req *reqs;
-	struct event *kick;	/* made active when there is work */
-	int64_t entered_us;	/* log_stamp() as the socket was handed over */
+	int efd;
 };
 
 /* Context of one handle, for the watcher. */
@@ -59,11 +54,7 @@ struct zk_req {
 
 struct zk {
 	struct zk_queue q;
-	struct event_base *base;
-	struct event *io;	/* the library's socket and timer */
-	int io_fd;		/* what io watches: the socket, */
-	ino_t io_ino;		/* which socket behind that number, */
-	short io_what;		/* and for what */
+	struct event *ev;
 	zhandle_t *zh;
 	struct zk_hctx *hctx;
 	unsigned gen;
@@ -76,24 +67,23 @@ struct zk {
 	void *arg;
 };
 
-static void zk_arm(struct zk *);
-
 static void
 zk_push(struct zk_queue *q, struct zk_event *ev)
 {
+	uint64_t one = 1;
+
+	if (pthread_mutex_lock(&q->lock) != 0)
+		abort();
 	if (q->tail != NULL)
 		q->tail->next = ev;
 	else
 		q->head = ev;
 	q->tail = ev;
-	event_active(q->kick, 0, 0);
-}
-
-/* Inside zookeeper_process() an event counts from the socket's hand-over. */
-static int64_t
-zk_stamp(const struct zk_queue *q)
-{
-	return q->entered_us != 0 ? q->entered_us : log_stamp();
+	if (pthread_mutex_unlock(&q->lock) != 0)
+		abort();
+	/* EAGAIN means the counter is already non-zero: the loop wakes. */
+	if (write(q->efd, &one, sizeof(one)) == -1 && errno != EAGAIN)
+		abort();
 }
 
 static void
@@ -115,9 +105,10 @@ zk_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
 	struct zk_hctx *h = ctx;
 	struct zk_event *ev;
 	const clientid_t *cid;
+	int64_t queued_us = log_stamp();
 
 	ev = xcalloc(1, sizeof(*ev));
-	ev->queued_us = zk_stamp(h->q);
+	ev->queued_us = queued_us;
 	ev->gen = h->gen;
 	if (type == ZOO_SESSION_EVENT) {
 		/* A retrying library's run of lines ends with the state. */
@@ -146,7 +137,7 @@ zk_reply_new(struct zk_req *r, int rc)
 	struct zk_event *ev;
 
 	ev = xcalloc(1, sizeof(*ev));
-	ev->queued_us = zk_stamp(r->q);
+	ev->queued_us = log_stamp();
 	ev->type = ZK_EV_REPLY;
 	ev->gen = r->gen;
 	ev->tag = r->tag;
@@ -172,15 +163,20 @@ zk_req_free(struct zk_req *r)
 {
 	struct zk_queue *q = r->q;
 
+	if (pthread_mutex_lock(&q->lock) != 0)
+		abort();
 	if (r->prev != NULL)
 		r->prev->next = r->next;
 	else
 		q->reqs = r->next;
 	if (r->next != NULL)
 		r->next->prev = r->prev;
+	if (pthread_mutex_unlock(&q->lock) != 0)
+		abort();
 	free(r->results);
 	free(r);
 }
+
 static void
 zk_done(struct zk_req *r, struct zk_event *ev)
 {
@@ -265,133 +261,47 @@ zk_void_cb(int rc, const void *data)
 	zk_done(r, zk_reply_new(r, rc));
 }
 
-/*
- * Hands what the callbacks queued to the daemon, as one batch, then
- * watches what the library asks for now: a request the daemon made may
- * wait for the socket to take it, a reply may have moved the ping.
- */
 static void
 zk_drain(evutil_socket_t fd, short what, void *arg)
 {
 	struct zk *zk = arg;
 	struct zk_event *ev, *next;
 	int64_t drained_us;
+	uint64_t n;
 
-	(void)fd;
 	(void)what;
+	if (read(fd, &n, sizeof(n)) == -1 && errno != EAGAIN)
+		log_warn("zk: eventfd read");
+	if (pthread_mutex_lock(&zk->q.lock) != 0)
+		abort();
 	ev = zk->q.head;
 	zk->q.head = zk->q.tail = NULL;
-	if (ev != NULL) {
-		drained_us = log_stamp();
-		if (zk->batch != NULL)
-			zk->batch(1, zk->arg);
-		for (; ev != NULL; ev = next) {
-			next = ev->next;
-			ev->drained_us = drained_us;
-			if (ev->gen == zk->gen && zk->zh != NULL)
-				zk->fn(ev, zk->arg);
-			else
-				log_debug("zk: dropped an event of handle %u",
-				    ev->gen);
-			zk_event_free(ev);
-		}
-		if (zk->batch != NULL)
-			zk->batch(0, zk->arg);
+	if (pthread_mutex_unlock(&zk->q.lock) != 0)
+		abort();
+	/*
+	 * Stamped once the list is ours: an event pushed after the wake-up
+	 * but before the lock was taken is drained now, after it was queued.
+	 */
+	drained_us = log_stamp();
+	if (zk->batch != NULL)
+		zk->batch(1, zk->arg);
+	for (; ev != NULL; ev = next) {
+		next = ev->next;
+		ev->drained_us = drained_us;
+		if (ev->gen == zk->gen && zk->zh != NULL)
+			zk->fn(ev, zk->arg);
+		else
+			log_debug("zk: dropped an event of handle %u", ev->gen);
+		zk_event_free(ev);
 	}
-	zk_arm(zk);
+	if (zk->batch != NULL)
+		zk->batch(0, zk->arg);
 }
 
 /*
- * The socket is ready, or the library's timer is due. The library takes
- * one message a call: what the socket holds already (a release's
- * notifications, which the server sent together) is read to the end, so
- * that the daemon gets them as one batch, as it would from the threads.
- */
-static void
-zk_io(evutil_socket_t fd, short what, void *arg)
-{
-	struct zk *zk = arg;
-	int events = 0, n, avail;
-
-	if (what & EV_READ)
-		events |= ZOOKEEPER_READ;
-	if (what & EV_WRITE)
-		events |= ZOOKEEPER_WRITE;
-	if (zk->zh != NULL && events != 0) {
-		zk->q.entered_us = log_stamp();
-		for (n = 0; n < ZK_READ_MAX && zk->zh != NULL; n++) {
-			(void)zookeeper_process(zk->zh, events);
-			/* A socket the library closed has no bytes left. */
-			if (ioctl(fd, FIONREAD, &avail) == -1 || avail <= 0)
-				break;
-			events = ZOOKEEPER_READ;
-		}
-		zk->q.entered_us = 0;
-	}
-	/* The timer's work (pings, timeouts, connecting) is the arming's. */
-	zk_drain(-1, 0, zk);
-}
-
-/*
- * Watches the socket and the timer zookeeper_interest() names. The library
- * closes and opens its socket inside its own calls, and a new socket may
- * get the old number: the inode tells them apart, and the watch on a
- * closed socket is dropped before the new one is added.
- */
-static void
-zk_arm(struct zk *zk)
-{
-	struct timeval tv = { 0, ZK_IDLE_RETRY_MS * 1000 };
-	struct stat st;
-	int fd = -1, interest = 0, rc;
-	short what = 0;
-	ino_t ino = 0;
-
-	if (zk->zh == NULL) {
-		(void)event_del(zk->io);
-		zk->io_fd = -2;
-		return;
-	}
-	zk->q.entered_us = 0;
-	rc = zookeeper_interest(zk->zh, &fd, &interest, &tv);
-	if (rc == ZINVALIDSTATE) {
-		/* Expired or refused: the session event is queued. */
-		(void)event_del(zk->io);
-		zk->io_fd = -2;
-		return;
-	}
-	if (fd != -1) {
-		if (interest & ZOOKEEPER_READ)
-			what |= EV_READ;
-		if (interest & ZOOKEEPER_WRITE)
-			what |= EV_WRITE;
-		if (fstat(fd, &st) == 0)
-			ino = st.st_ino;
-	}
-	if (fd != zk->io_fd || ino != zk->io_ino || what != zk->io_what) {
-		(void)event_del(zk->io);
-		if (event_assign(zk->io, zk->base, what != 0 ? fd : -1,
-		    what | EV_PERSIST, zk_io, zk) == -1)
-			fatalx("zk: event_assign");
-		zk->io_fd = fd;
-		zk->io_ino = ino;
-		zk->io_what = what;
-	}
-	if (event_add(zk->io, &tv) == -1)
-		fatalx("zk: event_add");
-}
-
-/* After a call into the library: arm again before the loop sleeps. */
-static void
-zk_kick(struct zk *zk)
-{
-	event_active(zk->q.kick, 0, 0);
-}
-
-/*
- * The library's lines: its own time and pid are dropped (the
- * logger stamps the line), so that the same complaint repeated (a server
- * that is down) collapses into a count.
+ * The library's lines, from any of its threads: its own time, pid and
+ * thread id are dropped (the logger stamps the line), so that the same
+ * complaint repeated (a server that is down) collapses into a count.
  */
 static void
 zk_log(const char *msg)
@@ -401,9 +311,8 @@ zk_log(const char *msg)
 	int prio = LOG_DEBUG;
 	size_t len;
 
-	/* "date time,ms:pid:ZOO_LEVEL@function@line: text" */
-	if ((body = strstr(msg, ":ZOO_")) != NULL)
-		body++;
+	if ((body = strstr(msg, "):ZOO_")) != NULL)
+		body += 2;
 	else
 		body = msg;
 	len = strlen(body);
@@ -434,12 +343,14 @@ zk_new(struct event_base *base, zk_event_fn fn, void *arg)
 	struct zk *zk;
 
 	zk = xcalloc(1, sizeof(*zk));
-	zk->base = base;
-	zk->q.kick = event_new(base, -1, 0, zk_drain, zk);
-	zk->io = event_new(base, -1, 0, zk_io, zk);
-	if (zk->q.kick == NULL || zk->io == NULL)
-		fatalx("zk: event_new");
-	zk->io_fd = -2;
+	if (pthread_mutex_init(&zk->q.lock, NULL) != 0)
+		fatalx("zk: mutex init");
+	if ((zk->q.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1)
+		fatal("zk: eventfd");
+	zk->ev = event_new(base, zk->q.efd, EV_READ | EV_PERSIST, zk_drain,
+	    zk);
+	if (zk->ev == NULL || event_add(zk->ev, NULL) == -1)
+		fatalx("zk: event_add");
 	zk->fn = fn;
 	zk->arg = arg;
 	return zk;
@@ -463,8 +374,9 @@ zk_free(struct zk *zk)
 		next = ev->next;
 		zk_event_free(ev);
 	}
-	event_free(zk->io);
-	event_free(zk->q.kick);
+	event_free(zk->ev);
+	(void)close(zk->q.efd);
+	(void)pthread_mutex_destroy(&zk->q.lock);
 	free(zk->auth);
 	free(zk->hosts);
 	free(zk);
@@ -534,8 +446,6 @@ zk_open_session(struct zk *zk, const char *hosts, int timeout_ms,
 		zk->acl.data = zk->acl_buf;
 	} else
 		zk->acl = ZOO_OPEN_ACL_UNSAFE;
-	/* The library connects when it is first asked what to watch. */
-	zk_kick(zk);
 	return 0;
 }
 
@@ -567,15 +477,16 @@ zk_close(struct zk *zk)
 	if (rc != ZOK)
 		log_debug("zk: close: %s", zerror(rc));
 	/*
-	 * The handle is gone: a request it did not complete (with ZCLOSING,
-	 * queued and dropped for its generation) never will be.
+	 * Its threads are joined: a request it did not complete never will
+	 * be (the library may queue the completion for a thread that is
+	 * gone). Only this thread calls the library, so the close is never
+	 * deferred to one of its threads.
 	 */
 	while (zk->q.reqs != NULL)
 		zk_req_free(zk->q.reqs);
 	zk->zh = NULL;
 	free(zk->hctx);
 	zk->hctx = NULL;
-	zk_arm(zk);
 }
 
 int
@@ -645,7 +556,6 @@ zk_set_hosts(struct zk *zk, const char *hosts)
 		return ZOK;
 	}
 	rc = zoo_set_servers(zk->zh, hosts);
-	zk_kick(zk);
 	if (rc == ZOK) {
 		free(zk->hosts);
 		zk->hosts = xstrdup(hosts);
@@ -668,21 +578,20 @@ zk_req_new(struct zk *zk, uint64_t tag)
 	r->gen = zk->gen;
 	r->tag = tag;
 	r->sent_ms = now_ms();
+	if (pthread_mutex_lock(&zk->q.lock) != 0)
+		abort();
 	r->next = zk->q.reqs;
 	if (r->next != NULL)
 		r->next->prev = r;
 	zk->q.reqs = r;
+	if (pthread_mutex_unlock(&zk->q.lock) != 0)
+		abort();
 	return r;
 }
 
-/*
- * The library sent what the socket took at once; the loop arms for the
- * rest before it sleeps.
- */
 static int
 zk_submitted(struct zk_req *r, int rc)
 {
-	event_active(r->q->kick, 0, 0);
 	if (rc != ZOK)
 		zk_req_free(r);
 	return rc;

@@ -1,10 +1,9 @@
 /*
- * A thin wrapper around libzookeeper_st, the client library without
- * threads, run by the daemon's event loop: every watcher and completion
- * callback copies what it got into a queue, and when the library's call
- * has returned the loop hands the queue to the daemon as one batch. Each
- * handle has a generation, and events of an older handle are dropped.
- * This file decides nothing.
+ * A thin wrapper around libzookeeper_mt that keeps ZooKeeper's threads away
+ * from the daemon's state: every watcher and completion callback copies
+ * what it got into a queue and wakes the event loop through an eventfd;
+ * the loop hands the events to the daemon. Each handle has a generation,
+ * and events of an older handle are dropped. This file decides nothing.
  */
 #ifndef ZKELECTD_ZK_H
 #define ZKELECTD_ZK_H
@@ -41,10 +40,8 @@ struct zk_event {
 	int nchildren;
 	int64_t sent_ms;	/* REPLY: when the request was sent */
 	/*
-	 * At log level debug (log_stamp(), else 0): when the loop handed the
-	 * readable socket to the library (or, outside zookeeper_process(),
-	 * when the library queued it), and when the loop took it from the
-	 * queue.
+	 * At log level debug (log_stamp(), else 0): when the library's
+	 * thread handed it over, and when the loop took it from the queue.
 	 */
 	int64_t queued_us;
 	int64_t drained_us;

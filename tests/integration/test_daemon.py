@@ -428,23 +428,3 @@ def test_reload_refuses_hosts_it_cannot_resolve(election):
     a.ctl("resign")
     a.wait_role("leader")
     assert a.status()["session"] == before["session"]
-
-
-def test_one_thread_runs_the_daemon_and_its_client_library(election):
-    """Nothing but the event loop's thread touches the daemon's state, the
-    ZooKeeper client library's included: zkelectd runs the threadless
-    libzookeeper_st from its loop (with libzookeeper_mt it had an I/O and
-    a completion thread beside it). A leader and a follower, then the
-    follower promoted by a failover, each have one thread."""
-    def threads(d):
-        return sorted(os.listdir(f"/proc/{d.pid}/task"))
-
-    a = election.daemon("node1")
-    a.wait_role("leader")
-    b = election.daemon("node2")
-    b.wait_role("follower")
-    assert threads(a) == [str(a.pid)] and threads(b) == [str(b.pid)], \
-        (threads(a), threads(b))
-    a.stop()
-    b.wait_role("leader")
-    assert threads(b) == [str(b.pid)], threads(b)
