@@ -691,7 +691,7 @@ class Bench:
                                        ).stdout.strip(),
             "binary": str(self.zkelectd),
         }
-        for pkg in ("zookeeper", "libzookeeper-st2", "python3-kazoo",
+        for pkg in ("zookeeper", "libzookeeper-mt2", "python3-kazoo",
                     "etcd-server", "openjdk-17-jre-headless"):
             r = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", pkg],
                                capture_output=True, text=True)
