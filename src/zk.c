@@ -141,7 +141,14 @@ zk_reply_new(struct zk_req *r, int rc)
 	ev->type = ZK_EV_REPLY;
 	ev->gen = r->gen;
 	ev->tag = r->tag;
-	ev->rc = rc;
+	/*
+	 * The library fails what is in flight with ZRUNTIMEINCONSISTENCY when
+	 * a reply does not match the oldest request (a move to other hosts
+	 * left a reply behind, see zk_set_hosts) and drops the connection: the
+	 * request may have been applied or not, which is a connection loss to
+	 * the election (a write is looked up again, never taken as refused).
+	 */
+	ev->rc = rc == ZRUNTIMEINCONSISTENCY ? ZCONNECTIONLOSS : rc;
 	ev->sent_ms = r->sent_ms;
 	return ev;
 }
@@ -539,7 +546,8 @@ zk_hosts_same(const char *a, const char *b, int ports)
  * ZOO_CONNECTED_STATE of the new connection, and a request that was in
  * flight is not failed; its reply never comes, so the first reply on the
  * new connection does not match it and the client drops that connection
- * too, as a plain connection loss this time (which fails the request).
+ * too, failing what was in flight with ZRUNTIMEINCONSISTENCY, which
+ * zk_reply_new() turns into the connection loss it is.
  * When the list does not resolve it keeps its addresses but has already
  * taken the new text, which it would resolve again later: the old text is
  * put back. Without a live handle there is nothing to move: the next

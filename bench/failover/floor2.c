@@ -6,20 +6,19 @@
  * like zkelectd's release, the last one watched); the child's watcher
  * stamps the event on CLOCK_MONOTONIC.
  *
- * Without -DTHREADED, libzookeeper_st driven from one poll() loop per
- * process (zookeeper_interest, zookeeper_process), no threads, as
- * zkelectd runs it from its event loop since f1f4441. With -DTHREADED,
- * libzookeeper_mt as zkelectd used it before: the requests go out on the
- * library's I/O thread, the watcher runs on its completion thread.
- * Debian's libzookeeper-st-dev (scripts/deps.sh) conflicts with
- * libzookeeper-mt-dev, but the library itself (libzookeeper-mt2)
+ * With -DTHREADED, libzookeeper_mt as zkelectd uses it: the requests go
+ * out on the library's I/O thread, the watcher runs on its completion
+ * thread. Without, libzookeeper_st driven from one poll() loop per
+ * process (zookeeper_interest, zookeeper_process), no threads: what a
+ * threadless zkelectd could reach. Debian's libzookeeper-st-dev conflicts
+ * with libzookeeper-mt-dev, but the library itself (libzookeeper-st2)
  * installs beside it and the header is the same:
  *
- *   cc -O2 -o floor2-st bench/failover/floor2.c -lzookeeper_st
- *   apt-get install libzookeeper-mt2
- *   cc -O2 -DTHREADED -o floor2-mt bench/failover/floor2.c \
- *       /usr/lib/x86_64-linux-gnu/libzookeeper_mt.so.2
- *   ./floor2-st HOST:PORT [N [MULTI]]
+ *   cc -O2 -DTHREADED -o floor2-mt bench/failover/floor2.c -lzookeeper_mt
+ *   apt-get install libzookeeper-st2
+ *   cc -O2 -o floor2-st bench/failover/floor2.c \
+ *       /usr/lib/x86_64-linux-gnu/libzookeeper_st.so.2
+ *   ./floor2-mt HOST:PORT [N [MULTI]]
  */
 #include <poll.h>
 #include <signal.h>

@@ -1,13 +1,12 @@
 #!/bin/bash
 # The release's notification between two processes, three clients side by
-# side on one throwaway ZooKeeper: the threadless libzookeeper_st (as
-# zkelectd links it since f1f4441), libzookeeper_mt (as it did before),
-# and the bare protocol client (floor2.py);
+# side on one throwaway ZooKeeper: libzookeeper_mt (as zkelectd), the
+# threadless libzookeeper_st, and the bare protocol client (floor2.py);
 # the bare client also as zkelectd's release meets its successor (five
 # deletes, a third watcher, the deleter closing: floor2.py's MULTI 2), and
 # with the claim deleted first (MULTI 3).
-# Rounds alternate; each prints its median. The mt build needs
-# libzookeeper-mt2 (not in scripts/deps.sh; it is skipped without).
+# Rounds alternate; each prints its median. Needs libzookeeper-st2 for the
+# st build (it is skipped without).
 #   bench/failover/floor2.sh [ROUNDS [N]]
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,18 +17,18 @@ rounds=${1:-3} n=${2:-30}
 dir=$(mktemp -d /tmp/floor2.XXXXXX)
 ZK_PID=
 trap '[ -z "$ZK_PID" ] || kill -- -"$ZK_PID" 2>/dev/null; rm -rf "$dir"' EXIT
-cc -O2 -o "$dir/floor2-st" "$here/floor2.c" -lzookeeper_st
-mt=/usr/lib/x86_64-linux-gnu/libzookeeper_mt.so.2
-if [ -e "$mt" ]; then
-	cc -O2 -DTHREADED -o "$dir/floor2-mt" "$here/floor2.c" "$mt"
+cc -O2 -DTHREADED -o "$dir/floor2-mt" "$here/floor2.c" -lzookeeper_mt
+st=/usr/lib/x86_64-linux-gnu/libzookeeper_st.so.2
+if [ -e "$st" ]; then
+	cc -O2 -o "$dir/floor2-st" "$here/floor2.c" "$st"
 fi
 zk_start "$dir/zk" 60
 hp=127.0.0.1:$ZK_PORT
-"$dir/floor2-st" "$hp" 10 1 >/dev/null	# the server's JIT warms up
+"$dir/floor2-mt" "$hp" 10 1 >/dev/null	# the server's JIT warms up
 for r in $(seq "$rounds"); do
 	echo "round $r"
-	"$dir/floor2-st" "$hp" "$n" 1
-	if [ -x "$dir/floor2-mt" ]; then "$dir/floor2-mt" "$hp" "$n" 1; fi
+	"$dir/floor2-mt" "$hp" "$n" 1
+	if [ -x "$dir/floor2-st" ]; then "$dir/floor2-st" "$hp" "$n" 1; fi
 	for m in 1 2 3; do
 		/usr/bin/python3 "$here/floor2.py" "$hp" "$n" "$m" |
 		    /usr/bin/python3 -c '

@@ -428,3 +428,40 @@ def test_reload_refuses_hosts_it_cannot_resolve(election):
     a.ctl("resign")
     a.wait_role("leader")
     assert a.status()["session"] == before["session"]
+
+
+def test_a_request_lost_to_a_hosts_reload_counts_as_a_connection_loss(
+        election):
+    """A change of zookeeper.hosts moves the session (zoo_set_servers), and
+    the client library leaves its old server without failing what was in
+    flight there: that reply never comes, the first reply on the new
+    connection does not match it, and the library fails every request in
+    flight with ZRUNTIMEINCONSISTENCY. Such a request may have been applied
+    or not, as after a connection loss, and the daemon takes it for one: a
+    write it made is looked up again, never taken as refused."""
+    old = ZkProxy(election.zk_hosts, name="proxy-old", bind="127.0.0.2")
+    new = ZkProxy(election.zk_hosts, name="proxy-new", bind="127.0.0.3")
+    try:
+        T = 6000
+        a = election.daemon("node1", options={
+            "zookeeper.hosts": old.hosts,
+            "zookeeper.session_timeout": f"{T}ms"})
+        a.wait_role("leader")
+        mark = len(a.log_text())
+        # The keepalive's next sync (every T/6) is left without its reply,
+        # and the move comes well before the client would give the
+        # connection up (2T/3 = 4 s without hearing anything).
+        old.hold_replies()
+        time.sleep(T / 6000 + 0.2)
+        _reload(a, {"zookeeper.hosts": new.hosts})
+        wait_for(lambda: "keepalive sync: " in a.log_text()[mark:], 10,
+                 "the held sync to fail")
+        text = a.log_text()[mark:]
+        assert "run time inconsistency" not in text, text
+        assert "keepalive sync: connection loss" in text, text
+        wait_for(lambda: a.status().get("zk_state") == "connected", 10,
+                 "node1 connected on the new hosts")
+        a.wait_role("leader", timeout=15)
+    finally:
+        old.close()
+        new.close()
