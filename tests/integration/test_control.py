@@ -733,7 +733,10 @@ def test_metrics(election):
     m1, m2 = metrics_of(n1), metrics_of(n2)
     check_metrics_plausible(m1, "follower", 2, won=1, promote_runs=1)
     check_metrics_plausible(m2, "leader", 2, won=1, promote_runs=1)
-    assert "demote hook exited 1" in n1.log_text()
+    # Its 0.3 s sleep fits the resign's demote budget, unless a loaded
+    # machine stalls the hook past it (once: 564 ms): a failure either way.
+    assert re.search(r"demote hook (exited 1|timed out after)",
+                     n1.log_text()), n1.log_text()[-2000:]
     assert m1.get("zkelectd_hook_failures_total", hook="demote") == \
         startup["node1", "demote"] + 1
     assert m1.get("zkelectd_hook_runs_total", hook="demote") == 2
