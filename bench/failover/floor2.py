@@ -22,6 +22,11 @@ demote and reaps it, the successor runs hook.sh's promote on the
 breadcrumb's event (both spawned as zkelectd spawns a plain hook line), and the figure
 is the handoff gap, the promote's first line less the demote's last.
 
+The company of MULTI 2-4 can be taken away, to see what it costs the
+successor: FLOOR2_NO_THIRD=1 runs without the third session, and
+FLOOR2_LATE_CLOSE_MS=N has the deleter close its session N ms after the
+reply instead of at once (company.sh alternates the four variants).
+
 Usage: floor2.py HOST:PORT [N [MULTI [QUIET_S]]]   (prints JSON: the ms)
 """
 import json
@@ -103,7 +108,10 @@ def release(host, port, n, quiet, claim_first, hook=False):
     """MULTI 2 and 3 (above): the ms from the multi sent to the last
     watched node's event at the successor; MULTI 4, the handoff gap."""
     succ, s_down, s_up = child(host, port, hook=hook)
-    third, t_down, t_up = child(host, port, rearm=True)
+    with_third = os.environ.get("FLOOR2_NO_THIRD", "0") != "1"
+    late_close = int(os.environ.get("FLOOR2_LATE_CLOSE_MS", "0")) / 1000
+    if with_third:
+        third, t_down, t_up = child(host, port, rearm=True)
     res = []
     for i in range(n):
         base = f"/bench-floor2/r{os.getpid()}-{i}"
@@ -114,9 +122,11 @@ def release(host, port, n, quiet, claim_first, hook=False):
             old.call(Create(path, b"x", OPEN_ACL_UNSAFE, 1))
         os.write(s_down, "\n".join([paths[0], paths[1], paths[3],
                                      paths[4]]).encode())
-        os.write(t_down, paths[0].encode())
+        if with_third:
+            os.write(t_down, paths[0].encode())
         os.read(s_up, 1)
-        os.read(t_up, 1)
+        if with_third:
+            os.read(t_up, 1)
         time.sleep(quiet)
         order = ([paths[3]] + paths[:3] + paths[4:] if claim_first
                  else paths)
@@ -124,16 +134,21 @@ def release(host, port, n, quiet, claim_first, hook=False):
             os.waitpid(spawn_hook("demote"), 0)
         t = time.monotonic_ns()
         old.wait_reply(old.send(Transaction([Delete(x, -1) for x in order])))
+        if late_close:
+            time.sleep(late_close)
         old.close_session()
         fired = struct.unpack("q", os.read(s_up, 8))[0]
         res.append(gap(os.environ["BENCH_EVENTS"]) if hook
                    else (fired - t) / 1e6)
-        os.read(t_up, 8)
+        if with_third:
+            os.read(t_up, 8)
         time.sleep(0.05)
-    for fd in (s_down, t_down):
-        os.close(fd)
+    os.close(s_down)
+    if with_third:      # it holds a copy of s_down: the successor's EOF
+        os.close(t_down)
     os.waitpid(succ, 0)
-    os.waitpid(third, 0)
+    if with_third:
+        os.waitpid(third, 0)
     return res
 
 
