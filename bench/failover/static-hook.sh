@@ -14,6 +14,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROUNDS=${1:-30}
+# WIRE=1 (with debug) also records the packets on lo (net_dev_queue) and
+# the wake-ups (sched_wakeup), and wire.py splits the release's way to the
+# successor: the old leader's process, the server, the successor's library.
 # The hook line: plain words, which zkelectd execs itself; VIA_SHELL=1
 # puts `exec ` before it, so that /bin/sh -c starts first and execs it
 # (how every hook ran before issue 21's direct exec).
@@ -46,8 +49,10 @@ trap cleanup EXIT
 cc -O2 -static -o "$D/stamp" bench/failover/stamp.c
 zk_start "$D/zk" 30 >/dev/null
 if [ "$LEVEL" = debug ]; then
-	tracefs_start "$D" "zkstatic$$" 8192 sched/sched_process_exec \
-	    sched/sched_process_exit
+	EXTRA=()
+	[ "${WIRE:-0}" = 1 ] && EXTRA=(net/net_dev_queue sched/sched_wakeup)
+	tracefs_start "$D" "zkstatic$$" 65536 sched/sched_process_exec \
+	    sched/sched_process_exit "${EXTRA[@]}"
 	[ -n "$TRACE" ] || echo "no tracefs: no kernel instants" >&2
 fi
 for n in a b c; do
@@ -106,4 +111,7 @@ if [ "$LEVEL" = debug ]; then
 	# shellcheck disable=SC2086 # SHARE_ARGS: options, split on purpose
 	/usr/bin/python3 bench/failover/share.py --skip 2 "${FT[@]}" \
 	    ${SHARE_ARGS:-} "$D/events" "$D/a.log" "$D/b.log" "$D/c.log"
+	if [ "${WIRE:-0}" = 1 ] && [ -n "$TRACE" ]; then
+		/usr/bin/python3 bench/failover/wire.py "$D"
+	fi
 fi
