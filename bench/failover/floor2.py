@@ -25,7 +25,7 @@ is the handoff gap, the promote's first line less the demote's last.
 The company of MULTI 2-4 can be taken away, to see what it costs the
 successor: FLOOR2_NO_THIRD=1 runs without the third session, and
 FLOOR2_LATE_CLOSE_MS=N has the deleter close its session N ms after the
-reply instead of at once (company.sh alternates the four variants).
+reply instead of at once (`floor2.sh company` alternates the four variants).
 
 Usage: floor2.py HOST:PORT [N [MULTI [QUIET_S]]]   (prints JSON: the ms)
 """
