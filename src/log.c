@@ -6,13 +6,27 @@
  * "<N>" so the journal records its priority, otherwise with an RFC 3339
  * UTC time to the millisecond.
  *
+ * A stderr that is not a file (a pipe, the journal's stream socket, a
+ * terminal) fills when its reader stalls: a hung journald, a stopped
+ * `| logger`, a hook that floods it. A write there would block the event
+ * loop, and with it every demote the lease asks for, so a line goes out
+ * only when it fits now (poll() says the pipe has room, a socket takes
+ * MSG_DONTWAIT); one that does not is dropped and counted, and the next
+ * line that fits is preceded by how many were lost. A regular file is
+ * written as before (a full disk fails at once), and fatal()'s last words
+ * wait up to a second for room.
+ *
  * A library that repeats itself (ZooKeeper's client, retrying a server
  * that is down, logs two lines every few hundred milliseconds) goes
  * through log_collapse(): a line seen again soon after is counted instead
  * of written, and "... repeated N more times" follows once the run ends
  * (log_collapse_flush()) or once a minute while it lasts.
  */
+#include <sys/socket.h>
+#include <sys/stat.h>
+
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +42,15 @@
 #define LOG_REPEAT_SLOTS	8	/* distinct lines remembered */
 #define LOG_REPEAT_TEXT		512	/* compared and kept of each */
 #define LOG_REPEAT_MS		60000	/* a count is written at least this often */
+#define LOG_FATAL_WAIT_MS	1000	/* fatal()'s line waits this long for room */
+
+/* What stderr is, which says how a line is written without blocking. */
+enum log_out {
+	LOG_OUT_UNKNOWN,
+	LOG_OUT_FILE,		/* a regular file: write() */
+	LOG_OUT_SOCKET,		/* the journal's stream: send(MSG_DONTWAIT) */
+	LOG_OUT_STREAM,		/* a pipe, a FIFO, a terminal: poll(), write() */
+};
 
 struct log_repeat {
 	const char *tag;	/* NULL: free slot */
@@ -45,7 +68,13 @@ static struct {
 	/* ZooKeeper's threads log too: the table is behind the lock. */
 	pthread_mutex_t lock;
 	struct log_repeat repeats[LOG_REPEAT_SLOTS];
-} logger = { "zkelectd", LOG_INFO, 0, PTHREAD_MUTEX_INITIALIZER, { { 0 } } };
+	/* And the writing behind this one (taken after lock, never before). */
+	pthread_mutex_t wlock;
+	enum log_out out;
+	unsigned long dropped;	/* lines lost since the last one written */
+	int cut;		/* a line went out cut short: end it first */
+} logger = { "zkelectd", LOG_INFO, 0, PTHREAD_MUTEX_INITIALIZER, { { 0 } },
+    PTHREAD_MUTEX_INITIALIZER, LOG_OUT_UNKNOWN, 0, 0 };
 
 static const struct {
 	const char *name;
@@ -64,6 +93,8 @@ log_init(const char *progname, int level)
 	logger.progname = progname;
 	__atomic_store_n(&logger.level, level, __ATOMIC_RELAXED);
 	logger.journal = getenv("JOURNAL_STREAM") != NULL;
+	/* What stderr is, found at the first line written. */
+	logger.out = LOG_OUT_UNKNOWN;
 }
 
 void
@@ -124,42 +155,158 @@ log_stamp_offset(void)
 	    (real.tv_nsec - mono.tv_nsec) / 1000;
 }
 
-/* Writes all of buf to stderr; a line is one write() but for a short one. */
-static void
-log_write(const char *buf, size_t len)
+static enum log_out
+log_out_kind(void)
 {
-	ssize_t n;
+	struct stat st;
 
-	while (len > 0) {
-		n = write(STDERR_FILENO, buf, len);
+	if (fstat(STDERR_FILENO, &st) == -1)
+		return LOG_OUT_STREAM;
+	if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
+		return LOG_OUT_FILE;
+	if (S_ISSOCK(st.st_mode))
+		return LOG_OUT_SOCKET;
+	return LOG_OUT_STREAM;
+}
+
+/*
+ * One write of what fits now (or within wait_ms); -1 with EAGAIN when
+ * nothing does.
+ */
+static ssize_t
+log_try(const char *buf, size_t len, int wait_ms)
+{
+	struct pollfd pfd;
+	ssize_t n;
+	int r;
+
+	for (;;) {
+		if (logger.out == LOG_OUT_FILE)
+			n = write(STDERR_FILENO, buf, len);
+		else if (logger.out == LOG_OUT_SOCKET) {
+			n = send(STDERR_FILENO, buf, len,
+			    MSG_DONTWAIT | MSG_NOSIGNAL);
+			if (n == -1 && errno == ENOTSOCK) {
+				logger.out = LOG_OUT_STREAM;
+				continue;
+			}
+			if (n == -1 && (errno == EAGAIN ||
+			    errno == EWOULDBLOCK) && wait_ms > 0) {
+				pfd.fd = STDERR_FILENO;
+				pfd.events = POLLOUT;
+				if (poll(&pfd, 1, wait_ms) == 1) {
+					wait_ms = 0;
+					continue;
+				}
+				errno = EAGAIN;
+			}
+		} else {
+			/*
+			 * A pipe with room takes a line of up to PIPE_BUF
+			 * bytes whole (ours are shorter) without blocking.
+			 */
+			pfd.fd = STDERR_FILENO;
+			pfd.events = POLLOUT;
+			r = poll(&pfd, 1, wait_ms);
+			if (r == -1 && errno == EINTR)
+				continue;
+			if (r == 0) {
+				errno = EAGAIN;
+				return -1;
+			}
+			if (r == -1)
+				return -1;
+			if ((pfd.revents & POLLOUT) == 0) {
+				/* POLLERR, POLLHUP: no reader any more. */
+				errno = EPIPE;
+				return -1;
+			}
+			n = write(STDERR_FILENO, buf, len);
+		}
 		if (n == -1 && errno == EINTR)
 			continue;
-		if (n <= 0)
-			return;
-		buf += n;
-		len -= (size_t)n;
+		return n;
 	}
 }
 
-void
-log_vmsg(int prio, const char *fmt, va_list ap)
+/* As much of buf as fits now (or within wait_ms): how much went out. */
+static size_t
+log_some(const char *buf, size_t len, int wait_ms)
 {
-	char msg[LOG_MSG_MAX], line[LOG_MSG_MAX + 64], when[40] = "";
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		n = log_try(buf + done, len - done, wait_ms);
+		if (n <= 0)
+			break;
+		done += (size_t)n;
+	}
+	return done;
+}
+
+static size_t log_format(char *line, size_t size, int prio, const char *msg);
+
+/*
+ * Writes a whole line to stderr, one write() but for a short one, never
+ * waiting for a reader (wait_ms: fatal()'s last words). A line that does
+ * not fit is dropped and counted; one cut short is ended by the next.
+ * Called with wlock.
+ */
+static void
+log_write_locked(const char *buf, size_t len, int wait_ms)
+{
+	char note[160], line[256];
+	size_t n, w;
+
+	if (logger.out == LOG_OUT_UNKNOWN)
+		logger.out = log_out_kind();
+	if (logger.cut) {
+		if (log_some("\n", 1, wait_ms) != 1) {
+			logger.dropped++;
+			return;
+		}
+		logger.cut = 0;
+	}
+	if (logger.dropped > 0) {
+		(void)snprintf(note, sizeof(note), "%lu log line%s dropped: "
+		    "stderr was full (its reader stalled)", logger.dropped,
+		    logger.dropped == 1 ? "" : "s");
+		n = log_format(line, sizeof(line), LOG_WARNING, note);
+		if ((w = log_some(line, n, wait_ms)) != n) {
+			logger.cut = w > 0;
+			logger.dropped++;
+			return;
+		}
+		logger.dropped = 0;
+	}
+	if ((w = log_some(buf, len, wait_ms)) != len) {
+		logger.cut = w > 0;
+		logger.dropped++;
+	}
+}
+
+static void
+log_write(const char *buf, size_t len, int wait_ms)
+{
+	if (pthread_mutex_lock(&logger.wlock) != 0)
+		return;
+	log_write_locked(buf, len, wait_ms);
+	(void)pthread_mutex_unlock(&logger.wlock);
+}
+
+/* The line as it goes out, newline included: its length. */
+static size_t
+log_format(char *line, size_t size, int prio, const char *msg)
+{
+	char when[40] = "";
 	struct timespec ts;
 	struct tm tm;
-	unsigned char *p;
 	size_t len;
-	int saved = errno, n;
+	int n;
 
-	if (prio > __atomic_load_n(&logger.level, __ATOMIC_RELAXED))
-		return;
-	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
-	/* A line stays one line, whatever a peer or a hook put in it. */
-	for (p = (unsigned char *)msg; *p != '\0'; p++)
-		if ((*p < 0x20 && *p != '\t') || *p == 0x7f)
-			*p = '?';
 	if (logger.journal)
-		n = snprintf(line, sizeof(line), "<%d>%s\n", prio, msg);
+		n = snprintf(line, size, "<%d>%s\n", prio, msg);
 	else {
 		/* The journal has its own clock; a terminal or file does not. */
 		if (clock_gettime(CLOCK_REALTIME, &ts) == 0 &&
@@ -168,17 +315,42 @@ log_vmsg(int prio, const char *fmt, va_list ap)
 		    &tm)) > 0)
 			(void)snprintf(when + len, sizeof(when) - len,
 			    ".%03dZ ", (int)(ts.tv_nsec / 1000000));
-		n = snprintf(line, sizeof(line), "%s%s: %s\n", when,
-		    logger.progname, msg);
+		n = snprintf(line, size, "%s%s: %s\n", when, logger.progname,
+		    msg);
 	}
 	if (n < 0)
-		return;
-	if ((size_t)n >= sizeof(line)) {
-		n = (int)sizeof(line) - 1;
+		return 0;
+	if ((size_t)n >= size) {
+		n = (int)size - 1;
 		line[n - 1] = '\n';
 	}
-	log_write(line, (size_t)n);
+	return (size_t)n;
+}
+
+static void
+log_vmsg_wait(int prio, int wait_ms, const char *fmt, va_list ap)
+{
+	char msg[LOG_MSG_MAX], line[LOG_MSG_MAX + 64];
+	unsigned char *p;
+	size_t n;
+	int saved = errno;
+
+	if (prio > __atomic_load_n(&logger.level, __ATOMIC_RELAXED))
+		return;
+	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
+	/* A line stays one line, whatever a peer or a hook put in it. */
+	for (p = (unsigned char *)msg; *p != '\0'; p++)
+		if ((*p < 0x20 && *p != '\t') || *p == 0x7f)
+			*p = '?';
+	if ((n = log_format(line, sizeof(line), prio, msg)) > 0)
+		log_write(line, n, wait_ms);
 	errno = saved;
+}
+
+void
+log_vmsg(int prio, const char *fmt, va_list ap)
+{
+	log_vmsg_wait(prio, 0, fmt, ap);
 }
 
 /* Called with the lock held. */
@@ -268,14 +440,24 @@ log_msg(int prio, const char *fmt, ...)
 	va_end(ap);
 }
 
+static void LOG_PRINTF(3, 4)
+log_msg_wait(int prio, int wait_ms, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vmsg_wait(prio, wait_ms, fmt, ap);
+	va_end(ap);
+}
+
 static void
-log_vwarn(int prio, const char *fmt, va_list ap)
+log_vwarn(int prio, int wait_ms, const char *fmt, va_list ap)
 {
 	char buf[1536];
 	int saved = errno;
 
 	(void)vsnprintf(buf, sizeof(buf), fmt, ap);
-	log_msg(prio, "%s: %s", buf, strerror(saved));
+	log_msg_wait(prio, wait_ms, "%s: %s", buf, strerror(saved));
 	errno = saved;
 }
 
@@ -285,7 +467,7 @@ log_warn(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_vwarn(LOG_WARNING, fmt, ap);
+	log_vwarn(LOG_WARNING, 0, fmt, ap);
 	va_end(ap);
 }
 
@@ -335,7 +517,7 @@ fatal(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_vwarn(LOG_CRIT, fmt, ap);
+	log_vwarn(LOG_CRIT, LOG_FATAL_WAIT_MS, fmt, ap);
 	va_end(ap);
 	exit(1);
 }
@@ -346,7 +528,7 @@ fatalx(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_vmsg(LOG_CRIT, fmt, ap);
+	log_vmsg_wait(LOG_CRIT, LOG_FATAL_WAIT_MS, fmt, ap);
 	va_end(ap);
 	exit(1);
 }

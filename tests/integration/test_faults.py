@@ -645,6 +645,74 @@ def test_leader_partitioned_for_a_third_of_session_timeout(election, faults):
     faults.check_all()
 
 
+def test_a_stalled_log_reader_never_holds_the_lease_demote(
+        election, faults, tmp_path):
+    """The daemon's stderr is a pipe whose reader stalled (a hung journald,
+    a stopped `| logger`) and a hooks.run floods it through the daemon's
+    log. The event loop must not block on the full pipe: it answers the
+    socket, and when the leader is cut off its lease-lost demote still ends
+    before the successor promotes, inside the lease. The lines it could not
+    write are counted, and said once the reader reads again."""
+    set_timeout(election, 2000)
+    T = T_s(election)
+    fifo = tmp_path / "stderr.fifo"
+    os.mkfifo(fifo)
+    # Held open and not read: once its 64 KiB fill, a write would block.
+    rfd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    flooded = tmp_path / "flooded"
+    flood = tmp_path / "flood.sh"
+    flood.write_text("#!/bin/sh\nseq 1 40000 | sed 's/^/flood line /'\n"
+                     f"touch {flooded}\nexec sleep 600\n")
+    flood.chmod(0o755)
+    try:
+        n1 = faults.daemon("node1", start=False, data="one",
+                           options={"hooks.run": str(flood)},
+                           env={"ZKT_STDERR": str(fifo)})
+        n1.wrapper = ["/bin/sh", "-c", 'exec "$@" 2>"$ZKT_STDERR"', "sh"]
+        n1.start()
+        n1.wait_role("leader", timeout=15)
+        n2 = faults.daemon("node2", proxied=False, data="two")
+        n2.wait_role("follower", timeout=15)
+        # The run hook's 2 MB of output all went through the daemon's log.
+        wait_for(flooded.exists, 30, "the flood's end (the daemon read it)")
+        assert n1.ctl("ping", timeout=5).strip() == "pong"
+
+        faults.partition("node1")
+        t_cut = faults.partitions["node1"][-1][0]
+        n2.wait_role("leader", timeout=T + 10)
+        ev = election.events()
+        d_start, d_end = last_run(ev, "node1", "demote")
+        assert d_start is not None and d_start.reason == "lease-lost", ev
+        assert d_end is not None, "node1's demote did not end"
+        p_start, _ = last_run(ev, "node2", "promote")
+        assert d_end.n < p_start.n and d_end.ts <= p_start.ts, \
+            f"node2 promoted ({p_start}) before node1's demote ended ({d_end})"
+        assert d_end.ts <= t_cut + T, \
+            f"node1's demote ended {d_end.ts - t_cut:.2f}s after the cut"
+        faults.heal("node1")
+
+        # The reader reads again: the count of what was lost comes first.
+        got = bytearray()
+
+        def told():
+            try:
+                while True:
+                    chunk = os.read(rfd, 1 << 16)
+                    if not chunk:
+                        break
+                    got.extend(chunk)
+            except BlockingIOError:
+                pass
+            return b"log lines dropped: stderr was full" in got
+        wait_for(told, 20, "the dropped lines' count in the log")
+        n1.wait_role("follower", timeout=T + 10)
+        if zkharness.SAN:
+            assert not zkharness.san_findings(got.decode(errors="replace"))
+    finally:
+        os.close(rfd)
+    faults.check_all()
+
+
 # ---------------------------------------------------------------- frozen
 
 def test_leader_sigstopped_past_session_timeout(election, faults):

@@ -1,12 +1,13 @@
 /*
  * The logger: one line per message with a dated stamp, control bytes made
  * harmless, and log_collapse() counting repeats instead of writing them,
- * from several threads at once.
+ * from several threads at once; a full pipe never blocks it.
  */
 #include <fcntl.h>
 #include <pthread.h>
 #include <regex.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -199,6 +200,49 @@ test_stamp_only_at_debug(void **state)
 	assert_true(off > (int64_t)1000000000 * 1000000);
 }
 
+/*
+ * stderr a pipe that nobody reads: lines that do not fit are dropped, not
+ * waited for (alarm() fails the test if a write blocks), and once the pipe
+ * is read the next line comes after the count of those lost.
+ */
+static void
+test_full_pipe_never_blocks(void **state)
+{
+	static char buf[1 << 17];
+	char *text;
+	ssize_t n;
+	size_t len = 0;
+	int fds[2], i;
+
+	(void)state;
+	assert_int_equal(pipe(fds), 0);
+	assert_int_not_equal(dup2(fds[1], STDERR_FILENO), -1);
+	(void)close(fds[1]);
+	log_init("zkelectd", LOG_DEBUG);
+	(void)alarm(20);
+	/* 2,000 lines of about 100 bytes: three times what the pipe holds. */
+	for (i = 0; i < 2000; i++)
+		log_info("line %04d of a flood that nobody reads, padded out "
+		    "to about a hundred bytes", i);
+	(void)alarm(0);
+	assert_int_equal(fcntl(fds[0], F_SETFL, O_NONBLOCK), 0);
+	while ((n = read(fds[0], buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)n;
+	buf[len] = '\0';
+	assert_true(len > 0 && len < 100 * 2000);
+	assert_non_null(strstr(buf, "line 0000 of a flood"));
+	assert_null(strstr(buf, "line 1999 of a flood"));
+	assert_int_equal(test_count(buf, "\n"), test_count(buf, "zkelectd: "));
+	log_notice("after the reader came back");
+	n = read(fds[0], buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_non_null(text = strstr(buf, " log lines dropped: stderr was "
+	    "full (its reader stalled)\n"));
+	assert_non_null(strstr(text, "zkelectd: after the reader came back\n"));
+	(void)close(fds[0]);
+}
+
 int
 main(void)
 {
@@ -209,6 +253,7 @@ main(void)
 		T(test_below_level_not_counted),
 		T(test_threads),
 		T(test_stamp_only_at_debug),
+		T(test_full_pipe_never_blocks),
 #undef T
 	};
 
