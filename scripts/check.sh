@@ -57,6 +57,7 @@ sim_campaigns=0
 
 passed=0
 failed=0
+skipped=0
 problems=()
 tmp=$(mktemp -d)
 out=$tmp/out
@@ -216,7 +217,7 @@ sim_tests() {
 
 # pytest_count WHAT RC FILE: adds the pytest summary in FILE to the totals.
 pytest_count() {
-	local summary p f e
+	local summary p f e s
 	# pytest -q ends with e.g. "12 passed, 1 failed, 2 errors in 40.1s".
 	summary=$(grep -E '^(=+ )?[0-9]+ [a-z]+.* in [0-9.]+s' "$3" | tail -n 1)
 	if [ -z "$summary" ]; then
@@ -226,7 +227,9 @@ pytest_count() {
 	p=$(sed -nE 's/.*[^0-9]([0-9]+) passed.*/\1/p' <<<" $summary")
 	f=$(sed -nE 's/.*[^0-9]([0-9]+) failed.*/\1/p' <<<" $summary")
 	e=$(sed -nE 's/.*[^0-9]([0-9]+) errors?.*/\1/p' <<<" $summary")
+	s=$(sed -nE 's/.*[^0-9]([0-9]+) skipped.*/\1/p' <<<" $summary")
 	passed=$((passed + ${p:-0}))
+	skipped=$((skipped + ${s:-0}))
 	failed=$((failed + ${f:-0} + ${e:-0}))
 	if [ "$2" -ne 0 ] && [ $((${f:-0} + ${e:-0})) -eq 0 ]; then
 		broken "$1: pytest exited with status $2"
@@ -262,7 +265,7 @@ suites_end() {
 integration() {
 	suite "$1" "integration tests: $2" env ZKELECTD_BIN_DIR="$3" \
 	    ZKELECTD_SAN="$4" ZKELECTD_CHAOS_SECONDS="$5" \
-	    "$PYTHON" -m pytest -p no:cacheprovider -q -n "$WORKERS" \
+	    "$PYTHON" -m pytest -p no:cacheprovider -q -rs -n "$WORKERS" \
 	    tests/integration
 }
 
@@ -313,7 +316,7 @@ integration plain "$BUILD" "$BUILD" 0 "${ZKELECTD_CHAOS_SECONDS:-60}"
 # Examples, man pages, install, completion and the Debian package: the
 # same whatever the build flavour, so run once.
 suite packaging "packaging tests (tests/packaging)" env \
-    ZKELECTD_BIN_DIR="$BUILD" "$PYTHON" -m pytest -p no:cacheprovider -q \
+    ZKELECTD_BIN_DIR="$BUILD" "$PYTHON" -m pytest -p no:cacheprovider -q -rs \
     tests/packaging
 cpu_parts >"$tmp/cpu" 2>&1 &
 cpu_pid=$!
@@ -338,5 +341,7 @@ for p in "${problems[@]}"; do
 	echo "problem: $p"
 done
 echo "simulator: $sim_schedules schedules in $sim_campaigns runs"
+# Not counted below: each suite's "short test summary" above says why.
+echo "skipped: $skipped pytest tests (not counted as passed)"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
