@@ -11,8 +11,8 @@ survivors=0
 # by the simulator alone (tests/sim/seeds.txt). 40-49 are issue 19's,
 # 50 the leader's markers (preemption), 60 issue 21's, 70 issue 20's (the
 # transition table), 71, 83, 84, 85 and 86 the 1,000,000-schedule
-# campaign's.
-for m in $(seq 1 25) 30 31 32 33 $(seq 40 49) 50 60 70 71 83 84 85 86; do
+# campaign's, 87 a review's (a reload's check interval).
+for m in $(seq 1 25) 30 31 32 33 $(seq 40 49) 50 60 70 71 83 84 85 86 87; do
 	t=test_election
 	[ "$m" -ge 30 ] && [ "$m" -le 33 ] && t=test_election_resume
 	if ZKELECT_MUTANT=$m "$build/unit/$t" >/dev/null 2>&1; then

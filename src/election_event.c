@@ -618,6 +618,8 @@ el_resume_lost(struct election *el)
 void
 election_reconfigure(struct election *el, const struct election_params *p)
 {
+	int64_t interval;
+
 	el->cause = "reload";
 	el->fence_configured = p->fence;
 	el->preempt_ms = p->preempt_delay_ms;
@@ -627,8 +629,16 @@ election_reconfigure(struct election *el, const struct election_params *p)
 	el->hook_timeout_ms = p->hook_timeout_ms;
 	el->demote_cfg_ms = p->demote_timeout_ms > 0 ? p->demote_timeout_ms : 0;
 	el_set_timeout(el, 0);
-	el->check_interval_ms = p->check_interval_ms > 0 ?
-	    p->check_interval_ms : 5000;
+	interval = p->check_interval_ms > 0 ? p->check_interval_ms : 5000;
+	/*
+	 * A new interval applies at once (the contract's "health settings
+	 * apply at once"): the check already planned moves to one new
+	 * interval after the last one started, which may be now.
+	 */
+	if (el->check_configured && p->check && el->check_due != 0 &&
+	    !EL_MUTANT(87))
+		el->check_due += interval - el->check_interval_ms;
+	el->check_interval_ms = interval;
 	el->check_fall = p->check_fall > 0 ? p->check_fall : 1;
 	el->check_rise = p->check_rise > 0 ? p->check_rise : 1;
 	if (p->check && !el->check_configured)

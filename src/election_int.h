@@ -309,6 +309,13 @@ struct election {
 	int mark_unsure;	/* a lost release may have deleted it */
 	int marks_unknown;	/* a resumed session's own: list E/priority */
 	char *mark_path;	/* the one being made */
+	/*
+	 * Ours as it should be for (want_sid, want_prio), formatted again
+	 * only when they change: el_next_mark() asks at every step.
+	 */
+	char mark_want[512];
+	int64_t mark_want_sid;
+	int64_t mark_want_prio;
 	int marks_fresh;
 	int marks_conn;		/* conn_gen when they were read */
 	int yield_listed;	/* 1 a listing is wanted for a yield, 2 made,

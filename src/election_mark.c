@@ -74,10 +74,24 @@ el_next_mark_extra(struct election *el, struct el_action *act)
  * yield to (issue 19). A lowered priority shows the old one until the new
  * marker is made, as a marker not yet made always has.
  */
+static const char *
+el_mark_want(struct election *el)
+{
+	if (el->mark_want[0] == '\0' || el->mark_want_sid != el->sid ||
+	    el->mark_want_prio != el->priority) {
+		(void)snprintf(el->mark_want, sizeof(el->mark_want),
+		    "%s/%016llx_%lld", el->prio_dir,
+		    (unsigned long long)el->sid, (long long)el->priority);
+		el->mark_want_sid = el->sid;
+		el->mark_want_prio = el->priority;
+	}
+	return el->mark_want;
+}
+
 int
 el_next_mark(struct election *el, struct el_action *act)
 {
-	char want[512];
+	const char *want;
 	int have;
 
 	/* The one a change replaced, once the new one is made. */
@@ -86,11 +100,7 @@ el_next_mark(struct election *el, struct el_action *act)
 		el_unmark(el, act, el->mark_old);
 		return 1;
 	}
-	want[0] = '\0';
-	if (el_mark_wanted(el))
-		(void)snprintf(want, sizeof(want), "%s/%016llx_%lld",
-		    el->prio_dir, (unsigned long long)el->sid,
-		    (long long)el->priority);
+	want = el_mark_wanted(el) ? el_mark_want(el) : "";
 	have = el->mark_have != NULL && strcmp(el->mark_have, want) == 0;
 	/*
 	 * Deleted first where no new one is wanted, or where it cannot be

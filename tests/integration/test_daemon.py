@@ -220,6 +220,24 @@ def test_health_check_fall_and_rise(election):
     election.check_invariants()
 
 
+def test_reloaded_check_interval_applies_at_once(election, tmp_path):
+    """hooks.check_interval shortened by SIGHUP from an hour to 200 ms: health
+    settings apply at once, so checks come every 200 ms from then on, not
+    after the hour the old interval had planned."""
+    runs = tmp_path / "check.runs"
+    check = tmp_path / "check.sh"
+    check.write_text(f"#!/bin/sh\necho x >> {runs}\n")
+    check.chmod(0o755)
+    a = election.daemon("node1", options={
+        "hooks.check": str(check), "hooks.check_interval": "60m"})
+    a.wait_role("leader")
+    assert not runs.exists()
+    _reload(a, {"hooks.check_interval": "200ms"})
+    wait_for(lambda: runs.exists() and len(runs.read_text().split()) >= 3,
+             15, "three checks at the new interval")
+    assert a.role() == "leader"
+
+
 def test_failed_demote_is_reported_and_the_daemon_goes_on(election):
     a = election.daemon("node1")
     a.wait_role("leader")

@@ -176,7 +176,8 @@ ops_draw_preempt_delay(struct sim *s)
  * With -H: hooks.run ends on its own (run_hook.c's report: an ordered
  * handoff, then a backoff), mostly the leader's; or a SIGHUP reload adds
  * or takes away hooks.check (with its interval, fall and rise as drawn),
- * maybe while a check runs.
+ * maybe while a check runs, or gives a configured check another interval
+ * (which applies at once: the check planned moves).
  */
 void
 ops_operator(struct sim *s, struct peer *p, int cmd)
@@ -187,6 +188,13 @@ ops_operator(struct sim *s, struct peer *p, int cmd)
 		rc = election_run_exited(p->el);
 		trace(s, p->idx, "hooks.run exits: %s", rc == 0 ?
 		    "the leader hands over" : "not leading: nothing");
+		return;
+	}
+	if (p->params.check && rng_permille(&s->rng, 500)) {
+		p->params.check_interval_ms = peer_draw_check_interval(s);
+		trace(s, p->idx, "reload: hooks.check_interval %lld ms",
+		    (long long)p->params.check_interval_ms);
+		election_reconfigure(p->el, &p->params);
 		return;
 	}
 	p->params.check = !p->params.check;

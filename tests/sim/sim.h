@@ -376,6 +376,7 @@ void sim_copy(char *dst, size_t len, const char *src);
 /* peer.c */
 void peer_setup(struct sim *s, int i);
 int64_t peer_draw_priority(struct sim *s);
+int64_t peer_draw_check_interval(struct sim *s);
 void peer_start(struct sim *s, struct peer *p);
 void peer_crash(struct sim *s, struct peer *p);
 void peer_reexec(struct sim *s, struct peer *p);

@@ -2166,6 +2166,31 @@ test_check_shares_the_slot(void **state)
 }
 
 /*
+ * Second in the queue with hooks.check every interval_ms (check_fall and
+ * check_rise 1), its first check just started.
+ */
+static struct election *
+queued_with_check(struct election_params *p, int64_t interval_ms)
+{
+	struct election *el;
+	char *kids[] = { OTHER1, OURS };
+
+	params_init(p, 0, 0, 0);
+	p->check = 1;
+	p->check_interval_ms = interval_ms;
+	p->check_fall = 1;
+	p->check_rise = 1;
+	el = el_start(p);
+	join(el, SID, CAND "/" OURS);
+	expect_op(el, EL_OP_LIST, NULL);
+	reply_list(el, kids, 2);
+	expect_op(el, EL_OP_WATCH_PRED, NULL);
+	tick(el, interval_ms);
+	expect_hook(el, HOOK_CHECK, "health");
+	return el;
+}
+
+/*
  * Issue 19.2: a reload took hooks.check away while a failing check ran
  * (check_fall 1); its result made the node unhealthy for good, with no
  * check left to make it healthy again.
@@ -2176,22 +2201,10 @@ test_check_removed_while_it_runs(void **state)
 	struct election_params p;
 	struct election *el;
 	struct election_view v;
-	char *kids[] = { OTHER1, OURS };
 	struct el_action a;
 
 	(void)state;
-	params_init(&p, 0, 0, 0);
-	p.check = 1;
-	p.check_interval_ms = 100;
-	p.check_fall = 1;
-	p.check_rise = 1;
-	el = el_start(&p);
-	join(el, SID, CAND "/" OURS);
-	expect_op(el, EL_OP_LIST, NULL);
-	reply_list(el, kids, 2);
-	expect_op(el, EL_OP_WATCH_PRED, NULL);
-	tick(el, 100);
-	expect_hook(el, HOOK_CHECK, "health");
+	el = queued_with_check(&p, 100);
 	p.check = 0;
 	election_reconfigure(el, &p);
 	election_hook_done(el, HOOK_CHECK, 0);
@@ -2204,6 +2217,43 @@ test_check_removed_while_it_runs(void **state)
 	assert_int_not_equal(a.op, EL_OP_RELEASE);
 	election_view(el, &v);
 	assert_string_equal(v.node, OURS);
+	election_free(el);
+}
+
+/*
+ * A reload shortens hooks.check_interval from 2 s to 0.1 s: the contract's
+ * health settings apply at once, so the next check comes one new interval
+ * after the last one started, not when the old interval would have had it
+ * (a reviewer's reload from 40 s to 1 s saw no check for 40 s). A longer
+ * one moves the next check later the same way.
+ */
+static void
+test_check_interval_reload_applies_at_once(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	struct el_action a;
+
+	(void)state;
+	el = queued_with_check(&p, 2000);
+	election_hook_done(el, HOOK_CHECK, 1);
+	tick(el, 50);
+	expect_none(el);
+	p.check_interval_ms = 100;
+	election_reconfigure(el, &p);
+	tick(el, 49);
+	expect_none(el);
+	tick(el, 1);
+	expect_hook(el, HOOK_CHECK, "health");
+	election_hook_done(el, HOOK_CHECK, 1);
+	/* Longer again: not at the old second, at the new interval. */
+	p.check_interval_ms = 500;
+	election_reconfigure(el, &p);
+	tick(el, 100);
+	a = next(el);
+	assert_int_not_equal(a.type, EL_ACT_HOOK);
+	tick(el, 400);
+	expect_hook(el, HOOK_CHECK, "health");
 	election_free(el);
 }
 
@@ -3754,6 +3804,7 @@ main(void)
 		cmocka_unit_test(test_orphan_leader_node_is_deleted),
 		cmocka_unit_test(test_check_shares_the_slot),
 		cmocka_unit_test(test_check_removed_while_it_runs),
+		cmocka_unit_test(test_check_interval_reload_applies_at_once),
 		cmocka_unit_test(
 		    test_past_the_demote_point_nothing_before_the_demote),
 		cmocka_unit_test(test_fence_during_expiry_counts_for_nothing),
