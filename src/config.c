@@ -2,9 +2,10 @@
  * The configuration file.  inih splits the INI syntax; this file reads the
  * file itself (so that an over-long line is an error, not a silent cut),
  * hands every value to its setter in config_value.c, applies the -o
- * overrides and checks the keys against each other.  A load fills a fresh
- * struct config and hands it over only when all of it is valid, so a
- * broken file on reload changes nothing.
+ * overrides and checks the keys against each other (and, in config_path.c,
+ * the files they name).  A load fills a fresh struct config and hands it
+ * over only when all of it is valid, so a broken file on reload changes
+ * nothing.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +25,9 @@
 /* Debian's libinih reads lines into a 200-byte buffer. */
 #define CONFIG_LINE_MAX		199
 #define CONFIG_FILE_MAX		(1024 * 1024)
+/* UTF-8's byte order mark, which some editors put at the top. */
+#define CONFIG_BOM		"\xef\xbb\xbf"
+#define CONFIG_BOM_LEN		3
 
 struct config_parse {
 	struct config	*cfg;
@@ -143,22 +147,33 @@ config_apply(struct config_parse *p, int id, const char *value, int where)
 /*
  * Sections are checked as the reader meets them, so that an empty section
  * with a misspelt name is reported too.  The scan for ']' stops where inih
- * sees a comment; inih itself reports a header without ']'.
+ * sees a comment; inih itself reports a header without ']'.  inih drops
+ * what follows the ']', which would lose a key written on the same line:
+ * only blanks, and a comment after a blank, may follow it.
  */
 static int
 config_check_section(struct config_parse *p, const char *line, size_t len)
 {
-	size_t i;
+	size_t i, j;
 
 	p->section_line = p->lineno;
 	for (i = 1; i < len && line[i] != ']'; i++)
 		if (line[i] == ';' && (line[i - 1] == ' ' ||
 		    line[i - 1] == '\t'))
 			return 0;
-	if (i >= len || config_section_known(line + 1, i - 1))
+	if (i >= len)
 		return 0;
-	config_fail(p, p->lineno, "[%.*s]: unknown section", (int)(i - 1),
-	    line + 1);
+	if (!config_section_known(line + 1, i - 1)) {
+		config_fail(p, p->lineno, "[%.*s]: unknown section",
+		    (int)(i - 1), line + 1);
+		return -1;
+	}
+	for (j = i + 1; j < len && (line[j] == ' ' || line[j] == '\t'); j++)
+		;
+	if (j == len || (j > i + 1 && line[j] == ';'))
+		return 0;
+	config_fail(p, p->lineno, "[%.*s]: text after the section name",
+	    (int)(i - 1), line + 1);
 	return -1;
 }
 
@@ -166,7 +181,9 @@ config_check_section(struct config_parse *p, const char *line, size_t len)
  * inih's fgets-style reader, over the file read whole.  It counts lines,
  * so the handler knows where it is, and ends the file at the first error.
  * Leading blanks are dropped so that inih never takes an indented line as
- * the continuation of the previous value.
+ * the continuation of the previous value.  A UTF-8 byte order mark, which
+ * inih would drop from the first line, is dropped here, before the line
+ * is looked at.
  */
 static char *
 config_reader(char *str, int num, void *stream)
@@ -195,6 +212,11 @@ config_reader(char *str, int num, void *stream)
 		config_fail(p, p->lineno, "NUL byte in line");
 		p->stop = 1;
 		return NULL;
+	}
+	if (p->lineno == 1 && len >= CONFIG_BOM_LEN &&
+	    memcmp(line, CONFIG_BOM, CONFIG_BOM_LEN) == 0) {
+		line += CONFIG_BOM_LEN;
+		len -= CONFIG_BOM_LEN;
 	}
 	while (len > 0 && (*line == ' ' || *line == '\t')) {
 		line++;
@@ -301,7 +323,8 @@ static int
 config_finish(struct config_parse *p)
 {
 	struct config *cfg = p->cfg;
-	char host[256], why[CONFIG_WHY_LEN];
+	char host[256], why[CONFIG_WHY_LEN], clash[1024];
+	int id;
 
 	if (cfg->hosts == NULL) {
 		config_fail(p, 0, "zookeeper.hosts: required key missing");
@@ -350,6 +373,11 @@ config_finish(struct config_parse *p)
 	if (cfg->status_file == NULL)
 		(void)xasprintf(&cfg->status_file, "%s/%s.status",
 		    CONFIG_RUNDIR, cfg->service);
+	if ((id = config_path_clash(cfg, p->path, p->where, clash,
+	    sizeof(clash))) != -1) {
+		config_key_fail(p, id, "%s", clash);
+		return -1;
+	}
 	return 0;
 }
 

@@ -1,7 +1,7 @@
 /*
  * The configuration's key table, shared by config.c (reading the file and
- * the -o overrides, reporting errors) and config_value.c (checking and
- * storing each key's value).
+ * the -o overrides, reporting errors), config_value.c (checking and
+ * storing each key's value) and config_path.c (the files keys name).
  */
 #ifndef ZKELECTD_CONFIG_INT_H
 #define ZKELECTD_CONFIG_INT_H
@@ -52,5 +52,15 @@ int config_value_set(int id, struct config *cfg, const char *v, char *why);
 
 /* Empties cfg's list of HTTP addresses. */
 void config_value_listen_clear(struct config *cfg);
+
+/*
+ * Whether two of the files cfg names (the configuration file conf, the
+ * socket, the session file beside it, the status file) are one, so that
+ * writing one would replace another.  Returns -1 when they are apart, or
+ * the key in the wrong (where says which keys the file or -o set, as in
+ * config.c) with the reason in why, of len bytes.
+ */
+int config_path_clash(const struct config *cfg, const char *conf,
+    const int *where, char *why, size_t len);
 
 #endif

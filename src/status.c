@@ -226,7 +226,7 @@ status_write_mode(const char *path, const char *text, mode_t mode)
 	ssize_t n;
 	int fd, saved;
 
-	(void)xasprintf(&tmp, "%s.tmp", path);
+	(void)xasprintf(&tmp, "%s" STATUS_TMP_SUFFIX, path);
 	/*
 	 * Created exclusively: whatever stands at the temporary name (a
 	 * crash's leftover, a planted link) is removed, never written through.

@@ -50,8 +50,10 @@ void status_json_num(struct textbuf *b, const char *key, int64_t v,
     int comma);
 /*
  * Writes text to path through a temporary file created exclusively in the
- * same directory, then rename; no fsync.
+ * same directory, then rename; no fsync.  The temporary file is the path
+ * with STATUS_TMP_SUFFIX, and whatever stands there is unlinked first.
  */
+#define STATUS_TMP_SUFFIX	".tmp"
 int status_write(const char *path, const char *text);
 /* The same, the file created with mode (before the umask). */
 int status_write_mode(const char *path, const char *text, mode_t mode);

@@ -371,6 +371,24 @@ def test_durations_and_ranges_are_the_code_s(conf5):
     assert wrong == []
 
 
+def test_a_duration_s_own_limit_is_in_the_page(conf5):
+    """The page gives the general cap of durations once; a key whose
+    duration has a lower one says so in its own item."""
+    items = conf5_keys(conf5)
+    defs = c_defines()
+    wrong = []
+    for k in code_keys():
+        if not k.duration or k.range is None or \
+                k.range[1] == "CONFIG_DURATION_MAX":
+            continue
+        hi = c_int(k.range[1], defs)
+        said = {duration_ms(w.strip(".,;:()"))
+                for w in items[k.full].text.split()}
+        if hi not in said:
+            wrong.append(f"{k.full}: at most {hi}ms, not in the page")
+    assert wrong == []
+
+
 def test_the_example_config_shows_every_key_with_its_default():
     seen = {}
     section = None
@@ -710,6 +728,17 @@ def test_keys_a_reload_refuses_are_the_page_s(conf5):
         if "refused with a warning" in s:
             said |= set(re.findall(r"\b([a-z]+\.[a-z_]+)\b", s))
     assert (sorted(refused - said), sorted(said - refused)) == ([], [])
+
+
+def test_reloading_says_what_becomes_of_every_key(conf5):
+    """RELOADING names each key, or the section it belongs to, so that no
+    key's fate on SIGHUP is left unsaid."""
+    text = conf5.section_text("RELOADING")
+    sections = set(re.findall(r"\[(\w+)\] section", text))
+    unsaid = [k.full for k in code_keys()
+              if k.section not in sections and
+              not re.search(rf"\b{re.escape(k.full)}\b", text)]
+    assert unsaid == []
 
 
 def error_form(s):

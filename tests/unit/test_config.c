@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -200,6 +201,20 @@ check_listen_none(const struct config *c)
 	assert_null(c->http_listen);
 }
 
+static void
+check_colon(const struct config *c)
+{
+	assert_string_equal(c->hook_promote, "/bin/true --a=b");
+	assert_string_equal(c->id, "a=b");
+	assert_string_equal(c->data, "10.0.0.5:5432");
+}
+
+static void
+check_preempt_day(const struct config *c)
+{
+	assert_int_equal(c->preempt_delay_ms, 86400000);
+}
+
 static const struct config_case config_cases[] = {
 	/* Valid files. */
 	{ "minimal", BASE, { NULL }, NULL, NULL },
@@ -283,6 +298,14 @@ static const struct config_case config_cases[] = {
 	{ "indented keys", BASE "[hooks]\n  promote = p\n\ttimeout = 5s\n",
 	    { NULL }, NULL, check_indented },
 	{ "UTF-8 byte order mark", "\xef\xbb\xbf" BASE, { NULL }, NULL, NULL },
+	/* inih splits a line at its first '=' or ':', and always has. */
+	{ "key: value", BASE "id: a=b\ndata = 10.0.0.5:5432\n[hooks]\n"
+	    "promote: /bin/true --a=b\n", { NULL }, NULL, check_colon },
+	{ "blanks after a section", BASE "[hooks] \t\npromote: /bin/true "
+	    "--a=b\n[election]\nid:a=b\ndata=10.0.0.5:5432\n", { NULL }, NULL,
+	    check_colon },
+	{ "preempt_delay of a day", BASE "preempt_delay = 1440m\n", { NULL },
+	    NULL, check_preempt_day },
 	{ "ipv6 and names", "[zookeeper]\n"
 	    "hosts = ::1:2181,zk-2.example.com:2182\n[election]\nservice=pg\n",
 	    { NULL }, NULL, check_ipv6 },
@@ -309,6 +332,23 @@ static const struct config_case config_cases[] = {
 	    "@:5: [foo]: unknown section", NULL },
 	{ "unknown empty section", BASE "[hook]\n", { NULL },
 	    "@:5: [hook]: unknown section", NULL },
+	{ "unknown empty section after a byte order mark",
+	    "\xef\xbb\xbf[nosuchsection]\n" BASE, { NULL },
+	    "@:1: [nosuchsection]: unknown section", NULL },
+	{ "byte order mark and an indented unknown section",
+	    "\xef\xbb\xbf  [hook]\n" BASE, { NULL },
+	    "@:1: [hook]: unknown section", NULL },
+	{ "key after a section name", BASE "[hooks] promote = /bin/true\n",
+	    { NULL }, "@:5: [hooks]: text after the section name", NULL },
+	{ "text after a section name", BASE "[hooks]x\n", { NULL },
+	    "@:5: [hooks]: text after the section name", NULL },
+	{ "';' right after a section name", BASE "[hooks];x\n", { NULL },
+	    "@:5: [hooks]: text after the section name", NULL },
+	{ "'#' after a section name", BASE "[hooks] # x\n", { NULL },
+	    "@:5: [hooks]: text after the section name", NULL },
+	{ "text after a section name after a byte order mark",
+	    "\xef\xbb\xbf[zookeeper] hosts = a:1\n" BASE, { NULL },
+	    "@:1: [zookeeper]: text after the section name", NULL },
 	{ "unknown key", BASE "foo = 1\n", { NULL },
 	    "@:5: election.foo: unknown key", NULL },
 	{ "key outside a section", "hosts = a:1\n", { NULL },
@@ -407,6 +447,9 @@ static const struct config_case config_cases[] = {
 	    "@:5: election.mode: must be candidate or observer", NULL },
 	{ "negative grace", BASE "disconnect_grace = -1\n", { NULL },
 	    "election.disconnect_grace: must not be negative", NULL },
+	{ "preempt_delay over a day", BASE "preempt_delay = 1441m\n",
+	    { NULL }, "@:5: election.preempt_delay: out of range (at most "
+	    "86400000ms) (or never)", NULL },
 
 	/* hooks.* */
 	{ "hook timeout zero", BASE "[hooks]\ntimeout = 0\n", { NULL },
@@ -467,6 +510,55 @@ static const struct config_case config_cases[] = {
 	    "control.max_clients: out of range (1-65536)", NULL },
 	{ "max_clients too many", BASE "[control]\nmax_clients = 65537\n",
 	    { NULL }, "control.max_clients: out of range", NULL },
+
+	/* The files the keys name: none may stand where another is. */
+	{ "status file is the socket", BASE "[control]\nsocket = /x/a.sock\n"
+	    "status_file = /x//./a.sock\n", { NULL },
+	    "@:7: control.status_file: /x//./a.sock is also control.socket "
+	    "(/x/a.sock)", NULL },
+	{ "status file is the socket, set first", BASE "[control]\n"
+	    "status_file = /x/a.sock\nsocket = /x/a.sock\n", { NULL },
+	    "@:6: control.status_file: /x/a.sock is also control.socket", NULL },
+	{ "status file is the default socket", BASE "[control]\n"
+	    "status_file = /run/zkelectd/pg.sock\n", { NULL },
+	    "@:6: control.status_file: /run/zkelectd/pg.sock is also "
+	    "control.socket", NULL },
+	{ "socket is the default status file", BASE "[control]\n"
+	    "socket = /run/zkelectd/pg.status\n", { NULL },
+	    "@:6: control.socket: /run/zkelectd/pg.status is also "
+	    "control.status_file", NULL },
+	{ "status file is the socket by -o", BASE, { "control.status_file="
+	    "/run/zkelectd/pg.sock" }, "@-o control.status_file: "
+	    "/run/zkelectd/pg.sock is also control.socket", NULL },
+	{ "status file is the session file", BASE "[control]\n"
+	    "status_file = /run/zkelectd/pg.session\n", { NULL },
+	    "@:6: control.status_file: /run/zkelectd/pg.session is also the "
+	    "session file of control.socket /run/zkelectd/pg.sock", NULL },
+	{ "status file is the session file of a socket without .sock", BASE
+	    "[control]\nsocket = /x/ctl\nstatus_file = /x/ctl.session\n",
+	    { NULL }, "@:7: control.status_file: /x/ctl.session is also the "
+	    "session file of control.socket /x/ctl", NULL },
+	{ "socket's session file is the status file", BASE "[control]\n"
+	    "socket = /run/zkelectd/x\n", { "control.status_file="
+	    "/run/zkelectd/x.session" },
+	    "@-o control.status_file: /run/zkelectd/x.session is also", NULL },
+	{ "status file's temporary copy is the socket", BASE "[control]\n"
+	    "socket = /x/a.tmp\nstatus_file = /x/a\n", { NULL },
+	    "@:7: control.status_file: /x/a is written through /x/a.tmp, "
+	    "which is also control.socket", NULL },
+	{ "socket is the default status file's temporary copy", BASE
+	    "[control]\nsocket = /run/zkelectd/pg.status.tmp\n", { NULL },
+	    "@:6: control.socket: /run/zkelectd/pg.status.tmp is also the "
+	    "temporary copy of control.status_file "
+	    "(/run/zkelectd/pg.status.tmp)", NULL },
+	{ "status file is the session file's temporary copy", BASE
+	    "[control]\nstatus_file = /run/zkelectd/pg.session.tmp\n",
+	    { NULL }, "@:6: control.status_file: /run/zkelectd/pg.session.tmp "
+	    "is also the temporary copy of the session file of "
+	    "control.socket /run/zkelectd/pg.sock", NULL },
+	{ "status file beside the socket", BASE "[control]\n"
+	    "socket = /x/pg.sock\nstatus_file = /x/pg.sock.status\n", { NULL },
+	    NULL, NULL },
 
 	/* control.http_listen: repeatable, comma-separated. */
 	{ "http_listen list and repeat", BASE "[control]\n"
@@ -727,6 +819,81 @@ test_too_large(void **state)
 	free(buf);
 }
 
+/* Loads path, written with text, and expects err to be want. */
+static void
+load_fails_with(const char *path, const char *text, const char *want)
+{
+	struct config cfg;
+	char err[1024];
+	FILE *f;
+
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fputs(text, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+	if (config_load(&cfg, path, NULL, 0, err, sizeof(err)) != -1)
+		fail_msg("%s loaded, expected \"%s\"", path, want);
+	assert_string_equal(err, want);
+}
+
+/*
+ * The configuration file is one of the files its keys must not name, read
+ * from -c as given: relative to the working directory, or through "//".
+ */
+static void
+test_path_is_the_config_file(void **state)
+{
+	char dir[] = "/tmp/test_config.XXXXXX", cwd[PATH_MAX];
+	char path[64], text[256], want[256];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	(void)snprintf(path, sizeof(path), "%s/z.conf", dir);
+	(void)snprintf(text, sizeof(text), BASE "[control]\n"
+	    "status_file = %s//./z.conf\n", dir);
+	(void)snprintf(want, sizeof(want), "%s:6: control.status_file: "
+	    "%s//./z.conf is also the configuration file (%s)", path, dir,
+	    path);
+	load_fails_with(path, text, want);
+
+	(void)snprintf(text, sizeof(text), BASE "[control]\n"
+	    "socket = %s/z.conf\n", dir);
+	(void)snprintf(want, sizeof(want), "z.conf:6: control.socket: "
+	    "%s/z.conf is also the configuration file (z.conf)", dir);
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(dir), 0);
+	load_fails_with("z.conf", text, want);
+	assert_int_equal(chdir(cwd), 0);
+
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/* Two spellings of one directory that exists are one directory. */
+static void
+test_path_through_a_link(void **state)
+{
+	char dir[] = "/tmp/test_config.XXXXXX";
+	char real[64], alias[64], path[64], text[256], want[256];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	(void)snprintf(real, sizeof(real), "%s/real", dir);
+	(void)snprintf(alias, sizeof(alias), "%s/link", dir);
+	(void)snprintf(path, sizeof(path), "%s/z.conf", dir);
+	assert_int_equal(mkdir(real, 0700), 0);
+	assert_int_equal(symlink("real", alias), 0);
+	(void)snprintf(text, sizeof(text), BASE "[control]\n"
+	    "socket = %s/a.sock\nstatus_file = %s/a.sock\n", real, alias);
+	(void)snprintf(want, sizeof(want), "%s:7: control.status_file: "
+	    "%s/a.sock is also control.socket (%s/a.sock)", path, alias, real);
+	load_fails_with(path, text, want);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(unlink(alias), 0);
+	assert_int_equal(rmdir(real), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 static void
 test_small_error_buffer(void **state)
 {
@@ -750,6 +917,8 @@ main(void)
 		cmocka_unit_test(test_unreadable),
 		cmocka_unit_test(test_reload_keeps_old),
 		cmocka_unit_test(test_too_large),
+		cmocka_unit_test(test_path_is_the_config_file),
+		cmocka_unit_test(test_path_through_a_link),
 		cmocka_unit_test(test_small_error_buffer),
 	};
 
