@@ -11,7 +11,11 @@
  * takes the slot of a client that was answered or has sent nothing yet
  * (the oldest), since a command line comes at once after connecting.
  * A watcher that stops reading is dropped once CTL_WATCH_BACKLOG bytes
- * wait for it, in our buffer or the kernel's.
+ * wait for it, in our buffer or the kernel's. A watcher that half-closes
+ * (socat, nc -N) still wants its stream: it is kept until it closes for
+ * real, which a failed write shows, or, between broadcasts, the hang-up
+ * looked for at every idle timeout and whenever a slot or a watcher's
+ * place is wanted, so that a dead one holds no place under the caps.
  */
 #include <sys/types.h>
 #include <sys/ioctl.h>
@@ -20,6 +24,7 @@
 
 #include <linux/sockios.h>
 
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -56,7 +61,7 @@ struct ctl_client {
 	uint64_t id;
 	uid_t uid;
 	enum ctl_state state;
-	int eof;		/* it has half-closed */
+	int eof;		/* its input ended: a half-close, or a close */
 	size_t dropped;		/* input read and dropped while lingering */
 	struct bufferevent *bev;
 	struct event *ev_idle;
@@ -88,6 +93,60 @@ ctl_client_free(struct ctl_client *c)
 		event_free(c->ev_idle);
 	bufferevent_free(c->bev);
 	free(c);
+}
+
+/*
+ * Whether the peer has closed its socket, not only its write side: a
+ * Unix stream socket then reports a hang-up (both directions shut), which
+ * a half-close alone never does.
+ */
+static int
+ctl_client_hung_up(const struct ctl_client *c)
+{
+	struct pollfd pfd;
+
+	pfd.fd = bufferevent_getfd(c->bev);
+	pfd.events = POLLOUT;
+	pfd.revents = 0;
+	if (poll(&pfd, 1, 0) == -1)
+		return 0;
+	return (pfd.revents & (POLLHUP | POLLERR | POLLNVAL)) != 0;
+}
+
+/*
+ * A half-closed watcher's input is done with, so nothing would tell of
+ * its close until the next broadcast: its timer looks for the hang-up.
+ */
+static int
+ctl_client_probe(struct ctl_client *c)
+{
+	struct timeval tv;
+
+	clock_timeval(&tv, c->ctl->idle_timeout_ms);
+	return evtimer_add(c->ev_idle, &tv);
+}
+
+/*
+ * Frees the half-closed watchers that have closed for real since; returns
+ * how many, so that a slot or a watcher's place they held is free again.
+ */
+static int
+ctl_reap(struct ctl *ctl)
+{
+	struct ctl_client *c, *next;
+	int n = 0;
+
+	for (c = TAILQ_FIRST(&ctl->clients); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		if (c->state != CTL_WATCHING || !c->eof ||
+		    !ctl_client_hung_up(c))
+			continue;
+		log_debug("control client %llu: closed its watch stream",
+		    (unsigned long long)c->id);
+		ctl_client_free(c);
+		n++;
+	}
+	return n;
 }
 
 /* Queues text and a newline if it lacks one. */
@@ -250,8 +309,19 @@ ctl_client_event(struct bufferevent *bev, short what, void *arg)
 			/* A half-close: the answer is still wanted. */
 			c->eof = 1;
 			return;
-		case CTL_LINGER:
 		case CTL_WATCHING:
+			/*
+			 * The contract lets a client half-close right after
+			 * its line: the stream goes on until it closes.
+			 */
+			if (!ctl_client_hung_up(c)) {
+				c->eof = 1;
+				if (ctl_client_probe(c) == 0)
+					return;
+			}
+			ctl_client_free(c);
+			return;
+		case CTL_LINGER:
 			ctl_client_free(c);
 			return;
 		}
@@ -270,7 +340,13 @@ ctl_client_idle(evutil_socket_t fd, short events, void *arg)
 
 	(void)fd;
 	(void)events;
-	if (c->state == CTL_READING)
+	/* A half-closed watcher's check: it goes on while it is there. */
+	if (c->state == CTL_WATCHING) {
+		if (!ctl_client_hung_up(c) && ctl_client_probe(c) == 0)
+			return;
+		log_debug("control client %llu: closed its watch stream",
+		    (unsigned long long)c->id);
+	} else if (c->state == CTL_READING)
 		log_debug("control client %llu: no command within %d ms, "
 		    "dropped", (unsigned long long)c->id,
 		    c->ctl->idle_timeout_ms);
@@ -278,15 +354,18 @@ ctl_client_idle(evutil_socket_t fd, short events, void *arg)
 }
 
 /*
- * At max_clients: drops the client that matters least (one answered and
- * lingering, else the oldest that sent no line yet) and returns 0, or -1
- * when every slot is busy with a command or a watcher.
+ * At max_clients: frees the watchers gone since their half-close, or else
+ * drops the client that matters least (one answered and lingering, else
+ * the oldest that sent no line yet), and returns 0; or -1 when every slot
+ * is busy with a command or a watcher.
  */
 static int
 ctl_client_evict(struct ctl *ctl)
 {
 	struct ctl_client *c, *oldest = NULL;
 
+	if (ctl_reap(ctl) > 0)
+		return 0;
 	TAILQ_FOREACH(c, &ctl->clients, entry) {
 		if (c->state == CTL_LINGER)
 			break;
@@ -442,6 +521,8 @@ ctl_watch(struct ctl *ctl, uint64_t client)
 	if ((c = ctl_client_find(ctl, client)) == NULL ||
 	    c->state != CTL_WAITING)
 		return -1;
+	/* Watchers gone since their half-close hold no place. */
+	(void)ctl_reap(ctl);
 	if (ctl->nwatchers >= ctl->max_watchers ||
 	    ctl_watchers_of(ctl, c->uid) >= ctl->max_watchers_uid) {
 		log_info("control client %llu: watch refused to uid %ld "
@@ -454,6 +535,11 @@ ctl_watch(struct ctl *ctl, uint64_t client)
 	c->state = CTL_WATCHING;
 	ctl->nwatchers++;
 	(void)evtimer_del(c->ev_idle);
+	/* Half-closed while its line was handled: as in ctl_client_event. */
+	if (c->eof && (ctl_client_hung_up(c) || ctl_client_probe(c) == -1)) {
+		ctl_client_free(c);
+		return -1;
+	}
 	clock_timeval(&tv, CTL_WRITE_TIMEOUT_MS);
 	if (bufferevent_set_timeouts(c->bev, NULL, &tv) == -1)
 		log_warnx("control client %llu: cannot set its write timeout",

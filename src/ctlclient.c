@@ -1,7 +1,10 @@
 /*
  * zkelectctl's side of the control socket: one connection, one command
  * line, and the answer read until the daemon closes, all within one
- * deadline so that a stuck daemon never hangs a shell script.
+ * deadline so that a stuck daemon never hangs a shell script. A command
+ * that takes as long as the election needs (switchover, resign, pause)
+ * moves its deadline on while the daemon answers ping; watch and wait
+ * follow the daemon across a re-exec, which closes their stream.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -22,6 +25,9 @@
 #include "xmalloc.h"
 
 #define CTLCLIENT_ANSWER_MAX	(64 * 1024 * 1024)
+/* watch and wait: a stream closed before a line, tried again this often. */
+#define CTLCLIENT_RETRY_MS	100
+#define CTLCLIENT_QUIET_MAX	50
 
 void
 ctlclient_warnx(const char *fmt, ...)
@@ -49,12 +55,13 @@ ctlclient_remaining(const struct zkelectctl *zc)
 	return left > INT_MAX ? INT_MAX : (int)left;
 }
 
+/* A connected socket, or -1 with errno set by connect(2). */
 static int
-ctlclient_connect(const struct zkelectctl *zc)
+ctlclient_try_connect(const struct zkelectctl *zc)
 {
 	struct sockaddr_un sun;
 	struct timeval tv;
-	int fd, left;
+	int fd, left, err;
 
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
@@ -80,6 +87,20 @@ ctlclient_connect(const struct zkelectctl *zc)
 	while (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
 		if (errno == EINTR)
 			continue;
+		err = errno;
+		(void)close(fd);
+		errno = err;
+		return -1;
+	}
+	return fd;
+}
+
+static int
+ctlclient_connect(const struct zkelectctl *zc)
+{
+	int fd;
+
+	if ((fd = ctlclient_try_connect(zc)) == -1) {
 		ctlclient_warnx("cannot connect to %s: %s", zc->path,
 		    errno == EAGAIN ? "timed out" : strerror(errno));
 		exit(EXIT_UNREACHABLE);
@@ -175,6 +196,35 @@ ctlclient_check_error(const struct zkelectctl *zc, const char *answer)
 	exit(EXIT_DAEMON_ERROR);
 }
 
+/*
+ * The answer is late: the daemon, asked ping on another connection, shows
+ * it is still at work (any answer does, "error too-many-clients" too: its
+ * loop runs), and the wait goes on for zc->probe_ms more. A daemon that
+ * does not answer that either is taken for stuck.
+ */
+static void
+ctlclient_probe(struct zkelectctl *zc)
+{
+	struct zkelectctl p = *zc;
+	char buf[256];
+	ssize_t n;
+	int fd;
+
+	p.deadline = now_ms() + zc->probe_ms;
+	fd = ctlclient_connect(&p);
+	if (ctlclient_send(&p, fd, "ping\n") == 0)
+		(void)shutdown(fd, SHUT_WR);
+	n = ctlclient_read(&p, fd, buf, sizeof(buf), 0);
+	(void)close(fd);
+	if (n <= 0) {
+		ctlclient_warnx("%s: no answer from %s, and no answer to ping "
+		    "within %lld ms", zc->cmd->name, zc->path,
+		    (long long)zc->probe_ms);
+		exit(EXIT_UNREACHABLE);
+	}
+	zc->deadline = now_ms() + zc->probe_ms;
+}
+
 /* One command, one answer: everything up to the daemon's close. */
 int
 ctlclient_oneshot(struct zkelectctl *zc, const char *line)
@@ -202,6 +252,10 @@ ctlclient_oneshot(struct zkelectctl *zc, const char *line)
 			answer = xreallocarray(answer, size, 1);
 		}
 		n = ctlclient_read(zc, fd, answer + len, size - len - 1, len);
+		if (n == -1 && zc->probe_ms > 0) {
+			ctlclient_probe(zc);
+			continue;
+		}
 		if (n == -1) {
 			ctlclient_warnx("%s: no answer from %s within %lld ms",
 			    zc->cmd->name, zc->path, (long long)zc->timeout_ms);
@@ -236,23 +290,49 @@ ctlclient_oneshot(struct zkelectctl *zc, const char *line)
 	return EXIT_OK;
 }
 
+/* What watch and wait keep across the connections a re-exec makes. */
+struct ctlclient_stream {
+	char role[64];		/* of the last line */
+	char state[PROTO_MAX_LINE + 1];	/* watch: the last line shown */
+	size_t lines;		/* of every connection */
+	int conns;		/* connections made */
+	int quiet;		/* connections in a row ended without a line */
+};
+
+/* The part of a watch line that a change changes: all but its time=. */
+static size_t
+ctlclient_state_len(const char *line)
+{
+	const char *t = strstr(line, " time=");
+
+	return t != NULL ? (size_t)(t - line) : strlen(line);
+}
+
 /* Handles one line of the watch stream; returns 1 when wait is done. */
 static int
-ctlclient_stream_line(const struct zkelectctl *zc, char *line, int first)
+ctlclient_stream_line(const struct zkelectctl *zc, struct ctlclient_stream *st,
+    const char *line, int first)
 {
 	size_t len;
 
 	if (first)
 		ctlclient_check_error(zc, line);
+	if (strncmp(line, "role=", 5) == 0)
+		(void)snprintf(st->role, sizeof(st->role), "%.*s",
+		    (int)strcspn(line + 5, " \t\r"), line + 5);
 	if (zc->cmd->kind == KIND_WATCH) {
+		/* A new connection's first line tells what is, not a change. */
+		len = ctlclient_state_len(line);
+		if (first && st->conns > 1 && len == strlen(st->state) &&
+		    strncmp(line, st->state, len) == 0)
+			return 0;
+		(void)snprintf(st->state, sizeof(st->state), "%.*s", (int)len,
+		    line);
 		(void)printf("%s\n", line);
 		ctlclient_output(NULL, 0);
 		return 0;
 	}
-	if (strncmp(line, "role=", 5) != 0)
-		return 0;
-	len = strcspn(line + 5, " \t\r");
-	if (len != strlen(zc->role) || strncmp(line + 5, zc->role, len) != 0)
+	if (strncmp(line, "role=", 5) != 0 || strcmp(st->role, zc->role) != 0)
 		return 0;
 	if (!zc->quiet) {
 		(void)printf("%s\n", line);
@@ -261,16 +341,32 @@ ctlclient_stream_line(const struct zkelectctl *zc, char *line, int first)
 	return 1;
 }
 
-/* watch and wait: the connection stays open and brings one line a change. */
-int
-ctlclient_stream(struct zkelectctl *zc)
+static int
+ctlclient_stream_timeout(const struct zkelectctl *zc,
+    const struct ctlclient_stream *st)
 {
-	char buf[PROTO_MAX_LINE * 4], *nl, last[64] = "";
-	size_t len = 0, eat;
-	ssize_t n;
-	int fd, lines = 0;
+	if (zc->cmd->kind == KIND_WATCH)
+		return EXIT_OK;
+	if (!zc->quiet)
+		ctlclient_warnx("wait: role %s not reached within %lld ms%s%s",
+		    zc->role, (long long)zc->timeout_ms,
+		    st->role[0] != '\0' ? "; role is " : "", st->role);
+	return EXIT_NO;
+}
 
-	fd = ctlclient_connect(zc);
+/*
+ * Subscribes on fd and reads its stream to the end, then closes fd.
+ * Returns the exit code when watch or wait is over, -1 when the daemon
+ * closed the stream.
+ */
+static int
+ctlclient_stream_read(struct zkelectctl *zc, struct ctlclient_stream *st,
+    int fd)
+{
+	char buf[PROTO_MAX_LINE * 4], *nl;
+	size_t len = 0, eat, before = st->lines;
+	ssize_t n;
+
 	(void)ctlclient_send(zc, fd, "watch\n");
 	for (;;) {
 		if (len == sizeof(buf) - 1) {
@@ -278,17 +374,10 @@ ctlclient_stream(struct zkelectctl *zc)
 			len = 0;
 		}
 		n = ctlclient_read(zc, fd, buf + len, sizeof(buf) - 1 - len,
-		    len + (size_t)lines);
+		    len + st->lines);
 		if (n == -1) {
 			(void)close(fd);
-			if (zc->cmd->kind == KIND_WATCH)
-				return EXIT_OK;
-			if (!zc->quiet)
-				ctlclient_warnx("wait: role %s not reached "
-				    "within %lld ms%s%s", zc->role,
-				    (long long)zc->timeout_ms,
-				    last[0] != '\0' ? "; role is " : "", last);
-			return EXIT_NO;
+			return ctlclient_stream_timeout(zc, st);
 		}
 		if (n == 0)
 			break;
@@ -297,10 +386,8 @@ ctlclient_stream(struct zkelectctl *zc)
 		while ((nl = memchr(buf, '\n', len)) != NULL) {
 			*nl = '\0';
 			eat = (size_t)(nl - buf) + 1;
-			if (strncmp(buf, "role=", 5) == 0)
-				(void)snprintf(last, sizeof(last), "%.*s",
-				    (int)strcspn(buf + 5, " \t\r"), buf + 5);
-			if (ctlclient_stream_line(zc, buf, lines++ == 0)) {
+			if (ctlclient_stream_line(zc, st, buf,
+			    st->lines++ == before)) {
 				(void)close(fd);
 				return EXIT_OK;
 			}
@@ -309,21 +396,72 @@ ctlclient_stream(struct zkelectctl *zc)
 		}
 	}
 	(void)close(fd);
-	if (lines == 0 && len == 0) {
+	if (len > 0) {
+		buf[len] = '\0';
+		if (ctlclient_stream_line(zc, st, buf, st->lines++ == before))
+			return EXIT_OK;
+	}
+	st->quiet = st->lines == before ? st->quiet + 1 : 0;
+	return -1;
+}
+
+/*
+ * The daemon closed the stream. One that stops says role=stopped first,
+ * and its socket then goes (or stays with nobody listening, after a
+ * crash); a re-exec (SIGUSR2) closes the stream too, but keeps the socket,
+ * on which the next image answers. So the stream is taken up again while
+ * the socket takes connections. Returns the exit code, or -1 with *fd the
+ * new connection.
+ */
+static int
+ctlclient_stream_again(struct zkelectctl *zc, struct ctlclient_stream *st,
+    int *fd)
+{
+	int left;
+
+	if (st->lines == 0 || st->quiet > CTLCLIENT_QUIET_MAX) {
 		ctlclient_warnx("%s: %s closed the connection without an "
 		    "answer", zc->cmd->name, zc->path);
 		return EXIT_UNREACHABLE;
 	}
-	if (len > 0) {
-		buf[len] = '\0';
-		if (ctlclient_stream_line(zc, buf, lines++ == 0))
-			return EXIT_OK;
+	if (strcmp(st->role, "stopped") != 0) {
+		/* Closed at once again: the daemon may be on its way out. */
+		left = ctlclient_remaining(zc);
+		if (st->quiet > 0 && left != 0)
+			(void)poll(NULL, 0, left < 0 || left > CTLCLIENT_RETRY_MS ?
+			    CTLCLIENT_RETRY_MS : left);
+		if (ctlclient_remaining(zc) == 0)
+			return ctlclient_stream_timeout(zc, st);
+		if ((*fd = ctlclient_try_connect(zc)) != -1) {
+			st->conns++;
+			return -1;
+		}
+		if (errno != ENOENT && errno != ECONNREFUSED) {
+			if (errno == EAGAIN)
+				return ctlclient_stream_timeout(zc, st);
+			ctlclient_warnx("cannot connect to %s again: %s",
+			    zc->path, strerror(errno));
+			return EXIT_UNREACHABLE;
+		}
 	}
-	if (zc->cmd->kind == KIND_WATCH)
+	if (zc->cmd->kind == KIND_WATCH || strcmp(zc->role, "stopped") == 0)
 		return EXIT_OK;
-	/* A daemon that closes the stream has stopped. */
-	if (strcmp(zc->role, "stopped") == 0)
-		return EXIT_OK;
-	ctlclient_warnx("wait: %s closed the connection", zc->path);
+	ctlclient_warnx("wait: the daemon at %s stopped", zc->path);
 	return EXIT_UNREACHABLE;
+}
+
+/* watch and wait: the connection stays open and brings one line a change. */
+int
+ctlclient_stream(struct zkelectctl *zc)
+{
+	struct ctlclient_stream st;
+	int fd, rc;
+
+	memset(&st, 0, sizeof(st));
+	fd = ctlclient_connect(zc);
+	st.conns = 1;
+	while ((rc = ctlclient_stream_read(zc, &st, fd)) == -1 &&
+	    (rc = ctlclient_stream_again(zc, &st, &fd)) == -1)
+		;
+	return rc;
 }

@@ -19,6 +19,7 @@ enum zkelectctl_exit {
 
 enum zkelectctl_kind {
 	KIND_PLAIN,		/* print the answer */
+	KIND_HANDOFF,		/* plain, answered once the election did it */
 	KIND_JSON,		/* plain; --json asks "NAME json" */
 	KIND_IS_LEADER,
 	KIND_WAIT,
@@ -42,6 +43,7 @@ struct zkelectctl {
 	int quiet;
 	int64_t timeout_ms;	/* -1: none */
 	int64_t deadline;	/* now_ms() based; -1: none */
+	int64_t probe_ms;	/* >0: at the deadline, ping; alive, wait on */
 };
 
 /* "zkelectctl: " and the message on stderr, for both halves. */
@@ -50,7 +52,10 @@ void ctlclient_warnx(const char *fmt, ...)
 
 /*
  * Sends line (newline included) and reads the answer up to the daemon's
- * close; prints it and returns the exit code. zc->deadline bounds it all.
+ * close; prints it and returns the exit code. zc->deadline bounds it all,
+ * unless zc->probe_ms is set: then each time it passes the daemon is
+ * asked ping on another connection, and an answer within probe_ms moves
+ * the deadline on by probe_ms.
  */
 int ctlclient_oneshot(struct zkelectctl *zc, const char *line);
 /*

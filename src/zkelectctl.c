@@ -4,6 +4,13 @@
  * ctlclient.c sends one command line, reads the answer until the daemon
  * closes and turns it into output and an exit code that shell scripts can
  * test.
+ *
+ * How long to wait: most commands are answered at once, so a daemon that
+ * says nothing for ZKELECTCTL_TIMEOUT_MS (or $ZKELECTCTL_TIMEOUT) is taken
+ * for stuck. switchover, resign and pause are answered once the election
+ * has done them, which has no bound a client could know (hooks' timeouts,
+ * a ZooKeeper away): without -t they wait for as long as the daemon itself
+ * keeps answering, which ctlclient.c checks with a ping at that interval.
  */
 #include <getopt.h>
 #include <glob.h>
@@ -21,6 +28,7 @@
 #endif
 
 #define ZKELECTCTL_TIMEOUT_MS	30000
+#define ZKELECTCTL_TIMEOUT_ENV	"ZKELECTCTL_TIMEOUT"
 #define ZKELECTCTL_SERVICE_MAX	64
 
 static const struct zkelectctl_cmd zkelectctl_cmds[] = {
@@ -32,9 +40,9 @@ static const struct zkelectctl_cmd zkelectctl_cmds[] = {
 	{ "leader", KIND_PLAIN, "", "the leader's id=, data=, epoch= lines" },
 	{ "members", KIND_JSON, " [--json]",
 	    "queue order: seq, id, data; JSON adds priority" },
-	{ "resign", KIND_PLAIN, "",
+	{ "resign", KIND_HANDOFF, "",
 	    "hand leadership over and rejoin at the back: ok" },
-	{ "pause", KIND_PLAIN, "", "leave the election (role observer): ok" },
+	{ "pause", KIND_HANDOFF, "", "leave the election (role observer): ok" },
 	{ "resume", KIND_PLAIN, "", "rejoin the election: ok" },
 	{ "metrics", KIND_PLAIN, "", "Prometheus text exposition" },
 	{ "history", KIND_PLAIN, "",
@@ -45,7 +53,7 @@ static const struct zkelectctl_cmd zkelectctl_cmds[] = {
 	    "exit 0 when this node is the leader, 1 when not" },
 	{ "wait", KIND_WAIT, " ROLE [-t DURATION]",
 	    "wait until the role is ROLE; exit 1 on timeout" },
-	{ "switchover", KIND_SWITCHOVER, " ID",
+	{ "switchover", KIND_SWITCHOVER, " [--] ID",
 	    "leader: hand over to candidate ID: ok once ID leads" },
 };
 
@@ -76,8 +84,14 @@ zkelectctl_usage(FILE *f)
 	(void)fprintf(f, "\nOptions:\n"
 	    "  -s, --socket SOCKET     control socket path\n"
 	    "  -n, --service SERVICE   use " PROTO_RUNDIR "/SERVICE.sock\n"
-	    "  -t, --timeout DURATION  answer timeout (default 30s); for wait "
-	    "and watch,\n"
+	    "  -t, --timeout DURATION  how long to wait for the answer "
+	    "(default 30s,\n"
+	    "                          or $" ZKELECTCTL_TIMEOUT_ENV "); without "
+	    "it, switchover,\n"
+	    "                          resign and pause wait on while the "
+	    "daemon\n"
+	    "                          answers ping that often; for wait and "
+	    "watch,\n"
 	    "                          how long to wait (default: forever); "
 	    "ms, s, m\n"
 	    "  -q, --quiet             is-leader and wait print nothing\n"
@@ -119,17 +133,35 @@ zkelectctl_role_valid(const char *role)
 	return 0;
 }
 
+/* from: where s was found, for the message ("" for the command line). */
 static int64_t
-zkelectctl_duration(const char *s)
+zkelectctl_duration_from(const char *s, const char *from)
 {
 	const char *why;
 	int64_t ms;
 
 	if (parse_duration_ms(s, 1, INT64_MAX / 2, &ms, &why) == -1) {
-		ctlclient_warnx("bad duration '%s': %s", s, why);
+		ctlclient_warnx("bad duration '%s'%s: %s", s, from, why);
 		zkelectctl_usage_error();
 	}
 	return ms;
+}
+
+static int64_t
+zkelectctl_duration(const char *s)
+{
+	return zkelectctl_duration_from(s, "");
+}
+
+/* The wait for an answer when -t says none. */
+static int64_t
+zkelectctl_default_timeout(void)
+{
+	const char *s = getenv(ZKELECTCTL_TIMEOUT_ENV);
+
+	if (s == NULL || *s == '\0')
+		return ZKELECTCTL_TIMEOUT_MS;
+	return zkelectctl_duration_from(s, " in $" ZKELECTCTL_TIMEOUT_ENV);
 }
 
 static int
@@ -172,16 +204,60 @@ zkelectctl_default_socket(void)
 	return path;
 }
 
-/* Arguments after the command: -t anywhere, a role, --json. */
+static void __attribute__((noreturn))
+zkelectctl_unexpected(const struct zkelectctl *zc, const char *arg)
+{
+	ctlclient_warnx("%s: unexpected argument '%s'%s", zc->cmd->name, arg,
+	    zc->cmd->kind == KIND_SWITCHOVER && zc->target == NULL &&
+	    arg[0] == '-' ? " (an ID that begins with '-' goes after --)" :
+	    "");
+	zkelectctl_usage_error();
+}
+
+/* An argument that is no option: json, a role, an ID. */
+static void
+zkelectctl_operand(struct zkelectctl *zc, const char *arg)
+{
+	if (zc->cmd->kind == KIND_JSON && !zc->json &&
+	    strcmp(arg, "json") == 0)
+		zc->json = 1;
+	else if (zc->cmd->kind == KIND_SWITCHOVER && zc->target == NULL) {
+		if (!id_valid(arg)) {
+			ctlclient_warnx("switchover: bad id '%s' "
+			    "(printable ASCII, at most 128)", arg);
+			zkelectctl_usage_error();
+		}
+		zc->target = arg;
+	} else if (zc->cmd->kind == KIND_WAIT && zc->role == NULL) {
+		if (!zkelectctl_role_valid(arg)) {
+			ctlclient_warnx("wait: unknown role '%s' (one of "
+			    "leader, follower, promoting, demoting, "
+			    "observer, unknown, stopped)", arg);
+			zkelectctl_usage_error();
+		}
+		zc->role = arg;
+	} else
+		zkelectctl_unexpected(zc, arg);
+}
+
+/*
+ * Arguments after the command: -t anywhere, a role, --json, a switchover's
+ * ID. After "--" nothing is an option, so that an ID may begin with '-'.
+ */
 static void
 zkelectctl_command_args(struct zkelectctl *zc, int argc, char **argv)
 {
 	const char *arg;
-	int i;
+	int i, ended = 0;
 
 	for (i = 0; i < argc; i++) {
 		arg = argv[i];
-		if (strcmp(arg, "-t") == 0 || strcmp(arg, "--timeout") == 0) {
+		if (!ended && strcmp(arg, "--") == 0)
+			ended = 1;
+		else if (ended || arg[0] != '-')
+			zkelectctl_operand(zc, arg);
+		else if (strcmp(arg, "-t") == 0 ||
+		    strcmp(arg, "--timeout") == 0) {
 			if (++i == argc) {
 				ctlclient_warnx("%s: %s needs a duration",
 				    zc->cmd->name, arg);
@@ -193,30 +269,10 @@ zkelectctl_command_args(struct zkelectctl *zc, int argc, char **argv)
 		else if (strncmp(arg, "--timeout=", 10) == 0)
 			zc->timeout_ms = zkelectctl_duration(arg + 10);
 		else if (zc->cmd->kind == KIND_JSON && !zc->json &&
-		    (strcmp(arg, "--json") == 0 || strcmp(arg, "json") == 0))
+		    strcmp(arg, "--json") == 0)
 			zc->json = 1;
-		else if (zc->cmd->kind == KIND_SWITCHOVER &&
-		    zc->target == NULL && arg[0] != '-') {
-			if (!id_valid(arg)) {
-				ctlclient_warnx("switchover: bad id '%s' "
-				    "(printable ASCII, at most 128)", arg);
-				zkelectctl_usage_error();
-			}
-			zc->target = arg;
-		} else if (zc->cmd->kind == KIND_WAIT && zc->role == NULL &&
-		    arg[0] != '-') {
-			if (!zkelectctl_role_valid(arg)) {
-				ctlclient_warnx("wait: unknown role '%s' (one "
-				    "of leader, follower, promoting, demoting, "
-				    "observer, unknown, stopped)", arg);
-				zkelectctl_usage_error();
-			}
-			zc->role = arg;
-		} else {
-			ctlclient_warnx("%s: unexpected argument '%s'",
-			    zc->cmd->name, arg);
-			zkelectctl_usage_error();
-		}
+		else
+			zkelectctl_unexpected(zc, arg);
 	}
 	if (zc->cmd->kind == KIND_SWITCHOVER && zc->target == NULL) {
 		ctlclient_warnx("switchover: to which candidate? "
@@ -310,8 +366,12 @@ main(int argc, char **argv)
 		rc = ctlclient_stream(&zc);
 		break;
 	default:
-		if (zc.timeout_ms < 0)
-			zc.timeout_ms = ZKELECTCTL_TIMEOUT_MS;
+		if (zc.timeout_ms < 0) {
+			zc.timeout_ms = zkelectctl_default_timeout();
+			if (zc.cmd->kind == KIND_SWITCHOVER ||
+			    zc.cmd->kind == KIND_HANDOFF)
+				zc.probe_ms = zc.timeout_ms;
+		}
 		zc.deadline = now_ms() + zc.timeout_ms;
 		if (zc.cmd->kind == KIND_SWITCHOVER)
 			(void)snprintf(line, sizeof(line), "switchover %s\n",

@@ -1285,3 +1285,205 @@ def test_over_long_line_then_half_close_gets_the_answer(election):
         assert got == b"error line-too-long\n", (n, got)
     assert n1.ctl("ping") == "pong\n"
     assert n1.role() == "leader"
+
+
+# ------------------------------------------- long commands, streams, ids
+
+def test_watch_half_closed_streams_until_the_client_closes(election):
+    """The contract lets a client half-close right after its line (socat,
+    nc -N) and watch goes on until the client closes: the half-closed
+    watcher gets every change, holds its watcher's place while it is
+    there, and gives it back once it closes."""
+    # 4 clients: 3 watchers, 1 per uid.
+    n1, n2 = start_in_order(election, 2, options={"control.max_clients": 4})
+    epoch1 = n1.leader()["epoch"]
+    w = Stream(n2.socket)
+    try:
+        w.sock.shutdown(socket.SHUT_WR)
+        assert watch_state(w.readline(5)) == \
+            f"role=follower leader=node1 epoch={epoch1}"
+        # Still watching: the uid's one watcher's place is taken.
+        assert query(n2.socket, b"watch\n", 10) == "error too-many-watchers\n"
+        assert n1.ctl("resign") == "ok\n"
+        last = w.until(lambda l: l.startswith("role=leader "), 15,
+                       "node2's role=leader line on the half-closed stream")
+        assert WATCH_RE.match(last).group(2) == "node2", last
+        check_watch_lines(w.texts(), "half-closed watcher")
+    finally:
+        w.close()
+    # Its close frees the place (long before any idle timeout would).
+    again = Stream(n2.socket)
+    try:
+        assert watch_state(again.readline(5)).startswith("role=leader ")
+    finally:
+        again.close()
+
+
+def test_switchover_to_an_id_that_begins_with_a_dash(election):
+    """zkelectd takes election.id = -x; zkelectctl reaches it after --."""
+    a = election.daemon("node1", data=data_of(1))
+    a.wait_role("leader")
+    b = election.daemon("-x", data=data_of(2))
+    b.wait_role("follower")
+    r = zkelectctl(sock_args(a) + ["switchover", "--", "-x"], timeout=60)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "ok\n", ""), r
+    b.wait_role("leader")
+    assert a.leader()["id"] == "-x"
+    # Without the --, -x is an unknown option, and the message says why.
+    r = zkelectctl(sock_args(b) + ["switchover", "-x"])
+    assert r.returncode == 2 and "goes after --" in r.stderr, r
+    # Options may still come before the --; after it nothing is one.
+    r = zkelectctl(sock_args(b) + ["switchover", "-t", "60s", "--",
+                                   "node1"], timeout=90)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "ok\n", ""), r
+    a.wait_role("leader")
+    r = zkelectctl(sock_args(a) + ["switchover", "--", "-x", "-t", "1s"])
+    assert r.returncode == 2 and "'-t'" in r.stderr, r
+
+
+class SocketRequests:
+    """Counts the commands a daemon's socket got besides our own metrics
+    queries: how a test knows that zkelectctl wait, which prints nothing
+    until its role comes, has subscribed."""
+
+    def __init__(self, d):
+        self.d = d
+        self.asked = 0
+        self.base = self._value()
+
+    def _value(self):
+        self.asked += 1
+        return metrics_of(self.d).get("zkelectd_socket_requests_total")
+
+    def others(self):
+        value = self._value()
+        return value - self.base - (self.asked - 1)
+
+
+def test_wait_and_watch_follow_the_daemon_across_a_reexec(election):
+    """SIGUSR2 re-executes the daemon without stopping it, closing every
+    watch stream: zkelectctl wait and watch take the stream up again on
+    the same socket; only role=stopped (or the socket gone) is a stop."""
+    n1, n2 = start_in_order(election, 2)
+    pid = n2.pid
+    count = SocketRequests(n2)
+    argv = [str(binary("zkelectctl")), *sock_args(n2)]
+    procs = {}
+    try:
+        for name, cmd in (("stopped", ["wait", "stopped"]),
+                          ("leader", ["wait", "leader"]),
+                          ("watch", ["watch"])):
+            procs[name] = subprocess.Popen(
+                argv + cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL, text=True, env=san_env())
+        wait_for(lambda: count.others() >= 3, 10, "the three to subscribe")
+        mark = len(n2.log_text())
+        n2.signal(signal.SIGUSR2)
+        wait_for(lambda: "resumed: follower" in n2.log_text()[mark:], 20,
+                 "node2 to re-execute")
+        assert n2.alive() and n2.pid == pid
+        # The role wait goes on after the re-exec: node2 leads.
+        assert n1.ctl("resign") == "ok\n"
+        out, err = procs["leader"].communicate(timeout=30)
+        assert procs["leader"].returncode == 0, (out, err)
+        assert out.startswith("role=leader leader=node2 "), (out, err)
+        # The daemon never stopped: neither did wait stopped, nor watch.
+        for name in ("stopped", "watch"):
+            assert procs[name].poll() is None, (
+                f"zkelectctl {name} ended at the re-exec: "
+                f"{procs[name].communicate()}")
+        assert n2.stop() == 0
+        out, err = procs["stopped"].communicate(timeout=30)
+        assert procs["stopped"].returncode == 0, (out, err)
+        assert out.startswith("role=stopped "), (out, err)
+        out, err = procs["watch"].communicate(timeout=30)
+        assert procs["watch"].returncode == 0, (out, err)
+        lines = out.splitlines()
+        # Every change once, the re-exec's new stream adding no line.
+        check_watch_lines(lines, "zkelectctl watch")
+        assert lines[0].startswith("role=follower leader=node1 ")
+        assert any(l.startswith("role=leader leader=node2 ")
+                   for l in lines), lines
+        assert lines[-1].startswith("role=stopped "), lines
+    finally:
+        for p in procs.values():
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+
+
+# The client's answer timeout lowered for the test: a daemon silent this
+# long is asked ping, and must answer within as long.
+QUICK = "3s"
+
+
+def ctl_quick(args, timeout=60):
+    return zkelectctl(args, timeout, prefix=("env",
+                                             f"ZKELECTCTL_TIMEOUT={QUICK}"))
+
+
+def timed(f, *args):
+    t0 = time.monotonic()
+    r = f(*args)
+    return r, time.monotonic() - t0
+
+
+def test_switchover_resign_and_pause_wait_as_long_as_the_daemon_works(
+        election):
+    """switchover, resign and pause are answered once the election has
+    done them, which takes as long as hooks take (a switchover's own
+    deadline is hooks.timeout + 2 session timeouts, 50 s by default):
+    zkelectctl's answer timeout (30 s, here $ZKELECTCTL_TIMEOUT) is only
+    how long the daemon may stay silent, and a ping shows it is not stuck.
+    Here each takes longer than that timeout: a leader's run process that
+    ignores SIGTERM is killed only after run_stop_timeout, and a promote
+    hook sleeps."""
+    # The timeout is honoured: a socket that takes connections but never
+    # answers, whose ping is not answered either.
+    silent = election.dir / "silent.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(silent))
+    listener.listen(16)
+    try:
+        for cmd, words in ((["ping"], ["within 3000 ms"]),
+                           (["switchover", "node2"], ["ping", "3000 ms"])):
+            try:
+                r = ctl_quick(["-s", str(silent), *cmd], timeout=20)
+            except subprocess.TimeoutExpired:
+                raise AssertionError(
+                    f"zkelectctl {cmd} to a silent socket with "
+                    f"ZKELECTCTL_TIMEOUT={QUICK} still running after 20 s")
+            assert r.returncode == 3, (cmd, r)
+            for w in words:
+                assert w in r.stderr, (cmd, r)
+    finally:
+        listener.close()
+
+    ignore_term = election.dir / "run-ignore-term.sh"
+    ignore_term.write_text("#!/bin/sh\ntrap '' TERM\nexec sleep 1000\n")
+    ignore_term.chmod(0o755)
+    n1, n2 = start_in_order(election, 2, options={
+        "hooks.run": str(ignore_term), "hooks.run_stop_timeout": "5s"})
+
+    # An explicit -t still bounds the whole wait; the resign goes on.
+    r = zkelectctl(sock_args(n1) + ["-t", "1s", "resign"], timeout=30)
+    assert r.returncode == 3 and "within 1000 ms" in r.stderr, r
+    n2.wait_role("leader", 30)
+
+    r, took = timed(ctl_quick, sock_args(n2) + ["resign"])
+    assert (r.returncode, r.stdout, r.stderr) == (0, "ok\n", ""), r
+    assert took > 3.0, f"resign answered in {took:.1f}s: no wait was shown"
+    n1.wait_role("leader", 30)
+
+    n2.hook_conf(promote_sleep=6)
+    r, took = timed(ctl_quick, sock_args(n1) + ["switchover", "node2"])
+    assert (r.returncode, r.stdout, r.stderr) == (0, "ok\n", ""), r
+    assert took > 3.0, took
+    assert n2.role() == "leader"
+
+    r, took = timed(ctl_quick, sock_args(n2) + ["pause"])
+    assert (r.returncode, r.stdout, r.stderr) == (0, "ok\n", ""), r
+    assert took > 3.0, took
+    n2.wait_role("observer", 10)
+    n1.wait_role("leader", 30)
+    election.check_invariants()

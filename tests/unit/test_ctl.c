@@ -642,6 +642,74 @@ test_watch_and_broadcast(void **state)
 	(void)close(b);
 }
 
+/* Connects, asks watch and half-closes, as socat and nc -N do. */
+static int
+test_half_closed_watcher(struct fixture *fx)
+{
+	int fd, calls = fx->calls;
+
+	fd = test_connect(fx->path);
+	test_send(fd, "watch\n", 6);
+	assert_int_equal(shutdown(fd, SHUT_WR), 0);
+	assert_true(test_pump_until(fx, &fx->calls, calls + 1, 2000));
+	return fd;
+}
+
+static void
+test_watcher_half_close(void **state)
+{
+	struct fixture *fx = *state;
+	char err[256], buf[256];
+	int fd;
+
+	/* The idle timeout paces the check for a watcher's real close. */
+	fx->ctl = test_open_params(fx, 0660, NULL, 16, 200, err, sizeof(err));
+	assert_non_null(fx->ctl);
+	fx->mode = MODE_WATCH;
+	fd = test_half_closed_watcher(fx);
+	/* Its EOF is seen, and several checks pass: it stays. */
+	test_pump(fx, 1000);
+	assert_int_equal(ctl_clients(fx->ctl), 1);
+	ctl_broadcast(fx->ctl, "role=leader leader=a epoch=1");
+	assert_true(test_read(fx, fd, buf, sizeof(buf), 1, 2000) > 0);
+	assert_string_equal(buf, "role=leader leader=a epoch=1\n");
+	ctl_broadcast(fx->ctl, "role=follower leader=b epoch=2");
+	assert_true(test_read(fx, fd, buf, sizeof(buf), 1, 2000) > 0);
+	assert_string_equal(buf, "role=follower leader=b epoch=2\n");
+
+	/* Its real close is noticed without a broadcast. */
+	(void)close(fd);
+	assert_true(test_pump_until_clients(fx, 0, 3000));
+}
+
+static void
+test_half_closed_watchers_that_close_hold_no_place(void **state)
+{
+	struct fixture *fx = *state;
+	char buf[256];
+	int fds[3], fd, i;
+
+	/* 16 clients: 12 watchers, 3 of one uid; the check every 5 s. */
+	test_open(fx);
+	fx->mode = MODE_WATCH;
+	for (i = 0; i < 3; i++)
+		fds[i] = test_half_closed_watcher(fx);
+	test_pump(fx, 100);
+	assert_int_equal(ctl_clients(fx->ctl), 3);
+	for (i = 0; i < 3; i++)
+		(void)close(fds[i]);
+	/*
+	 * At once, long before the next check: the uid's places are free
+	 * (test_command asserts that ctl_watch takes it).
+	 */
+	fd = test_half_closed_watcher(fx);
+	assert_int_equal(ctl_clients(fx->ctl), 1);
+	ctl_broadcast(fx->ctl, "role=leader leader=a epoch=1");
+	assert_true(test_read(fx, fd, buf, sizeof(buf), 1, 2000) > 0);
+	assert_string_equal(buf, "role=leader leader=a epoch=1\n");
+	(void)close(fd);
+}
+
 static void
 test_watcher_that_never_reads(void **state)
 {
@@ -761,6 +829,8 @@ main(void)
 		T(test_max_clients),
 		T(test_reply_to_gone_client),
 		T(test_watch_and_broadcast),
+		T(test_watcher_half_close),
+		T(test_half_closed_watchers_that_close_hold_no_place),
 		T(test_watcher_that_never_reads),
 		T(test_fd_exhaustion),
 		T(test_close_with_clients),
