@@ -67,5 +67,9 @@ int ctl_busy(const struct ctl *ctl);
 void ctl_accepting(struct ctl *ctl, int on);
 /* The listening socket. */
 int ctl_listen_fd(const struct ctl *ctl);
+/* 1 when a daemon answers at path, 0 when none does, -1 unknown (errno). */
+int ctl_listen_live(const char *path);
+/* The path a listening Unix socket is bound at; -1 when it has none. */
+int ctl_listen_bound(int fd, char *buf, size_t len);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <grp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -150,6 +151,54 @@ ctl_listen_mkparent(const char *path, char *err, size_t errlen)
 }
 
 /*
+ * Whether a daemon answers at sun: 1 it does, 0 nobody (no file, or a
+ * socket nobody listens on), -1 with errno when that cannot be told.
+ */
+static int
+ctl_listen_probe(const struct sockaddr_un *sun)
+{
+	int fd, rc, saved;
+
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0)) == -1)
+		return -1;
+	rc = connect(fd, (const struct sockaddr *)sun, sizeof(*sun));
+	saved = errno;
+	(void)close(fd);
+	/* EAGAIN: it listens, its backlog is merely full. */
+	if (rc == 0 || saved == EAGAIN)
+		return 1;
+	if (saved == ECONNREFUSED || saved == ENOENT)
+		return 0;
+	errno = saved;
+	return -1;
+}
+
+/* A path too long for a socket: nobody can listen there. */
+static int
+ctl_listen_addr(const char *path, struct sockaddr_un *sun)
+{
+	memset(sun, 0, sizeof(*sun));
+	sun->sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun->sun_path))
+		return -1;
+	memcpy(sun->sun_path, path, strlen(path) + 1);
+	return 0;
+}
+
+int
+ctl_listen_live(const char *path)
+{
+	struct sockaddr_un sun;
+	struct stat st;
+
+	if (ctl_listen_addr(path, &sun) == -1 || lstat(path, &st) == -1 ||
+	    !S_ISSOCK(st.st_mode))
+		return 0;
+	return ctl_listen_probe(&sun);
+}
+
+/*
  * Removes a socket file left by a dead daemon. A file where a daemon
  * answers, or that is no socket at all, is left alone and is an error.
  */
@@ -157,7 +206,6 @@ static int
 ctl_listen_clear_stale(const struct sockaddr_un *sun, char *err, size_t errlen)
 {
 	struct stat st;
-	int fd, rc;
 
 	if (lstat(sun->sun_path, &st) == -1) {
 		if (errno == ENOENT)
@@ -171,26 +219,16 @@ ctl_listen_clear_stale(const struct sockaddr_un *sun, char *err, size_t errlen)
 		    "is not a socket", sun->sun_path);
 		return -1;
 	}
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-	    0)) == -1) {
-		ctl_listen_error(err, errlen, "socket: %s", strerror(errno));
-		return -1;
-	}
-	rc = connect(fd, (const struct sockaddr *)sun, sizeof(*sun));
-	if (rc == 0 || errno == EAGAIN) {
-		/* EAGAIN: it listens, its backlog is merely full. */
-		(void)close(fd);
+	switch (ctl_listen_probe(sun)) {
+	case 1:
 		ctl_listen_error(err, errlen, "control socket %s is in use "
 		    "by a running daemon", sun->sun_path);
 		return -1;
-	}
-	if (errno != ECONNREFUSED && errno != ENOENT) {
+	case -1:
 		ctl_listen_error(err, errlen, "control socket %s: connect: %s",
 		    sun->sun_path, strerror(errno));
-		(void)close(fd);
 		return -1;
 	}
-	(void)close(fd);
 	if (unlink(sun->sun_path) == -1 && errno != ENOENT) {
 		ctl_listen_error(err, errlen, "unlink stale control socket "
 		    "%s: %s", sun->sun_path, strerror(errno));
@@ -229,18 +267,15 @@ ctl_listen_bind(struct ctl *ctl, const struct ctl_params *p, char *err,
 	mode_t old_umask;
 	int rc, saved;
 
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
 	if (p->path == NULL || p->path[0] == '\0') {
 		ctl_listen_error(err, errlen, "control socket: empty path");
 		return -1;
 	}
-	if (strlen(p->path) >= sizeof(sun.sun_path)) {
+	if (ctl_listen_addr(p->path, &sun) == -1) {
 		ctl_listen_error(err, errlen, "control socket %s: path longer "
 		    "than %zu bytes", p->path, sizeof(sun.sun_path) - 1);
 		return -1;
 	}
-	memcpy(sun.sun_path, p->path, strlen(p->path) + 1);
 	if (p->group != NULL &&
 	    ctl_listen_group(p->group, &gid, err, errlen) == -1)
 		return -1;
@@ -302,16 +337,26 @@ unlink:
 
 /*
  * The socket a re-exec handed over: already bound at the path and
- * listening, its file (the one to unlink at the end) is the path's.
+ * listening, its file (the one to unlink at the end) is the path's. One
+ * bound elsewhere is refused: clients would look for the daemon at the
+ * path and find nobody, and the session file goes with the path.
  */
 static int
 ctl_listen_adopt(struct ctl *ctl, const struct ctl_params *p, char *err,
     size_t errlen)
 {
+	char bound[sizeof(((struct sockaddr_un *)NULL)->sun_path) + 1];
 	struct stat st;
 	int fl;
 
 	ctl->fd = p->inherit_fd;
+	if (ctl_listen_bound(ctl->fd, bound, sizeof(bound)) == -1 ||
+	    p->path == NULL || strcmp(bound, p->path) != 0) {
+		ctl_listen_error(err, errlen, "control socket %s: the "
+		    "inherited descriptor %d is bound at %s", p->path,
+		    p->inherit_fd, bound);
+		return -1;
+	}
 	if ((fl = fcntl(ctl->fd, F_GETFL)) == -1 ||
 	    fcntl(ctl->fd, F_SETFL, fl | O_NONBLOCK) == -1 ||
 	    fcntl(ctl->fd, F_SETFD, FD_CLOEXEC) == -1) {
@@ -324,6 +369,26 @@ ctl_listen_adopt(struct ctl *ctl, const struct ctl_params *p, char *err,
 		ctl->dev = st.st_dev;
 		ctl->ino = st.st_ino;
 	}
+	return 0;
+}
+
+int
+ctl_listen_bound(int fd, char *buf, size_t len)
+{
+	struct sockaddr_un sun;
+	socklen_t sl = sizeof(sun);
+
+	memset(&sun, 0, sizeof(sun));
+	(void)snprintf(buf, len, "?");
+	if (getsockname(fd, (struct sockaddr *)&sun, &sl) == -1 ||
+	    sun.sun_family != AF_UNIX)
+		return -1;
+	/* sun_path need not end in a NUL when it is full. */
+	if (sl <= offsetof(struct sockaddr_un, sun_path) ||
+	    (size_t)snprintf(buf, len, "%.*s",
+	    (int)(sl - offsetof(struct sockaddr_un, sun_path)), sun.sun_path)
+	    >= len)
+		return -1;
 	return 0;
 }
 

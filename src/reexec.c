@@ -4,18 +4,19 @@
  * listening sockets and hooks.run's process, so that no hook runs and no
  * leadership moves.
  *
- * The old image checks the configuration first (a broken file refuses the
- * re-exec, and the old image goes on), then waits for its moment: no hook
+ * The old image checks the configuration first: a broken file, or one
+ * that changes what a running daemon keeps (reexec_kept[]), refuses the
+ * re-exec, and the old image goes on. Then it waits for its moment: no hook
  * in the slot or starting up, hooks.notify done, hooks.run not being
  * stopped; the control and HTTP listeners no longer accepting (the kernel
  * queues new clients for the next image) and the clients already
  * accepted answered; and, for a leader, a lease just renewed, so that the
  * next image has the most of it to confirm the session in. It writes the
  * session file (id, password, lease, role: resume.c), clears FD_CLOEXEC
- * on the descriptors it hands over, names them in ZKELECTD_REEXEC, and
- * executes /proc/self/exe's path: the file installed there now, even when
- * the running one was replaced (the link then reads "... (deleted)"). If
- * execve fails, the old image goes on as before.
+ * on the descriptors it hands over, names them in ZKELECTD_REEXEC, checks
+ * the configuration again (it may have been edited meanwhile), and
+ * executes the path its binary was started from (reexec_exe()): the file
+ * installed there now. If execve fails, the old image goes on as before.
  *
  * The next image takes the descriptors over (reexec_inherit(), before
  * anything is opened), closes whatever else the old one left open (its
@@ -48,24 +49,134 @@
 #define REEXEC_DRAIN_MS	1000
 #define REEXEC_DELETED	" (deleted)"
 
-/* The binary to run: /proc/self/exe's path as installed now. */
-static int
-reexec_path(char *buf, size_t len)
+/*
+ * The binary a re-exec runs: the path this image was started from,
+ * resolved once, at start. Read at the re-exec instead, /proc/self/exe
+ * would follow the running file wherever a rename moved it (mv zkelectd
+ * zkelectd.old, then a new zkelectd installed) and run the old binary
+ * again. A package's rename over the path leaves the link reading
+ * "PATH (deleted)" at the re-exec, but it is read before that.
+ */
+static char *
+reexec_exe(void)
 {
+	char buf[4096];
 	ssize_t n;
 	size_t dl = strlen(REEXEC_DELETED);
 
-	if ((n = readlink("/proc/self/exe", buf, len - 1)) == -1)
-		return -1;
-	if ((size_t)n >= len - 1) {
-		errno = ENAMETOOLONG;
-		return -1;
+	if ((n = readlink("/proc/self/exe", buf, sizeof(buf))) == -1) {
+		log_warn("readlink /proc/self/exe: SIGUSR2 will be refused");
+		return NULL;
+	}
+	if ((size_t)n >= sizeof(buf)) {
+		log_warnx("readlink /proc/self/exe: too long: SIGUSR2 will be "
+		    "refused");
+		return NULL;
 	}
 	buf[n] = '\0';
-	/* Replaced on disk (an upgrade): the new file has the same name. */
+	/* Replaced since it started (an upgrade): the path is the same. */
 	if ((size_t)n > dl && strcmp(buf + n - dl, REEXEC_DELETED) == 0)
 		buf[n - dl] = '\0';
-	return 0;
+	return xstrdup(buf);
+}
+
+/*
+ * What a reload cannot change (daemon_reload()) a re-exec cannot either:
+ * the new image would resume the session under the new values. Another
+ * socket path would hand the listener over at the old path and look for
+ * the session file at the new one (a new session beside the old, whose
+ * nodes live on until they expire); another root, service or id would
+ * re-attach the session in another election and leave the old one's
+ * E/leader standing; another status file would leave the old one saying
+ * "leader"; another mode would resume a leader as an observer; the server
+ * keeps the session's timeout from its creation, so a new one would be a
+ * lease the server does not honour; and inherited HTTP listeners stay at
+ * their old addresses.
+ */
+static const char *const reexec_kept[] = {
+	"zookeeper.root", "election.service", "election.id",
+	"control.socket", "control.status_file", "zookeeper.session_timeout",
+	"election.mode", "control.http_listen",
+};
+
+static char *
+reexec_kept_value(const struct config *c, size_t key)
+{
+	struct textbuf b;
+	size_t i;
+
+	memset(&b, 0, sizeof(b));
+	textbuf_printf(&b, "%s", "");
+	switch (key) {
+	case 0:
+		textbuf_printf(&b, "%s", c->root);
+		break;
+	case 1:
+		textbuf_printf(&b, "%s", c->service);
+		break;
+	case 2:
+		textbuf_printf(&b, "%s", c->id);
+		break;
+	case 3:
+		textbuf_printf(&b, "%s", c->socket_path);
+		break;
+	case 4:
+		textbuf_printf(&b, "%s", c->status_file);
+		break;
+	case 5:
+		textbuf_printf(&b, "%lldms", (long long)c->session_timeout_ms);
+		break;
+	case 6:
+		textbuf_printf(&b, "%s", c->mode == CONFIG_MODE_OBSERVER ?
+		    "observer" : "candidate");
+		break;
+	default:
+		for (i = 0; i < c->nhttp_listen; i++)
+			textbuf_printf(&b, "%s%s", i > 0 ? " " : "",
+			    c->http_listen[i].name);
+		if (c->nhttp_listen == 0)
+			textbuf_printf(&b, "(none)");
+		break;
+	}
+	return b.p;
+}
+
+/*
+ * As `zkelectd -t` would (the new image must start), and nothing kept
+ * changed: 0, or -1 once the refusal is logged.
+ */
+static int
+reexec_config_check(struct daemon *d, const char *when)
+{
+	struct config nc;
+	char err[512], *was, *now;
+	size_t i;
+	int rc = 0;
+
+	if (config_load(&nc, d->config_path, d->overrides, d->noverrides,
+	    err, sizeof(err)) == -1) {
+		log_warnx("%s: %s; re-exec refused, the running daemon goes "
+		    "on", when, err);
+		return -1;
+	}
+	for (i = 0; i < sizeof(reexec_kept) / sizeof(reexec_kept[0]) &&
+	    rc == 0; i++) {
+		was = reexec_kept_value(&d->cfg, i);
+		now = reexec_kept_value(&nc, i);
+		if (strcmp(was, now) != 0) {
+			log_warnx("%s: %s changed from %s to %s in %s, which a "
+			    "running daemon cannot take over; re-exec "
+			    "refused, the running daemon goes on: restore it "
+			    "to re-exec, or restart to apply it (a leader "
+			    "then hands over)", when, reexec_kept[i], was,
+			    now, d->config_path);
+			rc = -1;
+		}
+		free(was);
+		free(now);
+	}
+	config_free(&nc);
+	return rc;
 }
 
 static void
@@ -158,11 +269,11 @@ static void
 reexec_exec(struct daemon *d)
 {
 	struct election_view v;
-	char path[4096], *env;
+	const char *path = d->rx_exe;
+	char *env;
 	int session;
 
-	if (reexec_path(path, sizeof(path)) == -1) {
-		log_warn("re-exec: readlink /proc/self/exe");
+	if (reexec_config_check(d, "re-exec") == -1) {
 		reexec_abort(d);
 		return;
 	}
@@ -255,29 +366,25 @@ void
 reexec_request(struct daemon *d)
 {
 	struct election_view v;
-	struct config nc;
-	char err[512], path[4096];
 
 	if (d->stopping || d->rx_pending) {
 		log_info("received SIGUSR2: %s", d->stopping ? "stopping" :
 		    "a re-exec is under way already");
 		return;
 	}
-	/* As `zkelectd -t` would: the new image must start. */
-	if (config_load(&nc, d->config_path, d->overrides, d->noverrides,
-	    err, sizeof(err)) == -1) {
-		log_warnx("received SIGUSR2: %s; re-exec refused, the running "
-		    "daemon goes on", err);
+	if (d->rx_exe == NULL) {
+		log_warnx("received SIGUSR2: the binary's path was not known "
+		    "at start; re-exec refused");
 		return;
 	}
-	config_free(&nc);
-	if (reexec_path(path, sizeof(path)) == -1 ||
-	    access(path, X_OK) == -1) {
-		log_warn("received SIGUSR2: %s; re-exec refused", path);
+	if (reexec_config_check(d, "received SIGUSR2") == -1)
+		return;
+	if (access(d->rx_exe, X_OK) == -1) {
+		log_warn("received SIGUSR2: %s; re-exec refused", d->rx_exe);
 		return;
 	}
 	log_notice("received SIGUSR2: re-executing %s once the hooks and "
-	    "clients allow", path);
+	    "clients allow", d->rx_exe);
 	notify_reloading(d->notify);
 	election_view(d->el, &v);
 	d->rx_pending = 1;
@@ -403,7 +510,28 @@ reexec_parse(struct daemon *d, char *s)
 	return 0;
 }
 
-/* In the new image, before anything is opened. */
+/*
+ * The control socket goes on at the path it is bound at: the image before
+ * refused a re-exec to another control.socket, but an older version did
+ * not, and the file may have been edited in the instant before the exec.
+ * Its session file is the one that goes with that path.
+ */
+static void
+reexec_keep_socket(struct daemon *d)
+{
+	char bound[256];
+
+	if (d->rx_ctl <= 0 ||
+	    ctl_listen_bound(d->rx_ctl, bound, sizeof(bound)) == -1 ||
+	    strcmp(bound, d->cfg.socket_path) == 0)
+		return;
+	log_warnx("re-exec: control.socket %s cannot change while running: "
+	    "keeping %s, restart to apply it", d->cfg.socket_path, bound);
+	free(d->cfg.socket_path);
+	d->cfg.socket_path = xstrdup(bound);
+}
+
+/* At start, and in the new image before anything is opened. */
 void
 reexec_inherit(struct daemon *d)
 {
@@ -412,6 +540,7 @@ reexec_inherit(struct daemon *d)
 
 	d->rx_run_pid = -1;
 	d->rx_run_fd = -1;
+	d->rx_exe = reexec_exe();
 	if (env == NULL)
 		return;
 	s = xstrdup(env);
@@ -420,6 +549,7 @@ reexec_inherit(struct daemon *d)
 	if (reexec_parse(d, s) == -1)
 		log_warnx("re-exec: %s: cannot be read in full", REEXEC_ENV);
 	free(s);
+	reexec_keep_socket(d);
 	/* Listeners changed in the file are bound anew. */
 	if (d->rx_nhttp != d->cfg.nhttp_listen) {
 		while (d->rx_nhttp > 0)
@@ -447,4 +577,6 @@ reexec_free(struct daemon *d)
 	if (d->ev_rx != NULL)
 		event_free(d->ev_rx);
 	d->ev_rx = NULL;
+	free(d->rx_exe);
+	d->rx_exe = NULL;
 }

@@ -11,11 +11,65 @@
 
 #include <zookeeper/zookeeper.h>
 
+#include "ctl.h"
 #include "log.h"
 #include "session_file.h"
 #include "util.h"
 #include "xmalloc.h"
 #include "zkelectd.h"
+
+static void
+resume_owner(const struct daemon *d, struct session_owner *o)
+{
+	o->root = d->cfg.root;
+	o->service = d->cfg.service;
+	o->id = d->cfg.id;
+	o->socket = d->cfg.socket_path;
+}
+
+/*
+ * Two daemons whose sockets are X and X.sock would share one session file
+ * (session_file_path()): each would overwrite the other's session, and a
+ * clean stop of one would remove it. The owner recorded in the file keeps
+ * either from resuming the other's session; this keeps them from running
+ * side by side at all. A daemon refuses to start while a daemon answers
+ * at the other path. The check comes after our own socket listens, so of
+ * two such daemons starting at the same moment, one at least sees the
+ * other (both may refuse: neither runs on a shared file). A lock would
+ * need a file of its own, and its descriptor handed over a re-exec.
+ */
+int
+resume_exclusive(struct daemon *d, char *err, size_t errlen)
+{
+	char *sib = session_file_sibling(d->cfg.socket_path);
+	int rc = ctl_listen_live(sib);
+
+	if (d->session_path == NULL)
+		d->session_path = session_file_path(d->cfg.socket_path);
+	if (rc == 1)
+		(void)snprintf(err, errlen, "control socket %s: a daemon "
+		    "answers at %s, whose session file would be this one's "
+		    "too (%s); give one of them another control.socket",
+		    d->cfg.socket_path, sib, d->session_path);
+	free(sib);
+	return rc == 1 ? -1 : 0;
+}
+
+/*
+ * A file that names no owner was written by the version before this one.
+ * It is still ours when a re-exec handed us the control socket at our
+ * configured path (an upgrade: the image before wrote it for that
+ * socket); after a crash nothing says whose it is.
+ */
+static int
+resume_anon(struct daemon *d, const char *why)
+{
+	if (d->rx_inherited)
+		return 1;
+	log_warnx("session file %s: %s, and not handed over by a re-exec: "
+	    "not resumed", d->session_path, why);
+	return 0;
+}
 
 int
 resume_load(struct daemon *d)
@@ -28,14 +82,31 @@ resume_load(struct daemon *d)
 	if (d->session_path == NULL)
 		d->session_path = session_file_path(d->cfg.socket_path);
 	session_file_boot(d->session_boot, sizeof(d->session_boot));
+	memset(&f, 0, sizeof(f));
 	(void)snprintf(f.boot, sizeof(f.boot), "%s", d->session_boot);
+	resume_owner(d, &f.owner);
 	rc = session_file_read(d->session_path, &f, &why);
-	if (rc == 1)
+	if (rc == SESSION_FILE_NONE)
 		return 0;
 	if (rc == -1) {
 		log_warnx("session file %s: %s: not resumed, removed",
 		    d->session_path, why);
 		session_file_remove(d->session_path);
+		return 0;
+	}
+	/*
+	 * Another election's session (the configuration changed since it was
+	 * written) is left to expire: its nodes are not ours to use. Ours
+	 * soon replaces the file.
+	 */
+	if (rc == SESSION_FILE_OTHER) {
+		log_warnx("session file %s: %s: not resumed", d->session_path,
+		    why);
+		explicit_bzero(&f, sizeof(f));
+		return 0;
+	}
+	if (rc == SESSION_FILE_ANON && !resume_anon(d, why)) {
+		explicit_bzero(&f, sizeof(f));
 		return 0;
 	}
 	/* A lease from a clock that does not fit is no lease. */
@@ -71,6 +142,7 @@ resume_save(struct daemon *d)
 	if (d->session_path == NULL)
 		return;
 	memset(&f, 0, sizeof(f));
+	resume_owner(d, &f.owner);
 	election_view(d->el, &v);
 	if (d->resume_told && !v.resuming) {
 		d->resume_told = 0;

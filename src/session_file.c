@@ -1,10 +1,13 @@
 /*
- * The session file (see session_file.h). Its lines are key=value:
- * sid (hex), passwd (32 hex digits), timeout, lease, leader, epoch and
- * boot (the kernel's boot id: the lease's clock starts again at a boot).
+ * The session file (see session_file.h). Its lines are key=value: the
+ * owner (root, service, id, socket: the configuration's values), sid
+ * (hex), passwd (32 hex digits), timeout, lease, leader, epoch and boot
+ * (the kernel's boot id: the lease's clock starts again at a boot). A
+ * file of the version before this one has no owner lines.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +20,7 @@
 #include "util.h"
 #include "xmalloc.h"
 
-#define SESSION_FILE_MAX	1024
+#define SESSION_FILE_MAX	4096
 #define SESSION_BOOT_ID		"/proc/sys/kernel/random/boot_id"
 
 char *
@@ -29,6 +32,19 @@ session_file_path(const char *socket_path)
 	if (len > 5 && strcmp(socket_path + len - 5, ".sock") == 0)
 		len -= 5;
 	(void)xasprintf(&p, "%.*s.session", (int)len, socket_path);
+	return p;
+}
+
+char *
+session_file_sibling(const char *socket_path)
+{
+	size_t len = strlen(socket_path);
+	char *p;
+
+	if (len > 5 && strcmp(socket_path + len - 5, ".sock") == 0)
+		(void)xasprintf(&p, "%.*s", (int)len - 5, socket_path);
+	else
+		(void)xasprintf(&p, "%s.sock", socket_path);
 	return p;
 }
 
@@ -55,8 +71,10 @@ session_file_render(const struct session_facts *f)
 	for (i = 0; i < sizeof(f->zs.passwd); i++)
 		(void)snprintf(pw + 2 * i, 3, "%02x",
 		    (unsigned char)f->zs.passwd[i]);
-	(void)xasprintf(&text, "sid=%016llx\npasswd=%s\ntimeout=%lld\n"
+	(void)xasprintf(&text, "root=%s\nservice=%s\nid=%s\nsocket=%s\n"
+	    "sid=%016llx\npasswd=%s\ntimeout=%lld\n"
 	    "lease=%lld\nleader=%d\nepoch=%lld\nboot=%s\n",
+	    f->owner.root, f->owner.service, f->owner.id, f->owner.socket,
 	    (unsigned long long)f->zs.sid, pw, (long long)f->timeout_ms,
 	    (long long)f->lease_sent, f->leader != 0, (long long)f->epoch,
 	    f->boot);
@@ -86,9 +104,52 @@ session_hex(const char *s, unsigned char *out, size_t n)
 	return 0;
 }
 
+/* What the lines said beside the facts. */
+struct session_seen {
+	char boot[64];
+	int owner;		/* owner lines read */
+	const char *other;	/* the first owner line that is not ours */
+};
+
+/* An owner line: 1 it is one, 0 it is not. */
+static int
+session_owner_line(const char *key, const char *v,
+    const struct session_owner *o, struct session_seen *s)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+		const char *other;
+	} keys[] = {
+		{ "root", offsetof(struct session_owner, root),
+		    "recorded for another zookeeper.root" },
+		{ "service", offsetof(struct session_owner, service),
+		    "recorded for another election.service" },
+		{ "id", offsetof(struct session_owner, id),
+		    "recorded for another election.id" },
+		{ "socket", offsetof(struct session_owner, socket),
+		    "recorded for another control.socket" },
+	};
+	const char *mine;
+	size_t i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (strcmp(key, keys[i].key) != 0)
+			continue;
+		memcpy(&mine, (const char *)o + keys[i].off, sizeof(mine));
+		s->owner |= 1 << i;
+		if (s->other == NULL && (mine == NULL || strcmp(mine, v) != 0))
+			s->other = keys[i].other;
+		return 1;
+	}
+	return 0;
+}
+
+#define SESSION_OWNER_ALL	0xf
+
 /* One line: 1 known and well formed, 0 unknown key, -1 malformed. */
 static int
-session_line(char *line, struct session_facts *f, char *boot, size_t bootlen)
+session_line(char *line, struct session_facts *f, struct session_seen *s)
 {
 	char *v = strchr(line, '=');
 	const char *why;
@@ -99,6 +160,8 @@ session_line(char *line, struct session_facts *f, char *boot, size_t bootlen)
 	if (v == NULL)
 		return -1;
 	*v++ = '\0';
+	if (session_owner_line(line, v, &f->owner, s))
+		return 1;
 	if (strcmp(line, "sid") == 0) {
 		if (session_hex(v, sid, sizeof(sid)) == -1)
 			return -1;
@@ -112,7 +175,7 @@ session_line(char *line, struct session_facts *f, char *boot, size_t bootlen)
 		return session_hex(v, (unsigned char *)f->zs.passwd,
 		    sizeof(f->zs.passwd)) == 0 ? 1 : -1;
 	if (strcmp(line, "boot") == 0) {
-		(void)snprintf(boot, bootlen, "%s", v);
+		(void)snprintf(s->boot, sizeof(s->boot), "%s", v);
 		return 1;
 	}
 	if (parse_int64(v, 0, INT64_MAX, &n, &why) == -1)
@@ -133,20 +196,32 @@ session_line(char *line, struct session_facts *f, char *boot, size_t bootlen)
 static int
 session_parse(char *text, struct session_facts *f, const char **why)
 {
-	char boot[64] = "", *line, *save = NULL;
+	struct session_seen s;
+	char *line, *save = NULL;
 
+	memset(&s, 0, sizeof(s));
 	for (line = strtok_r(text, "\n", &save); line != NULL;
 	    line = strtok_r(NULL, "\n", &save))
-		if (session_line(line, f, boot, sizeof(boot)) == -1) {
+		if (session_line(line, f, &s) == -1) {
 			*why = "malformed";
 			return -1;
 		}
-	if (f->zs.sid == 0 || f->timeout_ms <= 0) {
+	/* Some owner lines but not all: no version wrote that. */
+	if (f->zs.sid == 0 || f->timeout_ms <= 0 ||
+	    (s.owner != 0 && s.owner != SESSION_OWNER_ALL)) {
 		*why = "incomplete";
 		return -1;
 	}
-	if (f->boot[0] == '\0' || strcmp(f->boot, boot) != 0)
+	if (f->boot[0] == '\0' || strcmp(f->boot, s.boot) != 0)
 		f->lease_sent = 0;
+	if (s.owner == 0) {
+		*why = "no owner recorded (an older version wrote it)";
+		return SESSION_FILE_ANON;
+	}
+	if (s.other != NULL) {
+		*why = s.other;
+		return SESSION_FILE_OTHER;
+	}
 	return 0;
 }
 
@@ -155,6 +230,7 @@ session_file_read(const char *path, struct session_facts *f,
     const char **why)
 {
 	char buf[SESSION_FILE_MAX + 1], now_boot[64];
+	struct session_owner owner = f->owner;
 	struct stat st;
 	ssize_t n;
 	size_t off = 0;
@@ -163,10 +239,11 @@ session_file_read(const char *path, struct session_facts *f,
 	(void)snprintf(now_boot, sizeof(now_boot), "%s", f->boot);
 	memset(f, 0, sizeof(*f));
 	(void)snprintf(f->boot, sizeof(f->boot), "%s", now_boot);
+	f->owner = owner;
 	*why = NULL;
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd == -1 && errno == ENOENT)
-		return 1;
+		return SESSION_FILE_NONE;
 	if (fd == -1) {
 		*why = errno == ELOOP ? "a symbolic link" : strerror(errno);
 		return -1;
@@ -177,8 +254,9 @@ session_file_read(const char *path, struct session_facts *f,
 		(void)close(fd);
 		return -1;
 	}
-	while (off < SESSION_FILE_MAX) {
-		n = read(fd, buf + off, SESSION_FILE_MAX - off);
+	/* One byte more than fits tells a file too long from one that fits. */
+	while (off <= SESSION_FILE_MAX) {
+		n = read(fd, buf + off, SESSION_FILE_MAX + 1 - off);
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -186,6 +264,11 @@ session_file_read(const char *path, struct session_facts *f,
 		off += (size_t)n;
 	}
 	(void)close(fd);
+	if (off > SESSION_FILE_MAX) {
+		explicit_bzero(buf, sizeof(buf));
+		*why = "too long";
+		return -1;
+	}
 	buf[off] = '\0';
 	rc = session_parse(buf, f, why);
 	explicit_bzero(buf, sizeof(buf));

@@ -405,6 +405,15 @@ main(int argc, char *argv[])
 	    sizeof(ctlerr));
 	if (d.ctl == NULL)
 		fatalx("%s", ctlerr);
+	/*
+	 * The image before a re-exec passed this at its start (or was a
+	 * version that did not check, and ending it here would be a crash).
+	 */
+	if (!d.rx_inherited &&
+	    resume_exclusive(&d, ctlerr, sizeof(ctlerr)) == -1) {
+		ctl_close(d.ctl);
+		fatalx("%s", ctlerr);
+	}
 	if (d.cfg.nhttp_listen > 0 && http_open(&d, ctlerr,
 	    sizeof(ctlerr)) == -1)
 		fatalx("%s", ctlerr);
@@ -419,7 +428,10 @@ main(int argc, char *argv[])
 	if (d.rx_inherited && !d.rx_session)
 		ep.demote_on_start = 0;
 	d.el = election_new(&ep);
-	/* Once the socket is ours: no other daemon runs on this session. */
+	/*
+	 * Once the socket is ours and nobody answers at its sibling: no other
+	 * live daemon uses this session file, and the file names its owner.
+	 */
 	(void)resume_load(&d);
 	if (d.rx_paused)
 		election_pause(d.el, 1);

@@ -168,6 +168,7 @@ struct daemon {
 
 	/* reexec.c: SIGUSR2, and what the image before this one handed over */
 	char **argv;		/* main's, to run again */
+	char *rx_exe;		/* the binary's path at start, NULL unknown */
 	int rx_pending;		/* a re-exec waits for its moment */
 	int64_t rx_since;
 	int64_t rx_lease_end;	/* the lease when it was asked for */
@@ -248,6 +249,8 @@ void crashed_remove(struct daemon *d);
 /* resume.c */
 /* Reads the session file: 1 when a session is to be re-attached. */
 int resume_load(struct daemon *d);
+/* -1 (err says why) when another live daemon would share the file. */
+int resume_exclusive(struct daemon *d, char *err, size_t errlen);
 void resume_save(struct daemon *d);
 void resume_remove(struct daemon *d);
 

@@ -133,7 +133,11 @@ def test_sigusr2_with_a_broken_config_is_refused(election):
     assert f"(pid {pid}," not in a.log_text()[mark:]
 
 
-def test_sigusr2_runs_the_binary_installed_now(election, next_binary):
+@pytest.mark.parametrize("how", ["renamed-over", "moved-away"])
+def test_sigusr2_runs_the_binary_installed_now(election, next_binary, how):
+    """The binary at the path the daemon started from, whether the new
+    file was renamed over it (a package upgrade) or the running one moved
+    away first (mv zkelectd zkelectd.old) and the new one put there."""
     bindir = election.dir / "bin"
     bindir.mkdir()
     exe = bindir / "zkelectd"
@@ -148,9 +152,12 @@ def test_sigusr2_runs_the_binary_installed_now(election, next_binary):
     old = a.ctl("version").strip()
     assert old != NEXT_VERSION
     since = time.time()
-    # As a package upgrade does: the new file renamed over the old one.
-    shutil.copy2(next_binary, bindir / "zkelectd.new")
-    os.replace(bindir / "zkelectd.new", exe)
+    if how == "renamed-over":
+        shutil.copy2(next_binary, bindir / "zkelectd.new")
+        os.replace(bindir / "zkelectd.new", exe)
+    else:
+        os.rename(exe, bindir / "zkelectd.old")
+        shutil.copy2(next_binary, exe)
     a.signal(signal.SIGUSR2)
     zkharness.wait_value(lambda: a.ctl("version").strip(), NEXT_VERSION, 20,
                          "the new version")
@@ -440,3 +447,70 @@ def test_sigusr2_keeps_an_unhealthy_node_out_of_the_election(election):
     assert b.role() == "observer"
     assert [m[1] for m in a.members()] == ["a"]
     assert "rejoining" not in b.log_text()[mark:]
+
+
+def test_sockets_x_and_x_sock_never_share_a_session(election):
+    """Sockets X.sock and X map to one session file X.session: a daemon
+    at X refuses to start while one answers at X.sock, and after that one
+    crashed it does not resume its session (another election's)."""
+    a = election.daemon("a", socket_path=election.dir / "x.sock")
+    a.wait_role("leader", 20)
+    path = session_file(a)
+    wait_for(path.exists, 10, "a's session file")
+    b = election.daemon("b", start=False, socket_path=election.dir / "x",
+                        options={"election.service": election.service + "2"})
+    b.start(wait=False)
+    assert b.wait_exit(20) != 0
+    assert "whose session file would be" in b.log_text()
+    assert a.role() == "leader"
+    a_session = a.status()["session"]
+    a.kill()
+    b.start()
+    b.wait_role("leader", 20)
+    assert "recorded for another" in b.log_text()
+    assert "resuming zookeeper session" not in b.log_text()
+    assert b.status()["session"] != a_session
+
+
+def test_sigusr2_is_refused_when_a_key_a_reload_keeps_changed(election):
+    """Each key a reload refuses: the re-exec is refused before the exec,
+    naming the key and both values, and the old image goes on; with the
+    file restored, the re-exec happens."""
+    (port,) = zkharness.free_ports(1)
+    a = election.daemon("a")
+    a.wait_role("leader", 20)
+    b = election.daemon("b")
+    b.wait_role("follower", 20)
+    pid, epoch = a.pid, a.status()["epoch"]
+    since = time.time()
+    changes = {
+        "control.socket": str(election.dir / "a2.sock"),
+        "zookeeper.root": "/other",
+        "election.service": election.service + "2",
+        "election.id": "a2",
+        "control.status_file": str(election.dir / "a2.status"),
+        "zookeeper.session_timeout": "4000ms",
+        "election.mode": "observer",
+        "control.http_listen": f"127.0.0.1:{port}",
+    }
+    for key, value in changes.items():
+        old = a.options.get(key)
+        a.options[key] = value
+        a.write_config()
+        mark = len(a.log_text())
+        a.signal(signal.SIGUSR2)
+        wait_log(a, "re-exec refused", 10, mark)
+        line = next(l for l in a.log_text()[mark:].splitlines()
+                    if "re-exec refused" in l)
+        assert key in line and value in line, line
+        a.options[key] = old
+        assert a.alive() and a.pid == pid
+        assert f"(pid {pid}," not in a.log_text()[mark:]
+    a.write_config()
+    assert a.role() == "leader" and a.status()["epoch"] == epoch
+    mark = len(a.log_text())
+    a.signal(signal.SIGUSR2)
+    wait_log(a, "resumed: leader", 20, mark)
+    assert a.pid == pid and a.status()["epoch"] == epoch
+    assert b.role() == "follower"
+    assert hook_lines(election, since) == []

@@ -1,7 +1,8 @@
 /*
  * The session file: what is written is what is read back, a lease of
- * another boot is dropped, and a file that is not a regular file of ours
- * with mode 0600 (a link, a wider mode) is refused.
+ * another boot is dropped, a file that is not a regular file of ours
+ * with mode 0600 (a link, a wider mode) is refused, and one recorded by
+ * another owner, or by an older version (no owner), says so.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,12 +20,26 @@
 
 static char dir[] = "/tmp/zke-sessionfile-XXXXXX";
 
+static const struct session_owner owner = {
+	"/zkelectd", "web", "node1", "/run/zkelectd/web.sock",
+};
+
+/* What a reader sets before session_file_read(). */
+static void
+reader(struct session_facts *g, const char *boot)
+{
+	memset(g, 0, sizeof(*g));
+	g->owner = owner;
+	(void)snprintf(g->boot, sizeof(g->boot), "%s", boot);
+}
+
 static void
 facts(struct session_facts *f)
 {
 	size_t i;
 
 	memset(f, 0, sizeof(*f));
+	f->owner = owner;
 	f->zs.sid = (int64_t)0x0100000e5e3c0001LL;
 	for (i = 0; i < sizeof(f->zs.passwd); i++)
 		f->zs.passwd[i] = (char)(0xf0 + i);
@@ -47,15 +62,24 @@ path_of(const char *name)
 static void
 test_path_replaces_the_socket_suffix(void **state)
 {
+	/* The socket, its session file, the other socket with that file. */
+	static const char *const cases[][3] = {
+		{ "/run/zkelectd/web.sock", "/run/zkelectd/web.session",
+		    "/run/zkelectd/web" },
+		{ "/tmp/ctl", "/tmp/ctl.session", "/tmp/ctl.sock" },
+	};
 	char *p;
+	size_t i;
 
 	(void)state;
-	p = session_file_path("/run/zkelectd/web.sock");
-	assert_string_equal(p, "/run/zkelectd/web.session");
-	free(p);
-	p = session_file_path("/tmp/ctl");
-	assert_string_equal(p, "/tmp/ctl.session");
-	free(p);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		p = session_file_path(cases[i][0]);
+		assert_string_equal(p, cases[i][1]);
+		free(p);
+		p = session_file_sibling(cases[i][0]);
+		assert_string_equal(p, cases[i][2]);
+		free(p);
+	}
 }
 
 static void
@@ -73,9 +97,9 @@ test_written_is_read_back(void **state)
 	free(text);
 	assert_int_equal(lstat(p, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0600);
-	memset(&g, 0, sizeof(g));
-	(void)snprintf(g.boot, sizeof(g.boot), "boot-a");
+	reader(&g, "boot-a");
 	assert_int_equal(session_file_read(p, &g, &why), 0);
+	assert_string_equal(g.owner.socket, owner.socket);
 	assert_int_equal(g.zs.sid, f.zs.sid);
 	assert_memory_equal(g.zs.passwd, f.zs.passwd, sizeof(f.zs.passwd));
 	assert_int_equal(g.timeout_ms, 4000);
@@ -83,8 +107,7 @@ test_written_is_read_back(void **state)
 	assert_int_equal(g.leader, 1);
 	assert_int_equal(g.epoch, f.epoch);
 	/* Another boot: the clock the lease is on started again. */
-	memset(&g, 0, sizeof(g));
-	(void)snprintf(g.boot, sizeof(g.boot), "boot-b");
+	reader(&g, "boot-b");
 	assert_int_equal(session_file_read(p, &g, &why), 0);
 	assert_int_equal(g.zs.sid, f.zs.sid);
 	assert_int_equal(g.lease_sent, 0);
@@ -107,7 +130,7 @@ test_untrusted_files_are_refused(void **state)
 	assert_int_equal(session_file_write(target, text), 0);
 	/* A link to a good file is still a link. */
 	assert_int_equal(symlink(target, p), 0);
-	memset(&g, 0, sizeof(g));
+	reader(&g, "boot-a");
 	assert_int_equal(session_file_read(p, &g, &why), -1);
 	assert_non_null(why);
 	/* Written over the link: the link is replaced, the target kept. */
@@ -134,6 +157,95 @@ test_untrusted_files_are_refused(void **state)
 	free(target);
 }
 
+static void
+put(const char *p, const char *text)
+{
+	FILE *fp;
+
+	assert_non_null(fp = fopen(p, "w"));
+	(void)fputs(text, fp);
+	assert_int_equal(fclose(fp), 0);
+	assert_int_equal(chmod(p, 0600), 0);
+}
+
+#define FACTS	"sid=0100000e5e3c0001\n" \
+	"passwd=f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff\ntimeout=4000\n" \
+	"lease=0\nleader=1\nepoch=5\nboot=boot-a\n"
+
+static void
+test_the_owner_is_compared(void **state)
+{
+	static const struct {
+		const char *owner;	/* the file's owner lines */
+		int rc;
+		const char *why;	/* a word of it */
+	} cases[] = {
+		{ "root=/zkelectd\nservice=web\nid=node1\n"
+		    "socket=/run/zkelectd/web.sock\n", 0, NULL },
+		{ "root=/other\nservice=web\nid=node1\n"
+		    "socket=/run/zkelectd/web.sock\n", SESSION_FILE_OTHER,
+		    "zookeeper.root" },
+		{ "root=/zkelectd\nservice=db\nid=node1\n"
+		    "socket=/run/zkelectd/web.sock\n", SESSION_FILE_OTHER,
+		    "election.service" },
+		{ "root=/zkelectd\nservice=web\nid=node2\n"
+		    "socket=/run/zkelectd/web.sock\n", SESSION_FILE_OTHER,
+		    "election.id" },
+		/* X and X.sock share the file: the socket tells them apart. */
+		{ "root=/zkelectd\nservice=web\nid=node1\n"
+		    "socket=/run/zkelectd/web\n", SESSION_FILE_OTHER,
+		    "control.socket" },
+		/* The version before wrote no owner. */
+		{ "", SESSION_FILE_ANON, "older version" },
+		/* Some owner lines but not all: no version writes that. */
+		{ "root=/zkelectd\nservice=web\n", -1, "incomplete" },
+	};
+	struct session_facts g;
+	const char *why;
+	char *p = path_of("o.session"), *text;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_true(asprintf(&text, "%s%s", cases[i].owner, FACTS) > 0);
+		put(p, text);
+		free(text);
+		reader(&g, "boot-a");
+		assert_int_equal(session_file_read(p, &g, &why), cases[i].rc);
+		if (cases[i].why != NULL)
+			assert_non_null(strstr(why, cases[i].why));
+		/* What the caller set is kept. */
+		assert_ptr_equal(g.owner.root, owner.root);
+		assert_int_equal(g.zs.sid, (int64_t)0x0100000e5e3c0001LL);
+	}
+	session_file_remove(p);
+	free(p);
+}
+
+static void
+test_a_file_too_long_is_refused(void **state)
+{
+	struct session_facts g;
+	const char *why;
+	char *p = path_of("l.session"), *text;
+	char pad[5000];
+
+	(void)state;
+	memset(pad, 'x', sizeof(pad) - 1);
+	pad[sizeof(pad) - 1] = '\0';
+	/* Its end, past what is read, would have been an unknown key. */
+	assert_true(asprintf(&text, "%s%s#=%s\n",
+	    "root=/zkelectd\nservice=web\nid=node1\n"
+	    "socket=/run/zkelectd/web.sock\n", FACTS, pad) > 0);
+	put(p, text);
+	free(text);
+	reader(&g, "boot-a");
+	assert_int_equal(session_file_read(p, &g, &why), -1);
+	assert_string_equal(why, "too long");
+	session_file_remove(p);
+	free(p);
+}
+
 int
 main(void)
 {
@@ -141,6 +253,8 @@ main(void)
 		cmocka_unit_test(test_path_replaces_the_socket_suffix),
 		cmocka_unit_test(test_written_is_read_back),
 		cmocka_unit_test(test_untrusted_files_are_refused),
+		cmocka_unit_test(test_the_owner_is_compared),
+		cmocka_unit_test(test_a_file_too_long_is_refused),
 	};
 	int rc;
 
