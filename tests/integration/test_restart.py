@@ -4,6 +4,7 @@ started again after a crash resumes its live session from the session
 file; other signals never kill it. T is the election fixture's (3 s).
 """
 
+import fcntl
 import os
 import shutil
 import signal
@@ -24,14 +25,19 @@ NEXT_VERSION = "9.9.9-next"
 
 @pytest.fixture(scope="module")
 def next_binary():
-    """zkelectd built again with another version string (make VERSION=)."""
+    """zkelectd built again with another version string (make VERSION=).
+    Workers of pytest-xdist that run this module's tests each build it,
+    one at a time (a lock beside the build directory): two makes into one
+    directory at once would link a half-written object."""
     out = zkharness.bin_dir() / "next"
     cmd = ["make", "-s", "-j2", f"BUILD={out}", f"VERSION={NEXT_VERSION}",
            f"{out}/zkelectd"]
     if zkharness.SAN:
         cmd.insert(3, "SAN=1")
-    subprocess.run(cmd, cwd=zkharness.REPO, check=True, timeout=600,
-                   stdout=subprocess.DEVNULL)
+    with open(zkharness.bin_dir() / "next.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        subprocess.run(cmd, cwd=zkharness.REPO, check=True, timeout=600,
+                       stdout=subprocess.DEVNULL)
     return out / "zkelectd"
 
 
