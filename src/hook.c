@@ -22,8 +22,14 @@
  *
  * A hook is over when its shell has exited, or, once its timeout struck,
  * when its whole process group is gone. A hook stays in the runner's list
- * after that while its output pipe is still open (a background child may
- * hold it).
+ * after that while its output pipe is still open: a background child it
+ * left (an application a promote started with `&`) may hold it, and what
+ * that child writes is worth logging. Only the last
+ * HOOK_LEFTOVERS_PER_KIND of each kind are kept so, or a check that leaves
+ * a process at every run would take a descriptor at every run until none
+ * is left for the demote hook; an older one's pipe is closed, and its
+ * processes' next write fails with EPIPE (or SIGPIPE kills them), as on a
+ * terminal that was closed.
  */
 #include <sys/types.h>
 #include <sys/queue.h>
@@ -55,6 +61,7 @@
 #define HOOK_READ_SIZE		4096
 #define HOOK_DRAIN_MAX		65536	/* read at once when the shell exits */
 #define HOOK_HELD_MAX		4096	/* a check's output kept until its end */
+#define HOOK_LEFTOVER_WARN_MS	60000	/* one warning a minute per kind */
 
 extern char **environ;
 
@@ -74,6 +81,8 @@ struct hook {
 	int over;		/* done was called; never signalled again */
 	enum hook_phase phase;
 	int64_t start_ms;
+	int64_t end_ms;		/* when it was over */
+	int64_t timeout_ms;	/* as given; 0 once cancelled */
 	int64_t reaped_us;	/* log_stamp() of its reaping */
 	int64_t kill_delay_ms;	/* from SIGTERM to SIGKILL */
 	int fd;			/* read end of the output pipe, or -1 */
@@ -95,6 +104,10 @@ struct hook_runner {
 	TAILQ_HEAD(, hook) hooks;
 	int active;
 	struct hook_stamps stamps;	/* of the last hook_run() */
+	/* Closed leftovers' warnings, by kind: the next one due, and the
+	 * closes logged at debug since the last. */
+	int64_t warn_next[HOOK_KINDS];
+	unsigned long unwarned[HOOK_KINDS];
 };
 
 static void hook_output(evutil_socket_t, short, void *);
@@ -187,6 +200,124 @@ int
 hook_runner_active(const struct hook_runner *hr)
 {
 	return hr->active;
+}
+
+static int
+hook_is_leftover(const struct hook *h)
+{
+	return h->over && h->fd != -1;
+}
+
+int
+hook_runner_leftovers(const struct hook_runner *hr)
+{
+	const struct hook *h;
+	int n = 0;
+
+	TAILQ_FOREACH(h, &hr->hooks, entry)
+		n += hook_is_leftover(h);
+	return n;
+}
+
+/*
+ * Stops reading an ended hook's output: what it left running gets EPIPE
+ * (or SIGPIPE) at its next write. Warned once a minute per kind, so that
+ * a check leaving a process at every run does not flood the log; the
+ * closes in between are logged at debug and counted in the next warning.
+ */
+static void
+hook_leftover_close(struct hook *h, const char *why)
+{
+	struct hook_runner *hr = h->hr;
+	const char *name = hook_kind_name(h->kind);
+	int64_t now = now_ms();
+	int k = (int)h->kind;
+	char more[96] = "";
+
+	if (now < hr->warn_next[k]) {
+		hr->unwarned[k]++;
+		log_debug("hook %s[%ld]: no longer logging the output of what "
+		    "it left running (%s)", name, (long)h->pid, why);
+		hook_free(h);
+		return;
+	}
+	if (hr->unwarned[k] > 0)
+		(void)snprintf(more, sizeof(more), " (and of %lu more %s "
+		    "hooks since the last warning)", hr->unwarned[k], name);
+	log_warnx("hook %s[%ld]: no longer logging the output of what it "
+	    "left running, %.1f s after it ended: %s; their next write gets "
+	    "EPIPE or SIGPIPE%s", name, (long)h->pid,
+	    (double)(now - h->end_ms) / 1000.0, why, more);
+	hr->warn_next[k] = now + HOOK_LEFTOVER_WARN_MS;
+	hr->unwarned[k] = 0;
+	hook_free(h);
+}
+
+/*
+ * The hook is over: freed, unless its output is still open, and then the
+ * oldest ended hooks of its kind beyond the bound are let go.
+ */
+static void
+hook_settle(struct hook *h)
+{
+	struct hook_runner *hr = h->hr;
+	enum hook_kind kind = h->kind;
+	struct hook *o;
+	char why[96];
+	int n = 0;
+
+	if (!hook_is_leftover(h)) {
+		hook_maybe_free(h);
+		return;
+	}
+	TAILQ_FOREACH(o, &hr->hooks, entry)
+		n += hook_is_leftover(o) && o->kind == kind;
+	if (n <= HOOK_LEFTOVERS_PER_KIND)
+		return;
+	(void)snprintf(why, sizeof(why), "only the last %d ended %s hooks' "
+	    "output is read", HOOK_LEFTOVERS_PER_KIND, hook_kind_name(kind));
+	/* One kind's hooks run one at a time: the first started ended first. */
+	while (n-- > HOOK_LEFTOVERS_PER_KIND) {
+		TAILQ_FOREACH(o, &hr->hooks, entry)
+			if (hook_is_leftover(o) && o->kind == kind)
+				break;
+		hook_leftover_close(o, why);
+	}
+}
+
+/* Out of descriptors: every ended hook's output gives its own back. */
+static int
+hook_leftovers_reclaim(struct hook_runner *hr)
+{
+	struct hook *h, *next;
+	int n = 0;
+
+	for (h = TAILQ_FIRST(&hr->hooks); h != NULL; h = next) {
+		next = TAILQ_NEXT(h, entry);
+		if (!hook_is_leftover(h))
+			continue;
+		hook_leftover_close(h, "the daemon is out of descriptors");
+		n++;
+	}
+	return n;
+}
+
+void
+hook_describe(const struct hook_result *res, char *buf, size_t len)
+{
+	const char *how = res->killed ? "killed" : "ended";
+
+	if (res->timed_out && res->timeout_ms > 0)
+		(void)snprintf(buf, len, "timed out after %lld ms (%s at "
+		    "%lld ms)", (long long)res->timeout_ms, how,
+		    (long long)res->duration_ms);
+	else if (res->timed_out)
+		(void)snprintf(buf, len, "stopped (%s at %lld ms)", how,
+		    (long long)res->duration_ms);
+	else if (res->signo != 0)
+		(void)snprintf(buf, len, "killed by signal %d", res->signo);
+	else
+		(void)snprintf(buf, len, "exited %d", res->exit_code);
 }
 
 /* Logs the collected line, made safe for a log line. */
@@ -388,14 +519,17 @@ hook_finish(struct hook *h)
 
 	h->over = 1;
 	h->hr->active--;
+	h->end_ms = now_ms();
 	(void)evtimer_del(h->ev_timer);
 
 	memset(&res, 0, sizeof(res));
 	res.kind = h->kind;
 	res.pid = h->pid;
 	res.reaped_us = h->reaped_us;
-	res.duration_ms = now_ms() - h->start_ms;
+	res.duration_ms = h->end_ms - h->start_ms;
 	res.timed_out = h->phase != HOOK_WAITING;
+	res.timeout_ms = h->timeout_ms;
+	res.killed = h->phase == HOOK_KILLED;
 	if (WIFEXITED(status)) {
 		res.exit_code = WEXITSTATUS(status);
 		res.signo = 0;
@@ -409,7 +543,7 @@ hook_finish(struct hook *h)
 	hook_read(h, HOOK_DRAIN_MAX);
 	if (h->hold)
 		hook_release_held(h, res.ok);
-	hook_maybe_free(h);
+	hook_settle(h);
 
 	/* h may be gone: only the copies are used from here. */
 	if (done != NULL)
@@ -739,37 +873,58 @@ hook_environ_pwd(char **envp, char *pwd, size_t pwdsz)
 	return envp;
 }
 
+/* The child's stdin and output pipe; -1 with errno and *what on failure. */
 static int
-hook_open_fds(const char *name, int *nullfd, int pfd[2])
+hook_open_fds(int *nullfd, int pfd[2], const char **what)
 {
+	int err;
+
 	*nullfd = -1;
 	pfd[0] = pfd[1] = -1;
-	if ((*nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1) {
-		log_warn("hook %s: open /dev/null", name);
+	*what = "open /dev/null";
+	if ((*nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1)
 		goto fail;
-	}
-	if (pipe2(pfd, O_CLOEXEC) == -1) {
-		log_warn("hook %s: pipe", name);
+	*what = "pipe";
+	if (pipe2(pfd, O_CLOEXEC) == -1)
 		goto fail;
-	}
+	*what = "fcntl F_DUPFD";
 	if (hook_fd_above_stdio(nullfd) == -1 ||
 	    hook_fd_above_stdio(&pfd[0]) == -1 ||
-	    hook_fd_above_stdio(&pfd[1]) == -1) {
-		log_warn("hook %s: fcntl F_DUPFD", name);
+	    hook_fd_above_stdio(&pfd[1]) == -1)
 		goto fail;
-	}
-	if (fcntl(pfd[0], F_SETFL, O_NONBLOCK) == -1) {
-		log_warn("hook %s: fcntl O_NONBLOCK", name);
+	*what = "fcntl O_NONBLOCK";
+	if (fcntl(pfd[0], F_SETFL, O_NONBLOCK) == -1)
 		goto fail;
-	}
 	return 0;
 fail:
+	err = errno;
 	if (*nullfd != -1)
 		(void)close(*nullfd);
 	if (pfd[0] != -1)
 		(void)close(pfd[0]);
 	if (pfd[1] != -1)
 		(void)close(pfd[1]);
+	errno = err;
+	return -1;
+}
+
+/*
+ * hook_open_fds(), logged; out of descriptors, it tries once more after
+ * the ended hooks' leftovers gave theirs back (a demote must start).
+ */
+static int
+hook_open_fds_reclaim(struct hook_runner *hr, const char *name, int *nullfd,
+    int pfd[2])
+{
+	const char *what;
+
+	if (hook_open_fds(nullfd, pfd, &what) == 0)
+		return 0;
+	if ((errno == EMFILE || errno == ENFILE) &&
+	    hook_leftovers_reclaim(hr) > 0 &&
+	    hook_open_fds(nullfd, pfd, &what) == 0)
+		return 0;
+	log_warn("hook %s: %s", name, what);
 	return -1;
 }
 
@@ -841,7 +996,7 @@ hook_run(struct hook_runner *hr, enum hook_kind kind, const char *cmd,
 	pid_t pid;
 
 	hr->stamps.entered = log_stamp();
-	if (hook_open_fds(name, &nullfd, pfd) == -1)
+	if (hook_open_fds_reclaim(hr, name, &nullfd, pfd) == -1)
 		return -1;
 	sh[0] = (char *)"sh";
 	sh[1] = (char *)"-c";
@@ -871,6 +1026,7 @@ hook_run(struct hook_runner *hr, enum hook_kind kind, const char *cmd,
 	}
 
 	h = hook_track(hr, kind, pid, pfd[0], done, arg);
+	h->timeout_ms = timeout_ms > 0 ? timeout_ms : 0;
 	if (timeout_ms > 0) {
 		if (hook_timer_add(h, timeout_ms) == -1)
 			log_warnx("hook %s[%ld]: cannot arm its timeout", name,
@@ -924,6 +1080,7 @@ hook_cancel(struct hook_runner *hr, pid_t pid, int64_t grace_ms)
 	log_debug("hook %s[%ld]: cancelled", hook_kind_name(h->kind),
 	    (long)h->pid);
 	(void)evtimer_del(h->ev_timer);
+	h->timeout_ms = 0;	/* what ends it now is no timeout */
 	if (grace_ms > 0) {
 		h->kill_delay_ms = grace_ms;
 		hook_timer(-1, 0, h);	/* SIGTERM now, SIGKILL after grace */

@@ -22,6 +22,19 @@ enum hook_kind {
 
 /* The kinds that share the hook slot (and the metrics' arrays). */
 #define HOOK_SLOT_KINDS	4
+#define HOOK_KINDS	6
+
+/*
+ * A hook is over when its shell has exited, but what it left running in
+ * the background may still hold its output pipe, which the runner goes on
+ * reading into the log. It does so for the last HOOK_LEFTOVERS_PER_KIND
+ * ended hooks of each kind (a check that leaves a process at every run
+ * must not take a promote's application off the log); an older one's pipe
+ * is closed. HOOK_LEFTOVER_MAX is what they may hold in all, for the
+ * daemon's descriptor budget.
+ */
+#define HOOK_LEFTOVERS_PER_KIND	2
+#define HOOK_LEFTOVER_MAX	(HOOK_LEFTOVERS_PER_KIND * HOOK_KINDS)
 
 struct hook_result {
 	enum hook_kind kind;
@@ -29,6 +42,8 @@ struct hook_result {
 	int exit_code;		/* -1 when killed by a signal */
 	int signo;		/* the signal that ended it, or 0 */
 	int timed_out;
+	int64_t timeout_ms;	/* the timeout it was given, 0 for none */
+	int killed;		/* its group got SIGKILL */
 	int64_t duration_ms;
 	pid_t pid;
 	int64_t reaped_us;	/* its SIGCHLD's turn of the loop (log_stamp) */
@@ -59,6 +74,8 @@ void hook_runner_free(struct hook_runner *hr);
  * (PR_SET_CHILD_SUBREAPER) and calls hook_runner_reap() on SIGCHLD.
  * Returns the child's pid, or -1 (logged) when it could not be started,
  * a shell that cannot be executed included; done is then not called.
+ * When the daemon is out of descriptors, the pipes of ended hooks'
+ * leftovers are closed to make room, and the start tried once more.
  * A command of plain words whose first is a path is exec'd without the
  * shell (hook_words()), as the shell would, with PWD set as it would.
  */
@@ -102,6 +119,15 @@ void hook_runner_reap(struct hook_runner *hr);
 
 /* Number of hooks running. */
 int hook_runner_active(const struct hook_runner *hr);
+/* Number of ended hooks whose output pipe is still read. */
+int hook_runner_leftovers(const struct hook_runner *hr);
+
+/*
+ * How a hook that did not succeed ended, for a message that names the
+ * hook first: "exited 3", "killed by signal 9", "timed out after 2000 ms
+ * (killed at 7005 ms)".
+ */
+void hook_describe(const struct hook_result *res, char *buf, size_t len);
 
 const char *hook_kind_name(enum hook_kind kind);
 

@@ -22,18 +22,15 @@ static void
 notify_hook_done(const struct hook_result *res, void *arg)
 {
 	struct daemon *d = arg;
+	char how[96];
 
 	d->notify_pid = -1;
+	hook_describe(res, how, sizeof(how));
 	if (res->ok)
 		log_info("notify hook succeeded in %lld ms",
 		    (long long)res->duration_ms);
-	else if (res->timed_out)
-		log_warnx("notify hook timed out after %lld ms",
-		    (long long)res->duration_ms);
-	else if (res->signo != 0)
-		log_warnx("notify hook killed by signal %d", res->signo);
 	else
-		log_warnx("notify hook exited %d", res->exit_code);
+		log_warnx("notify hook %s", how);
 	/* A change seen while it ran gets its run now. */
 	notify_hook_update(d);
 }

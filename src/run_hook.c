@@ -119,8 +119,6 @@ run_hook_done(const struct hook_result *res, void *arg)
 {
 	struct daemon *d = arg;
 	struct el_action act;
-	struct election_view v;
-	int64_t left;
 	pid_t pid = d->run_pid;
 
 	d->run_pid = -1;
@@ -135,12 +133,10 @@ run_hook_done(const struct hook_result *res, void *arg)
 		act.reason = d->run_demote_reason;
 		/*
 		 * Whatever the stop took, the demote still ends by the end
-		 * of the lease (less the core's margin) when there is one.
+		 * of the lease (less the core's margin) when there is one
+		 * still ahead (slot_hook_demote_budget()).
 		 */
-		election_view(d->el, &v);
-		left = v.demote_at + v.demote_timeout_ms - now_ms();
-		if (v.lease_end != 0 && left < act.ms)
-			act.ms = left > 1 ? left : 1;
+		act.ms = slot_hook_demote_budget(d, act.ms, NULL);
 		slot_hook_run(d, &act);
 		free(d->run_demote_reason);
 		d->run_demote_reason = NULL;

@@ -5,14 +5,31 @@
  * daemon steps. hooks.run and hooks.notify run beside the slot
  * (run_hook.c, notify_hook.c); a demote that waits for hooks.run's end is
  * started from there.
+ *
+ * A demote hook that cannot be started (no descriptor, no process left
+ * to fork) is not over: the application was never told to stop leading.
+ * Reported to the core as a failed demote, it would release leadership
+ * and let a successor promote beside it. The daemon holds it instead, as
+ * it holds one behind hooks.run: the core counts it as running, keeps
+ * this node's nodes, and the start is tried again, sooner at first, until
+ * it succeeds (slot_hook_retry()). It then gets what the lease leaves of
+ * its budget (slot_hook_demote_budget()).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
+
+#include <event2/event.h>
 
 #include "log.h"
+#include "util.h"
 #include "xmalloc.h"
 #include "zkelectd.h"
+
+/* From a failed start to the next try: doubled each time, up to the most. */
+#define SLOT_RETRY_FIRST_MS	50
+#define SLOT_RETRY_MAX_MS	1000
 
 static const char *
 slot_hook_cmd(const struct daemon *d, enum hook_kind kind)
@@ -63,7 +80,7 @@ slot_hook_done(const struct hook_result *res, void *arg)
 	struct daemon *d = arg;
 	struct election_view v;
 	const char *name = hook_kind_name(res->kind);
-	char failure[256] = "";
+	char failure[256] = "", how[96];
 	int cancelled = d->hook_cancelled, was_unhealthy, unhealthy;
 
 	d->hook_pid = -1;
@@ -74,16 +91,9 @@ slot_hook_done(const struct hook_result *res, void *arg)
 	metrics_hook_time(&d->m, res->kind, res->duration_ms);
 	if (!res->ok && !cancelled) {
 		d->m.hook_failures[res->kind]++;
-		if (res->timed_out)
-			(void)snprintf(failure, sizeof(failure),
-			    "%s hook timed out after %lld ms", name,
-			    (long long)res->duration_ms);
-		else if (res->signo != 0)
-			(void)snprintf(failure, sizeof(failure),
-			    "%s hook killed by signal %d", name, res->signo);
-		else
-			(void)snprintf(failure, sizeof(failure),
-			    "%s hook exited %d", name, res->exit_code);
+		hook_describe(res, how, sizeof(how));
+		(void)snprintf(failure, sizeof(failure), "%s hook %s", name,
+		    how);
 		engine_set_error(d, "%s", failure);
 	}
 	election_view(d->el, &v);
@@ -115,29 +125,45 @@ slot_hook_done(const struct hook_result *res, void *arg)
 }
 
 /*
- * Starts the hook the core asked for. A demote comes here once hooks.run
- * is over: the daemon holds it while the run stops (run_hook.c).
+ * What a demote asked for with the budget ms may take when it starts now,
+ * late (behind hooks.run, or after failed starts): the lease wants it
+ * over by its end, less the core's margin, that is by the demote point
+ * plus the budget. Without a lease (none yet, or the session expired)
+ * there is no such end; past that end, nothing is left to respect, and
+ * what matters is that the application is told: the demote gets its
+ * whole budget, and *late (unless NULL) says so.
  */
-void
-slot_hook_run(struct daemon *d, const struct el_action *act)
+int64_t
+slot_hook_demote_budget(struct daemon *d, int64_t ms, int *late)
+{
+	struct election_view v;
+	int64_t left;
+
+	if (late != NULL)
+		*late = 0;
+	election_view(d->el, &v);
+	if (v.lease_end == 0)
+		return ms;
+	left = v.demote_at + v.demote_timeout_ms - now_ms();
+	if (left > 0)
+		return left < ms ? left : ms;
+	if (late != NULL)
+		*late = 1;
+	return ms;
+}
+
+/* Spawns the hook with the environment of its moment; its pid, or -1. */
+static pid_t
+slot_hook_spawn(struct daemon *d, const struct el_action *act,
+    const char *cmd, int64_t timeout)
 {
 	struct election_view v;
 	enum hook_kind kind = act->hook;
-	const char *cmd = slot_hook_cmd(d, kind);
 	char *env[20], num[32];
-	int64_t timeout, decided = log_stamp();
 	int n = 0, i;
 	pid_t pid;
 
-	if (kind == HOOK_DEMOTE)
-		lease_log_demote(d, act->reason);
 	election_view(d->el, &v);
-	history_hook(&d->hist, kind, act->reason, act->epoch);
-	if (cmd == NULL) {
-		/* An unset hook succeeds at once. */
-		election_hook_done(d->el, kind, 1);
-		return;
-	}
 	engine_env_add(env, &n, "ZKELECT_SERVICE", d->cfg.service);
 	engine_env_add(env, &n, "ZKELECT_ID", d->cfg.id);
 	engine_env_add(env, &n, "ZKELECT_EVENT", hook_kind_name(kind));
@@ -162,19 +188,79 @@ slot_hook_run(struct daemon *d, const struct el_action *act)
 		engine_env_add(env, &n, "ZKELECT_FENCE_EPOCH", num);
 	}
 	env[n] = NULL;
-	/*
-	 * A demote must be over (its whole group gone) within act->ms: it
-	 * gets SIGTERM at three quarters of it and SIGKILL at its end.
-	 */
-	timeout = kind == HOOK_DEMOTE ? act->ms * 3 / 4 : act->ms;
 	pid = hook_run(d->hooks, kind, cmd, env, timeout, slot_hook_done, d);
 	for (i = 0; i < n; i++)
 		free(env[i]);
+	return pid;
+}
+
+/*
+ * The demote could not start: held (the core goes on counting it as
+ * running, and no other hook is asked for meanwhile), hook_pid 0 and, for
+ * the start's, startup_pid 0, so that neither a re-exec nor READY=1 takes
+ * it for over; tried again by slot_hook_retry().
+ */
+static void
+slot_hook_hold(struct daemon *d, const struct el_action *act)
+{
+	d->hook_pid = 0;
+	if (strcmp(act->reason, "startup") == 0)
+		d->startup_pid = 0;
+	if (d->held_demote_reason != NULL) {
+		d->held_demote_wait *= 2;
+		if (d->held_demote_wait > SLOT_RETRY_MAX_MS)
+			d->held_demote_wait = SLOT_RETRY_MAX_MS;
+	} else {
+		d->held_demote = *act;
+		d->held_demote_reason = xstrdup(act->reason);
+		d->held_demote.reason = d->held_demote_reason;
+		d->held_demote_from = now_ms();
+		d->held_demote_wait = SLOT_RETRY_FIRST_MS;
+		d->held_demote_late = 0;
+		engine_set_error(d, "demote hook could not be started");
+		log_warnx("demote hook could not be started: trying again "
+		    "until it starts, keeping leadership meanwhile (the "
+		    "application was not told to stop leading)");
+	}
+	engine_arm(d->ev_held_demote, d->held_demote_wait);
+}
+
+/*
+ * Starts the hook of act, decided at the stamp decided. 0 when it started
+ * (or, unset, succeeded at once), 1 when a demote was held.
+ */
+static int
+slot_hook_begin(struct daemon *d, const struct el_action *act,
+    int64_t decided)
+{
+	enum hook_kind kind = act->hook;
+	const char *cmd = slot_hook_cmd(d, kind);
+	int64_t timeout;
+	pid_t pid;
+
+	if (cmd == NULL) {
+		/* An unset hook succeeds at once. */
+		election_hook_done(d->el, kind, 1);
+		return 0;
+	}
+	/*
+	 * A demote must be over (its whole group gone) within act->ms: it
+	 * gets SIGTERM at three quarters of it and SIGKILL at its end (never
+	 * without a timeout, however little is left).
+	 */
+	timeout = kind == HOOK_DEMOTE ? act->ms * 3 / 4 : act->ms;
+	if (kind == HOOK_DEMOTE && timeout < 1)
+		timeout = 1;
+	pid = slot_hook_spawn(d, act, cmd, timeout);
+	if (pid == -1 && kind == HOOK_DEMOTE) {
+		slot_hook_hold(d, act);
+		return 1;
+	}
 	if (pid == -1) {
 		engine_set_error(d, "%s hook could not be started",
 		    hook_kind_name(kind));
 		election_hook_done(d->el, kind, 0);
-		return;
+		return 0;
 	}
 	if (kind != HOOK_CHECK)
 		trace_hook(&d->tr, hook_kind_name(kind), pid, decided,
@@ -192,4 +278,71 @@ slot_hook_run(struct daemon *d, const struct el_action *act)
 		log_info("running %s hook [%ld] (reason %s, epoch %lld)",
 		    hook_kind_name(kind), (long)pid, act->reason,
 		    (long long)act->epoch);
+	return 0;
+}
+
+/* A held demote's next try; its end steps the daemon. */
+static void
+slot_hook_retry(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+	struct el_action act = d->held_demote;
+	int late;
+
+	(void)fd;
+	(void)what;
+	engine_clock(d);
+	/* Set again below: to the pid, or to 0 while it is still held. */
+	d->hook_pid = -1;
+	if (d->startup_pid == 0)
+		d->startup_pid = -1;
+	act.ms = slot_hook_demote_budget(d, d->held_demote.ms, &late);
+	if (late && !d->held_demote_late) {
+		d->held_demote_late = 1;
+		log_msg(LOG_ERR, "the demote hook could not be started before "
+		    "the lease's end: another node may lead while this "
+		    "node's application still does");
+	}
+	if (slot_hook_begin(d, &act, log_stamp()) == 0) {
+		if (d->hook_pid > 0)
+			log_notice("demote hook started %lld ms late, with "
+			    "%lld ms of its budget", (long long)(now_ms() -
+			    d->held_demote_from), (long long)act.ms);
+		free(d->held_demote_reason);
+		d->held_demote_reason = NULL;
+	}
+	engine_step(d);
+}
+
+void
+slot_hook_init(struct daemon *d)
+{
+	d->ev_held_demote = evtimer_new(d->base, slot_hook_retry, d);
+	if (d->ev_held_demote == NULL)
+		fatalx("evtimer_new");
+}
+
+void
+slot_hook_free(struct daemon *d)
+{
+	if (d->ev_held_demote != NULL)
+		event_free(d->ev_held_demote);
+	d->ev_held_demote = NULL;
+	free(d->held_demote_reason);
+	d->held_demote_reason = NULL;
+}
+
+/*
+ * Starts the hook the core asked for. A demote comes here once hooks.run
+ * is over: the daemon holds it while the run stops (run_hook.c).
+ */
+void
+slot_hook_run(struct daemon *d, const struct el_action *act)
+{
+	int64_t decided = log_stamp();
+
+	if (act->hook == HOOK_DEMOTE)
+		lease_log_demote(d, act->reason);
+	history_hook(&d->hist, act->hook, act->reason, act->epoch);
+	(void)slot_hook_begin(d, act, decided);
 }

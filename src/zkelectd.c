@@ -32,8 +32,12 @@
 #include "xmalloc.h"
 #include "zkelectd.h"
 
-/* Descriptors the daemon needs beside its clients (see fd_budget). */
-#define ZKELECTD_FD_RESERVE	32
+/*
+ * Descriptors the daemon needs beside its clients (see fd_budget): 32 for
+ * itself and the hooks running, and room for the output pipes of ended
+ * hooks that what they left running still holds (hook.h).
+ */
+#define ZKELECTD_FD_RESERVE	(32 + HOOK_LEFTOVER_MAX)
 
 static void
 usage(FILE *f)
@@ -250,9 +254,10 @@ daemon_mkdir_parent(const char *path)
 /*
  * Descriptors: each control client holds one, and so may each HTTP
  * connection; the rest (ZooKeeper's socket and pipes, the hooks' pipes,
- * the status file, timers, signals, sd_notify) must always be there, or a
- * demote hook could not start. The soft limit is raised as far as that
- * needs (up to the hard one) and max_clients lowered to what fits.
+ * those of ended hooks that their leftovers hold, the status file,
+ * timers, signals, sd_notify) must always be there, or a demote hook
+ * could not start. The soft limit is raised as far as that needs (up to
+ * the hard one) and max_clients lowered to what fits.
  */
 static int
 zkelectd_fd_budget(const struct config *cfg)
@@ -436,6 +441,7 @@ main(int argc, char *argv[])
 	if (d.rx_paused)
 		election_pause(d.el, 1);
 	run_hook_init(&d);
+	slot_hook_init(&d);
 	reexec_adopt(&d);
 
 	for (i = 0; sigs[i] != 0; i++) {
@@ -502,6 +508,7 @@ main(int argc, char *argv[])
 	http_close(&d);
 	hook_runner_free(d.hooks);
 	run_hook_free(&d);
+	slot_hook_free(&d);
 	zk_free(d.zk);
 	election_free(d.el);
 	notify_free(d.notify);

@@ -124,8 +124,15 @@ struct daemon {
 	int nheld;
 	int holding;
 	int64_t batch_drained;	/* the batch's drained stamp (trace.h) */
-	pid_t hook_pid;		/* the hook in the slot, or -1 */
-	pid_t startup_pid;	/* the startup demote running, or -1 */
+	pid_t hook_pid;		/* the hook in the slot, 0 held, or -1 */
+	pid_t startup_pid;	/* the startup demote running, 0 held, or -1 */
+	/* A demote that could not start, tried again (slot_hook.c). */
+	struct el_action held_demote;
+	char *held_demote_reason;	/* its reason; NULL when none is held */
+	int64_t held_demote_from;	/* its first try (now_ms) */
+	int64_t held_demote_wait;	/* before the next try */
+	int held_demote_late;	/* the lease's end passed meanwhile: said */
+	struct event *ev_held_demote;
 	pid_t notify_pid;	/* hooks.notify running, or -1 */
 	pid_t run_pid;		/* hooks.run running, or -1 */
 	time_t run_since;	/* when it started (wall clock) */
@@ -232,7 +239,10 @@ char *daemon_watch_line(struct daemon *d);
 void daemon_wake(struct daemon *d, struct waiter **list, const char *text);
 
 /* slot_hook.c */
+void slot_hook_init(struct daemon *d);
+void slot_hook_free(struct daemon *d);
 void slot_hook_run(struct daemon *d, const struct el_action *act);
+int64_t slot_hook_demote_budget(struct daemon *d, int64_t ms, int *late);
 
 /* reexec.c */
 void reexec_request(struct daemon *d);

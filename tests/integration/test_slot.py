@@ -1,8 +1,15 @@
 """One hook slot per daemon: promote, demote, fence and the health check
-never run at the same time (issue 7, defect 5)."""
+never run at the same time (issue 7, defect 5); what hooks leave behind
+never takes the descriptors a demote needs, and a demote that cannot start
+is not taken for one that ended."""
+
+import os
+import re
+import resource
+import signal
 
 import zkharness
-from zkharness import RECORD_HOOK, wait_for
+from zkharness import RECORD_HOOK, hook_runs, wait_for
 
 
 def runs_of(events, id):
@@ -58,3 +65,119 @@ def test_check_never_runs_beside_promote_or_demote(election):
             assert a[0] == "check" and "stopping the check hook" in log, (a, b)
         else:
             assert a[2] <= b[1], (a, b)
+
+
+def fd_count(pid):
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def kill_groups(path):
+    """SIGKILL to the process groups whose ids hooks wrote to path: what
+    they left running outlives the daemon."""
+    try:
+        pgids = set(path.read_text().split())
+    except FileNotFoundError:
+        return
+    for pgid in pgids:
+        try:
+            os.killpg(int(pgid), signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def test_leftover_output_pipes_stay_bounded(election):
+    """A check that leaves a process holding its output at every run, every
+    50 ms, under an open-files limit of 64: only the last two such pipes
+    are read, the daemon's descriptors stay where they were over a hundred
+    runs, and a resign still runs the demote hook (reviewer's r2: they
+    grew by one a run until neither check nor demote could start, and the
+    leader released without its demote)."""
+    groups = election.dir / "bg-groups"
+    d = election.daemon("node1", start=False, options={
+        "hooks.check": f"sleep 600 & echo $$ >>{groups}",
+        "hooks.check_interval": "50ms",
+        "hooks.demote_on_start": "no",
+        "control.max_clients": "16",
+    })
+    d.wrapper = ["prlimit", "--nofile=64:64", "--"]
+    try:
+        d.start()
+        d.wait_role("leader", 15)
+        base = fd_count(d.pid)
+        seen = []
+
+        # Well above what the two pipes kept and the hooks running take,
+        # well below the limit that the leak reached.
+        bound = base + 16
+
+        def runs():
+            seen.append(fd_count(d.pid))
+            return seen[-1] > bound or (groups.exists() and
+                                        len(groups.read_text().split()) >= 100)
+        wait_for(runs, 60, "a hundred check runs")
+        assert max(seen) <= bound, (base, seen[-20:])
+        log = d.log_text()
+        assert "Too many open files" not in log
+        assert "no longer logging the output of what it left running" in log
+        assert d.role() == "leader"
+
+        assert d.ctl("resign", timeout=20) == "ok\n"
+        wait_for(lambda: [(s.reason, e is not None) for s, e in hook_runs(
+            election.events(), id="node1", event="demote")] ==
+            [("resign", True)], 10, "node1's demote hook to run")
+        assert "could not be started" not in d.log_text()
+    finally:
+        d.stop()
+        kill_groups(groups)
+
+
+def test_demote_that_cannot_start_is_not_over(election):
+    """A demote hook that cannot be started (no descriptor left: the
+    running leader's limit lowered below what it holds) is not a demote
+    that ended: the leader keeps its nodes, the follower does not promote,
+    and the start is tried again; the demote runs once descriptors are
+    back, and only then does the follower take over."""
+    a = election.daemon("node1", options={"hooks.demote_on_start": "no"})
+    a.wait_role("leader", 15)
+    b = election.daemon("node2", options={"hooks.demote_on_start": "no"})
+    b.wait_role("follower", 15)
+    limits = resource.prlimit(a.pid, resource.RLIMIT_NOFILE)
+    resource.prlimit(a.pid, resource.RLIMIT_NOFILE, (8, limits[1]))
+    try:
+        a.signal(signal.SIGTERM)
+        wait_for(lambda: "demote hook could not be started: trying again"
+                 in a.log_text(), 10, "node1 to hold its demote")
+        wait_for(lambda: a.log_text().count("hook demote: open /dev/null")
+                 >= 3, 10, "node1 to try its demote three times")
+        assert b.role() == "follower"
+        assert not hook_runs(election.events(), id="node1", event="demote")
+        assert not hook_runs(election.events(), id="node2", event="promote")
+    finally:
+        resource.prlimit(a.pid, resource.RLIMIT_NOFILE, limits)
+    assert a.wait_exit(20) == 0
+    b.wait_role("leader", 15)
+    demotes = hook_runs(election.events(), id="node1", event="demote")
+    assert [(s.reason, e is not None) for s, e in demotes] == \
+        [("shutdown", True)], demotes
+    promotes = hook_runs(election.events(), id="node2", event="promote")
+    assert promotes and promotes[0][0].ts >= demotes[0][1].ts, \
+        (demotes, promotes)
+    assert "demote hook started" in a.log_text()
+
+
+def test_timed_out_hook_says_its_timeout_and_its_kill(election):
+    """A demote that ignores SIGTERM: the failure names the timeout (the
+    SIGTERM at three quarters of its budget) and, apart, when the SIGKILL
+    ended it, not the sum of both as its timeout."""
+    d = election.daemon("node1", options={"hooks.demote_on_start": "no"})
+    d.wait_role("leader", 15)
+    d.hook_conf(demote_hang=1)
+    assert d.ctl("resign", timeout=20) == "ok\n"
+    pattern = re.compile(r"demote hook timed out after (\d+) ms "
+                         r"\(killed at (\d+) ms\)")
+    m = wait_for(lambda: pattern.search(d.log_text()), 10,
+                 "the demote's timeout in the log")
+    timeout, killed = int(m[1]), int(m[2])
+    # T/4 = 750 ms in all: SIGTERM at 3/4 of it, SIGKILL at its end.
+    assert timeout <= 600 and killed >= timeout + 150, m[0]
+    d.hook_conf()

@@ -3,6 +3,7 @@
  * reaps, and shell commands whose effects are checked.
  */
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -221,11 +222,15 @@ test_exit_code(void **state)
 {
 	struct outcome o;
 
+	char how[96];
+
 	test_run(*state, &o, "true; exit 3", NULL, 5000, 5000);
 	assert_false(o.res.ok);
 	assert_int_equal(o.res.exit_code, 3);
 	assert_int_equal(o.res.signo, 0);
 	assert_false(o.res.timed_out);
+	hook_describe(&o.res, how, sizeof(how));
+	assert_string_equal(how, "exited 3");
 }
 
 static void
@@ -242,11 +247,15 @@ static void
 test_killed_by_signal(void **state)
 {
 	struct outcome o;
+	char how[96], want[32];
 
 	test_run(*state, &o, "kill -USR1 $$; sleep 5", NULL, 10000, 5000);
 	assert_false(o.res.ok);
 	assert_int_equal(o.res.exit_code, -1);
 	assert_int_equal(o.res.signo, SIGUSR1);
+	hook_describe(&o.res, how, sizeof(how));
+	(void)snprintf(want, sizeof(want), "killed by signal %d", SIGUSR1);
+	assert_string_equal(how, want);
 }
 
 static void
@@ -448,6 +457,7 @@ test_timeout_terminates_group(void **state)
 {
 	struct fixture *fx = *state;
 	struct outcome o;
+	char how[96];
 	int gone = 0;
 	int64_t end;
 
@@ -456,6 +466,12 @@ test_timeout_terminates_group(void **state)
 	assert_false(o.res.ok);
 	assert_int_equal(o.res.signo, SIGTERM);
 	assert_true(o.res.duration_ms >= 290 && o.res.duration_ms < 3000);
+	/* The timeout it was given, then when it ended. */
+	assert_int_equal(o.res.timeout_ms, 300);
+	assert_false(o.res.killed);
+	hook_describe(&o.res, how, sizeof(how));
+	assert_true(strncmp(how, "timed out after 300 ms (ended at ", 33) ==
+	    0);
 
 	/* The background sleep went with SIGTERM too (reaped by us). */
 	end = now_ms() + 3000;
@@ -539,6 +555,9 @@ test_cancel_kills_group_now(void **state)
 	assert_false(o.res.ok);
 	assert_int_equal(o.res.signo, SIGKILL);
 	assert_true(test_group_gone(pid));
+	/* Its 60 s timeout is not what ended it. */
+	assert_int_equal(o.res.timeout_ms, 0);
+	assert_true(o.res.killed);
 	/* Nothing waited for a SIGTERM to work. */
 	assert_true(now_ms() - t0 < 4000);
 }
@@ -589,6 +608,7 @@ test_kill_delay_shortened(void **state)
 {
 	struct fixture *fx = *state;
 	struct outcome o;
+	char how[96], want[64];
 	pid_t pid;
 	int64_t t0;
 
@@ -602,6 +622,14 @@ test_kill_delay_shortened(void **state)
 	assert_true(test_loop_until(fx, &o.calls, 10000));
 	assert_true(o.res.timed_out);
 	assert_true(test_group_gone(pid));
+	/* Said as the timeout, and apart from it the SIGKILL's moment. */
+	assert_true(o.res.killed);
+	assert_int_equal(o.res.timeout_ms, TEST_TRAP_TIMEOUT_MS);
+	assert_true(o.res.duration_ms >= TEST_TRAP_TIMEOUT_MS + 100);
+	hook_describe(&o.res, how, sizeof(how));
+	(void)snprintf(want, sizeof(want), "timed out after %d ms (killed at "
+	    "%lld ms)", TEST_TRAP_TIMEOUT_MS, (long long)o.res.duration_ms);
+	assert_string_equal(how, want);
 	/* Far below the default 5 s from SIGTERM to SIGKILL. */
 	assert_true(now_ms() - t0 >= TEST_TRAP_TIMEOUT_MS);
 	assert_true(now_ms() - t0 < TEST_TRAP_TIMEOUT_MS + 4000);
@@ -824,6 +852,159 @@ test_background_job_outlives_hook(void **state)
 	assert_false(o.res.timed_out);
 	assert_false(test_group_gone(o.res.pid));
 	assert_int_equal(kill(-o.res.pid, SIGKILL), 0);
+}
+
+/*
+ * Starts a hook of kind that exits at once and leaves a background job
+ * holding its output, which prints "late-tag" once dir/go exists. Returns
+ * its pid, the group to kill.
+ */
+static pid_t
+test_leave_job(struct fixture *fx, enum hook_kind kind, const char *tag)
+{
+	struct outcome o;
+	char cmd[256];
+	pid_t pid;
+
+	(void)snprintf(cmd, sizeof(cmd), "(while [ ! -e %s/go ]; do "
+	    "sleep 0.05; done; echo late-%s) & exit 0", fx->dir, tag);
+	memset(&o, 0, sizeof(o));
+	o.fx = fx;
+	pid = hook_run(fx->hr, kind, cmd, NULL, 60000, test_done, &o);
+	assert_true(pid > 0);
+	assert_true(test_loop_until(fx, &o.calls, 10000));
+	assert_true(o.res.ok);
+	return pid;
+}
+
+static void
+test_go(struct fixture *fx)
+{
+	char path[96];
+	int fd;
+
+	(void)snprintf(path, sizeof(path), "%s/go", fx->dir);
+	assert_int_not_equal(fd = open(path, O_WRONLY | O_CREAT, 0600), -1);
+	(void)close(fd);
+}
+
+/* Pumps until the log holds what, or 10 s pass. */
+static int
+test_wait_logged(struct fixture *fx, const char *what)
+{
+	int64_t end = now_ms() + 10000;
+	char *log;
+	int found;
+
+	for (;;) {
+		log = test_slurp(fx->logpath);
+		found = strstr(log, what) != NULL;
+		free(log);
+		if (found || now_ms() >= end)
+			return found;
+		test_pump(fx, 20);
+	}
+}
+
+/*
+ * What ended hooks left running is read for the last two of each kind
+ * only: an older one's pipe is closed, with a warning, and its job dies
+ * of SIGPIPE at its next write; another kind's stays read.
+ */
+static void
+test_leftovers_bounded(void **state)
+{
+	struct fixture *fx = *state;
+	pid_t pids[6];
+	char tag[8], *log;
+	int i;
+
+	test_capture_start(fx);
+	pids[0] = test_leave_job(fx, HOOK_NOTIFY, "notify");
+	for (i = 1; i < 6; i++) {
+		(void)snprintf(tag, sizeof(tag), "%d", i);
+		pids[i] = test_leave_job(fx, HOOK_CHECK, tag);
+		assert_int_equal(hook_runner_leftovers(fx->hr),
+		    1 + (i < HOOK_LEFTOVERS_PER_KIND ? i :
+		    HOOK_LEFTOVERS_PER_KIND));
+	}
+	test_go(fx);
+	assert_true(test_wait_logged(fx, "late-notify"));
+	assert_true(test_wait_logged(fx, "late-4"));
+	assert_true(test_wait_logged(fx, "late-5"));
+	/* Each job ends after its line, or of SIGPIPE: nothing is left. */
+	for (i = 0; i < 100 && hook_runner_leftovers(fx->hr) > 0; i++)
+		test_pump(fx, 50);
+	assert_int_equal(hook_runner_leftovers(fx->hr), 0);
+	log = test_slurp(fx->logpath);
+	test_capture_stop(fx);
+	assert_null(strstr(log, "late-1"));
+	assert_null(strstr(log, "late-2"));
+	assert_null(strstr(log, "late-3"));
+	assert_non_null(strstr(log, "no longer logging the output of what "
+	    "it left running"));
+	assert_non_null(strstr(log, "only the last 2 ended check hooks' "
+	    "output is read"));
+	free(log);
+	for (i = 0; i < 6; i++)
+		(void)kill(-pids[i], SIGKILL);
+}
+
+/*
+ * Out of descriptors, a hook still starts when ended hooks' leftovers
+ * hold some: their pipes are closed to make room.
+ */
+static void
+test_leftovers_give_room(void **state)
+{
+	struct fixture *fx = *state;
+	struct rlimit saved, rl;
+	struct outcome o;
+	pid_t pids[2], pid;
+	int filled[1024], nfilled = 0, top = -1, fd, nullfd;
+	DIR *dir;
+	struct dirent *de;
+
+	test_capture_start(fx);
+	pids[0] = test_leave_job(fx, HOOK_PROMOTE, "a");
+	pids[1] = test_leave_job(fx, HOOK_PROMOTE, "b");
+	assert_int_equal(hook_runner_leftovers(fx->hr), 2);
+
+	/* Every descriptor below the limit taken but one: a hook needs 3. */
+	assert_non_null(dir = opendir("/proc/self/fd"));
+	while ((de = readdir(dir)) != NULL)
+		if (de->d_name[0] != '.' && atoi(de->d_name) > top &&
+		    atoi(de->d_name) != dirfd(dir))
+			top = atoi(de->d_name);
+	(void)closedir(dir);
+	assert_int_not_equal(nullfd = open("/dev/null", O_RDONLY), -1);
+	for (fd = 3; fd < top; fd++)
+		if (fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+			assert_true(nfilled < 1024);
+			assert_int_not_equal(dup2(nullfd, fd), -1);
+			filled[nfilled++] = fd;
+		}
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+	rl = saved;
+	rl.rlim_cur = (rlim_t)top + 2;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+
+	memset(&o, 0, sizeof(o));
+	o.fx = fx;
+	pid = hook_run(fx->hr, HOOK_DEMOTE, "exit 0", NULL, 60000, test_done,
+	    &o);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+	while (nfilled > 0)
+		(void)close(filled[--nfilled]);
+	(void)close(nullfd);
+	assert_true(pid > 0);
+	assert_int_equal(hook_runner_leftovers(fx->hr), 0);
+	assert_true(test_loop_until(fx, &o.calls, 10000));
+	assert_true(o.res.ok);
+	assert_true(test_wait_logged(fx, "the daemon is out of descriptors"));
+	test_capture_stop(fx);
+	(void)kill(-pids[0], SIGKILL);
+	(void)kill(-pids[1], SIGKILL);
 }
 
 /* A command the shell cannot run fails the hook (127), nothing more. */
@@ -1191,6 +1372,8 @@ main(int argc, char *argv[])
 		T(test_two_groups_end_together),
 		T(test_setsid_escapes),
 		T(test_background_job_outlives_hook),
+		T(test_leftovers_bounded),
+		T(test_leftovers_give_room),
 		T(test_command_not_found),
 		T(test_words),
 		T(test_late_start_keeps_its_timeout),
