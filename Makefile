@@ -35,7 +35,7 @@ DAEMON    = config config_value config_path zk candidate election election_event
             election_queue election_next \
             election_preempt \
             election_time election_claim hook \
-            ctl ctl_listen status session_file notify http
+            ctl ctl_listen status session_file notify http http_conn
 DAEMON   += history trace
 LIBSRC    = $(COMMON) $(DAEMON)
 LIBOBJ    = $(LIBSRC:%=$(BUILD)/%.o)

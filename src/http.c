@@ -4,10 +4,9 @@
  * the daemon's state in memory, never after a ZooKeeper round trip.
  * Nothing here changes that state.  It runs on the daemon's one event loop,
  * so every limit is there to keep a slow or hostile client from costing
- * the election anything: headers and bodies are small, an idle connection
- * is dropped after a few seconds, and at HTTP_MAX_CONNS open connections
- * the listeners stop accepting (the kernel's backlog holds the rest) until
- * one closes.
+ * the election anything: headers and bodies are small, and http_conn.c
+ * bounds what a connection reads ahead, how long a request and its answer
+ * may take and how many connections are open.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -15,50 +14,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/queue.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
-#include <event2/listener.h>
 #include <zookeeper/zookeeper.h>
 
 #include "http.h"
+#include "http_int.h"
 #include "log.h"
 #include "xmalloc.h"
 #include "zkelectd.h"
 
-#define HTTP_TIMEOUT_S		5
-#define HTTP_MAX_HEADERS	8192
 #define HTTP_MAX_BODY		1024
 #define HTTP_BACKLOG		128
-#define HTTP_WARN_EVERY_S	60
-#define HTTP_SWEEP_S		1
 
 #define HTTP_TEXT	"text/plain; charset=utf-8"
 #define HTTP_JSON	"application/json"
 #define HTTP_METRICS	"text/plain; version=0.0.4; charset=utf-8"
-
-struct http_conn;
-
-struct http {
-	struct evhttp *evh;
-	struct evhttp_bound_socket **socks;
-	size_t nsocks;
-	TAILQ_HEAD(, http_conn) conns;
-	int nconns;		/* connections open */
-	struct event *ev_sweep;
-	int full;		/* listeners disabled at HTTP_MAX_CONNS */
-	int held;		/* and held so for a re-exec */
-	time_t warned;		/* last "too many connections" warning */
-};
-
-static void http_conn_claim(struct http *, struct evhttp_connection *);
 
 /* One route's answer: a status code and a malloc'd body. */
 typedef int (*http_answer)(struct daemon *, char **);
@@ -194,7 +170,7 @@ http_request(struct evhttp_request *req, void *arg)
 	size_t i;
 	int code;
 
-	http_conn_claim(d->http, evhttp_request_get_connection(req));
+	http_conn_claim(d->http, req);
 	if (path == NULL)
 		path = "";
 	for (i = 0; i < sizeof(http_routes) / sizeof(http_routes[0]); i++)
@@ -220,143 +196,6 @@ http_request(struct evhttp_request *req, void *arg)
 	    path, code);
 	http_send(req, code, http_reason(code), http_routes[i].type, body);
 	free(body);
-}
-
-/*
- * Connection accounting.  libevent 2.1's evhttp has no connection limit
- * and tells nothing when it drops a connection, so this file keeps its
- * own list.  A connection is known from its bufferevent, made here for
- * evhttp; while it has not brought a request, a reference held here keeps
- * that bufferevent from being freed under the list, and a sweep once a
- * second lets go of those evhttp has dropped (it clears their callbacks).
- * Once a request comes, the connection's close callback takes over.
- */
-struct http_conn {
-	TAILQ_ENTRY(http_conn) entry;
-	struct bufferevent *bev;
-	struct evhttp_connection *evcon;	/* NULL until a request */
-	struct http *h;
-};
-
-static void
-http_listeners(struct http *h, int on)
-{
-	struct evconnlistener *l;
-	size_t i;
-
-	if (on && h->held)
-		return;
-	for (i = 0; i < h->nsocks; i++) {
-		l = evhttp_bound_socket_get_listener(h->socks[i]);
-		if ((on ? evconnlistener_enable(l) :
-		    evconnlistener_disable(l)) == -1)
-			log_warnx("http: cannot %s a listener",
-			    on ? "enable" : "disable");
-	}
-	h->full = !on;
-}
-
-static void
-http_conn_forget(struct http *h, struct http_conn *c)
-{
-	TAILQ_REMOVE(&h->conns, c, entry);
-	free(c);
-	h->nconns--;
-	if (h->full && h->nconns < HTTP_MAX_CONNS)
-		http_listeners(h, 1);
-}
-
-static void
-http_conn_closed(struct evhttp_connection *evcon, void *arg)
-{
-	struct http_conn *c = arg;
-	struct http *h = c->h;
-
-	(void)evcon;
-	http_conn_forget(h, c);
-}
-
-static void
-http_sweep_arm(struct http *h)
-{
-	struct timeval tv = { HTTP_SWEEP_S, 0 };
-
-	if (!evtimer_pending(h->ev_sweep, NULL) &&
-	    evtimer_add(h->ev_sweep, &tv) == -1)
-		fatalx("evtimer_add");
-}
-
-static void
-http_sweep(evutil_socket_t fd, short what, void *arg)
-{
-	struct http *h = arg;
-	struct http_conn *c, *next;
-	bufferevent_event_cb eventcb;
-	int waiting = 0;
-
-	(void)fd;
-	(void)what;
-	for (c = TAILQ_FIRST(&h->conns); c != NULL; c = next) {
-		next = TAILQ_NEXT(c, entry);
-		if (c->evcon != NULL)
-			continue;
-		bufferevent_getcb(c->bev, NULL, NULL, &eventcb, NULL);
-		if (eventcb != NULL) {
-			waiting = 1;
-			continue;
-		}
-		(void)bufferevent_decref(c->bev);
-		http_conn_forget(h, c);
-	}
-	if (waiting)
-		http_sweep_arm(h);
-}
-
-static struct bufferevent *
-http_conn_new(struct event_base *base, void *arg)
-{
-	struct http *h = arg;
-	struct http_conn *c;
-	time_t now;
-
-	c = xcalloc(1, sizeof(*c));
-	c->h = h;
-	if ((c->bev = bufferevent_socket_new(base, -1,
-	    BEV_OPT_CLOSE_ON_FREE)) == NULL)
-		fatalx("bufferevent_socket_new");
-	bufferevent_incref(c->bev);
-	TAILQ_INSERT_TAIL(&h->conns, c, entry);
-	http_sweep_arm(h);
-	if (++h->nconns >= HTTP_MAX_CONNS && !h->full) {
-		http_listeners(h, 0);
-		now = time(NULL);
-		if (now - h->warned >= HTTP_WARN_EVERY_S) {
-			h->warned = now;
-			log_warnx("http: %d connections open, accepting no "
-			    "more until one closes", h->nconns);
-		}
-	}
-	return c->bev;
-}
-
-/* A request came on evcon: from now on its close callback counts. */
-static void
-http_conn_claim(struct http *h, struct evhttp_connection *evcon)
-{
-	struct bufferevent *bev;
-	struct http_conn *c;
-
-	if (evcon == NULL)
-		return;
-	bev = evhttp_connection_get_bufferevent(evcon);
-	TAILQ_FOREACH(c, &h->conns, entry)
-		if (c->bev == bev)
-			break;
-	if (c == NULL || c->evcon != NULL)
-		return;
-	c->evcon = evcon;
-	evhttp_connection_set_closecb(evcon, http_conn_closed, c);
-	(void)bufferevent_decref(bev);
 }
 
 /* Listening. */
@@ -418,11 +257,10 @@ http_open(struct daemon *d, char *err, size_t errlen)
 	int fd;
 
 	h = xcalloc(1, sizeof(*h));
-	TAILQ_INIT(&h->conns);
 	d->http = h;
-	if ((h->evh = evhttp_new(d->base)) == NULL ||
-	    (h->ev_sweep = evtimer_new(d->base, http_sweep, h)) == NULL)
+	if ((h->evh = evhttp_new(d->base)) == NULL)
 		fatalx("evhttp_new");
+	http_conn_init(h, d->base);
 	evhttp_set_timeout(h->evh, HTTP_TIMEOUT_S);
 	evhttp_set_max_headers_size(h->evh, HTTP_MAX_HEADERS);
 	evhttp_set_max_body_size(h->evh, HTTP_MAX_BODY);
@@ -460,13 +298,8 @@ http_accepting(struct daemon *d, int on)
 {
 	struct http *h = d->http;
 
-	if (h == NULL)
-		return;
-	h->held = !on;
-	if (!on)
-		http_listeners(h, 0);
-	else if (h->nconns < HTTP_MAX_CONNS)
-		http_listeners(h, 1);
+	if (h != NULL)
+		http_conn_accepting(h, on);
 }
 
 int
@@ -487,22 +320,13 @@ void
 http_close(struct daemon *d)
 {
 	struct http *h = d->http;
-	struct http_conn *c;
 
 	if (h == NULL)
 		return;
 	d->http = NULL;
 	/* Let go of every connection before evhttp frees them all. */
-	while ((c = TAILQ_FIRST(&h->conns)) != NULL) {
-		TAILQ_REMOVE(&h->conns, c, entry);
-		if (c->evcon != NULL)
-			evhttp_connection_set_closecb(c->evcon, NULL, NULL);
-		else
-			(void)bufferevent_decref(c->bev);
-		free(c);
-	}
+	http_conn_release(h);
 	evhttp_free(h->evh);
-	event_free(h->ev_sweep);
 	free(h->socks);
 	free(h);
 }

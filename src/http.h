@@ -6,8 +6,13 @@
 
 struct daemon;
 
-/* HTTP connections served at once; more wait in the listen queue. */
+/*
+ * HTTP connections served at once; a new one beyond takes the place of
+ * the one that has gone longest without an answer.
+ */
 #define HTTP_MAX_CONNS	64
+/* Descriptors they hold at most: one more while one replaces another. */
+#define HTTP_MAX_FDS	(HTTP_MAX_CONNS + 1)
 
 /*
  * Listens on every address of d->cfg.http_listen (the first d->rx_nhttp

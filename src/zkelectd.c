@@ -267,7 +267,7 @@ zkelectd_fd_budget(const struct config *cfg)
 	int max = (int)cfg->max_clients;
 
 	fixed = ZKELECTD_FD_RESERVE + (cfg->nhttp_listen > 0 ?
-	    HTTP_MAX_CONNS + (rlim_t)cfg->nhttp_listen : 0);
+	    HTTP_MAX_FDS + (rlim_t)cfg->nhttp_listen : 0);
 	need = fixed + (rlim_t)max;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == -1) {
 		log_warn("getrlimit RLIMIT_NOFILE");

@@ -1,8 +1,9 @@
 """The HTTP endpoint (control.http_listen) as load balancers, Prometheus,
 curl users and hostile clients see it: every path and method, the limits
-on headers and idle connections, a port already taken, a reload that tries
-to move it, and a real HAProxy in front of three daemons whose traffic
-follows the leader through a failover.
+on headers, idle connections, a request's time, a pipelining slow reader's
+memory and a crowd of slow clients (a health check still gets in), a port
+already taken, a reload that tries to move it, and a real HAProxy in front
+of three daemons whose traffic follows the leader through a failover.
 
 Real daemons, a real ZooKeeper (session timeout 3 s, tickTime 200 ms). Every
 wait has a deadline; nothing sleeps and hopes.
@@ -11,15 +12,17 @@ wait has a deadline; nothing sleeps and hopes.
 import http.client
 import http.server
 import json
+import select
 import signal
 import socket
 import subprocess
 import threading
+import time
 
 import pytest
 
-from zkharness import (_reap, _spawn, data_of, free_ports, make_tmpdir,
-                       wait_for, wait_value)
+from zkharness import (SAN, _reap, _spawn, data_of, free_ports, make_tmpdir,
+                       san_env, wait_for, wait_value)
 
 PATHS = ("/leader", "/follower", "/role", "/status", "/metrics", "/health")
 
@@ -159,6 +162,20 @@ def test_head_methods_and_unknown_paths(election):
     assert st == 404 and b"/leader" in body
     assert get(a.http, "/")[0] == 404
     assert get(a.http, "/leader/")[0] == 404
+    assert get(a.http, "/nope", method="POST")[0] == 404
+
+    # libevent refuses CONNECT and methods it does not know itself.
+    for line in (b"FOO /leader", b"FOO /nope", b"CONNECT /leader",
+                 b"CONNECT example.com:443"):
+        with socket.create_connection(("127.0.0.1", a.http),
+                                      timeout=5) as s:
+            s.sendall(line + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+            out = b""
+            while b"\r\n" not in out:
+                b = s.recv(4096)
+                assert b, (line, out)
+                out += b
+        assert out.startswith(b"HTTP/1.1 501 "), (line, out[:100])
 
 
 def test_oversized_requests_are_refused(election):
@@ -205,7 +222,8 @@ def test_idle_connections_do_not_stop_a_failover(election):
     idle = []
     try:
         # 200 connections to each, sending nothing: more than the daemon
-        # serves at once (the rest wait in the listen backlog).
+        # serves at once (each new one replaces an old one, and the rest
+        # wait in the listen backlog).
         for d in (a, b):
             for _ in range(200):
                 s = socket.socket()
@@ -215,8 +233,8 @@ def test_idle_connections_do_not_stop_a_failover(election):
                 except BlockingIOError:
                     pass
                 idle.append(s)
-        wait_for(lambda: "connections open, accepting no more" in
-                 b.log_text(), 10, "node2 to stop accepting HTTP connections")
+        wait_for(lambda: "connections open" in b.log_text(), 10,
+                 "node2 to have every HTTP connection slot taken")
         # The control socket still answers at once, and the failover is
         # as prompt as ever: node1's session expires (3 s), node2 leads.
         assert b.role() == "follower"
@@ -228,6 +246,158 @@ def test_idle_connections_do_not_stop_a_failover(election):
     # Once the crowd is gone, HTTP answers again.
     assert b.alive()
     wait_code(b.http, "/leader", 200, timeout=30)
+
+
+def rss_kb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError(f"no VmRSS for pid {pid}")
+
+
+def test_a_pipelining_slow_reader_cannot_grow_memory(election):
+    """One client sends GET after GET on one connection without waiting
+    and reads the answers only a little every half second, which keeps
+    every timeout away: what the daemon holds for it stays small."""
+    # AddressSanitizer's quarantine would hold every request's memory freed.
+    env = ({"ASAN_OPTIONS": san_env()["ASAN_OPTIONS"] +
+            ":quarantine_size_mb=1"} if SAN else None)
+    a = http_daemon(election, "node1", env=env)
+    a.wait_role("leader")
+    assert get(a.http, "/role")[0] == 200
+    before = rss_kb(a.pid)
+    bound = 64 << 10
+    batch = b"GET /role HTTP/1.1\r\nHost: x\r\n\r\n" * 2000
+    answers = b""
+    with socket.create_connection(("127.0.0.1", a.http)) as s:
+        s.setblocking(False)
+        sent, t0, last_read = 0, time.monotonic(), 0.0
+        # 5 s, or 256 MiB sent: without a bound the daemon passes 64 MiB
+        # long before either.
+        while time.monotonic() - t0 < 5 and sent < 256 << 20:
+            try:
+                sent += s.send(batch)
+            except BlockingIOError:
+                select.select([], [s], [], 0.05)
+            if time.monotonic() - last_read >= 0.5:
+                last_read = time.monotonic()
+                try:
+                    answers += s.recv(65536)[:200]
+                except BlockingIOError:
+                    pass
+                grown = rss_kb(a.pid) - before
+                assert grown < bound, (
+                    f"daemon RSS grew by {grown} kB after {sent >> 20} "
+                    "MiB of pipelined requests")
+        grown = rss_kb(a.pid) - before
+        assert grown < bound, (f"daemon RSS grew by {grown} kB after "
+                               f"{sent >> 20} MiB of pipelined requests")
+    # The connection was served all along, just no faster than it read.
+    assert answers.startswith(b"HTTP/1.1 200 OK\r\n"), answers[:100]
+    assert get(a.http, "/leader")[::2] == (200, b"leader\n")
+    assert a.role() == "leader"
+
+
+class SlowClients:
+    """n connections that each send one more byte of a request's headers
+    every second, and a new one in place of any the daemon closes: a
+    stream of slow clients, in a thread."""
+
+    def __init__(self, port, n):
+        self.port, self.n = port, n
+        self.socks = []
+        self.replaced = 0
+        self.stop = threading.Event()
+        for _ in range(n):
+            self.socks.append(self._open())
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _open(self):
+        try:
+            s = socket.create_connection(("127.0.0.1", self.port),
+                                         timeout=1)
+            s.sendall(b"GET /leader HTTP/1.1\r\nHost: x\r\n")
+            return s
+        except OSError:
+            return None
+
+    def _alive(self, s):
+        if s is None:
+            return False
+        try:
+            if select.select([s], [], [], 0)[0] and not s.recv(4096):
+                return False
+            s.sendall(b"X")
+            return True
+        except OSError:
+            return False
+
+    def _run(self):
+        while not self.stop.wait(1):
+            for i, s in enumerate(self.socks):
+                if not self._alive(s):
+                    if s is not None:
+                        s.close()
+                    self.socks[i] = self._open()
+                    self.replaced += 1
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(10)
+        for s in self.socks:
+            if s is not None:
+                s.close()
+
+
+def test_slow_clients_cannot_lock_health_checks_out(election):
+    """70 connections that trickle their headers a byte a second, opened
+    again as soon as the daemon drops them, take every connection slot
+    and more: a health check still gets its answer, again and again."""
+    a = http_daemon(election, "node1")
+    a.wait_role("leader")
+    slow = SlowClients(a.http, 70)
+    try:
+        wait_for(lambda: "connections open" in a.log_text(), 10,
+                 "the slow clients to take every HTTP connection slot")
+        t0 = time.monotonic()
+        # Over 8 s, longer than a request may take, so that the daemon
+        # also drops and the clients open again meanwhile.
+        while time.monotonic() - t0 < 8:
+            st, _, body = get(a.http, "/leader", timeout=5)
+            assert (st, body) == (200, b"leader\n")
+            time.sleep(0.5)
+        assert slow.replaced > 0, "the daemon closed no slow connection"
+    finally:
+        slow.close()
+    assert a.role() == "leader"
+
+
+def test_a_request_has_a_deadline(election):
+    """A request's headers trickled a byte every half second do not keep
+    a connection open past the deadline, 5 s after the accept."""
+    a = http_daemon(election, "node1")
+    a.wait_role("leader")
+    with socket.create_connection(("127.0.0.1", a.http), timeout=2) as s:
+        s.sendall(b"GET /leader HTTP/1.1\r\nHost: x\r\n")
+        t0 = time.monotonic()
+
+        def closed():
+            if select.select([s], [], [], 0)[0]:
+                try:
+                    return s.recv(4096) == b""
+                except OSError:
+                    return True
+            try:
+                s.sendall(b"X")
+            except OSError:
+                return True
+            return False
+        wait_for(closed, 20, "the daemon to close a trickling request",
+                 interval=0.5)
+        took = time.monotonic() - t0
+    assert took >= 4, f"closed after {took:.1f} s, before the deadline"
 
 
 def test_port_taken_is_an_error_at_start(election):
