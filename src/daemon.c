@@ -38,6 +38,7 @@ void
 daemon_open(struct daemon *d)
 {
 	struct timeval tv = { REOPEN_MS / 1000, (REOPEN_MS % 1000) * 1000 };
+	char *msg;
 
 	d->zk_state = ZOO_CONNECTING_STATE;
 	engine_clock(d);
@@ -45,7 +46,15 @@ daemon_open(struct daemon *d)
 	if (zk_open_session(d->zk, d->cfg.hosts,
 	    (int)d->cfg.session_timeout_ms, d->cfg.auth,
 	    d->resume_open ? &d->resume_zs : NULL) == -1) {
-		log_warn("zookeeper_init %s", d->cfg.hosts);
+		/*
+		 * Said once (and kept in the status) until the cause changes,
+		 * not at every retry; the library maps a name that does not
+		 * resolve to ENOENT.
+		 */
+		(void)xasprintf(&msg, "cannot connect to %s: %s", d->cfg.hosts,
+		    errno == ENOENT ? "a host name does not resolve" :
+		    strerror(errno));
+		daemon_say(d, LOG_WARNING, msg);
 		if (event_add(d->ev_reopen, &tv) == -1)
 			fatalx("event_add");
 		return;

@@ -43,8 +43,8 @@ diagnose_text(const struct daemon *d, enum el_op op, const char *path,
 }
 
 /* Logs msg (taken) at prio and keeps it as last_error, once per cause. */
-static void
-diagnose_say(struct daemon *d, int prio, char *msg)
+void
+daemon_say(struct daemon *d, int prio, char *msg)
 {
 	if (d->last_error == NULL || strcmp(d->last_error, msg) != 0) {
 		log_msg(prio, "%s", msg);
@@ -62,7 +62,7 @@ daemon_diagnose(struct daemon *d, enum el_op op, const char *path,
 	char *msg;
 
 	if ((msg = diagnose_text(d, op, path, res)) != NULL)
-		diagnose_say(d, LOG_ERR, msg);
+		daemon_say(d, LOG_ERR, msg);
 }
 
 void
@@ -90,5 +90,5 @@ daemon_diagnose_view(struct daemon *d, const struct election_view *v)
 	    "which had no candidate node before ours: what it says is not "
 	    "shown (written by hand? delete it, or protect the root with "
 	    "zookeeper.auth)", d->epath, (unsigned long long)v->leader_owner);
-	diagnose_say(d, LOG_WARNING, msg);
+	daemon_say(d, LOG_WARNING, msg);
 }

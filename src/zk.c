@@ -4,9 +4,16 @@
  * event loop drains the queue and calls the daemon. Nothing else here is
  * touched by those threads.
  */
+#include <sys/socket.h>
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -535,6 +542,133 @@ int
 zk_hosts_same(const char *a, const char *b, int ports)
 {
 	return zk_hosts_within(a, b, ports) && zk_hosts_within(b, a, ports);
+}
+
+/* One resolved server: its address (of family af) and port. */
+struct zk_ep {
+	int af;
+	unsigned char addr[16];
+	uint16_t port;
+};
+
+/*
+ * Every address of a host:port list (the port after the last colon, an
+ * IPv6 address maybe in brackets), as getaddrinfo() gives them to the
+ * client library; -1 when an entry does not resolve.
+ */
+static int
+zk_resolve(const char *list, struct zk_ep **out, int *n)
+{
+	struct addrinfo hints, *res, *ai;
+	const char *s, *e, *c;
+	char host[256], port[16];
+	size_t hl;
+
+	*out = NULL;
+	*n = 0;
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	for (s = list; *s != '\0'; s = *e == ',' ? e + 1 : e) {
+		e = strchrnul(s, ',');
+		for (c = e; c > s && c[-1] != ':'; c--)
+			;
+		if (c == s || (size_t)(e - c) >= sizeof(port))
+			goto fail;
+		hl = (size_t)(c - 1 - s);
+		if (hl >= 2 && s[0] == '[' && s[hl - 1] == ']') {
+			s++;
+			hl -= 2;
+		}
+		if (hl == 0 || hl >= sizeof(host))
+			goto fail;
+		memcpy(host, s, hl);
+		host[hl] = '\0';
+		memcpy(port, c, (size_t)(e - c));
+		port[e - c] = '\0';
+		if (getaddrinfo(host, port, &hints, &res) != 0)
+			goto fail;
+		for (ai = res; ai != NULL; ai = ai->ai_next) {
+			struct zk_ep *ep;
+
+			if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
+				continue;
+			*out = xreallocarray(*out, (size_t)*n + 1,
+			    sizeof(**out));
+			ep = &(*out)[(*n)++];
+			memset(ep, 0, sizeof(*ep));
+			ep->af = ai->ai_family;
+			if (ai->ai_family == AF_INET) {
+				const struct sockaddr_in *sin =
+				    (const struct sockaddr_in *)ai->ai_addr;
+
+				memcpy(ep->addr, &sin->sin_addr, 4);
+				ep->port = ntohs(sin->sin_port);
+			} else {
+				const struct sockaddr_in6 *sin6 =
+				    (const struct sockaddr_in6 *)ai->ai_addr;
+
+				memcpy(ep->addr, &sin6->sin6_addr, 16);
+				ep->port = ntohs(sin6->sin6_port);
+			}
+		}
+		freeaddrinfo(res);
+	}
+	return 0;
+fail:
+	free(*out);
+	*out = NULL;
+	*n = 0;
+	return -1;
+}
+
+/*
+ * The client library (3.8) tells its servers apart by address alone:
+ * addrvec_contains() compares sin_addr or sin6_addr, never the port. A
+ * new list whose addresses are the old ones is "no change" to it, and a
+ * server it is connected to stays its server, on the old port, while its
+ * address is in the new list; neither is said. So no address may be in
+ * both lists on other ports, however each list spells it (127.0.0.1 and
+ * localhost are one address).
+ */
+const char *
+zk_hosts_clash(const char *a, const char *b, char *buf, size_t len)
+{
+	struct zk_ep *ea, *eb;
+	char ip[INET6_ADDRSTRLEN];
+	int na, nb, i, j;
+
+	if (zk_resolve(a, &ea, &na) == -1 || zk_resolve(b, &eb, &nb) == -1) {
+		if (zk_hosts_same(a, b, 0) && !zk_hosts_same(a, b, 1)) {
+			(void)snprintf(buf, len, "the same hosts on other "
+			    "ports, which the ZooKeeper client cannot tell "
+			    "apart (it compares addresses only): restart to "
+			    "apply it");
+			return buf;
+		}
+		return NULL;
+	}
+	for (i = 0; i < na; i++)
+		for (j = 0; j < nb; j++) {
+			if (ea[i].af != eb[j].af || memcmp(ea[i].addr,
+			    eb[j].addr, ea[i].af == AF_INET ? 4 : 16) != 0 ||
+			    ea[i].port == eb[j].port)
+				continue;
+			if (inet_ntop(ea[i].af, ea[i].addr, ip,
+			    sizeof(ip)) == NULL)
+				(void)snprintf(ip, sizeof(ip), "?");
+			(void)snprintf(buf, len, "the same hosts on other ports "
+			    "(%s: port %u asked for, %u in use), which the "
+			    "ZooKeeper client cannot tell apart (it compares "
+			    "addresses only): restart to apply it", ip,
+			    (unsigned)eb[j].port, (unsigned)ea[i].port);
+			free(ea);
+			free(eb);
+			return buf;
+		}
+	free(ea);
+	free(eb);
+	return NULL;
 }
 
 /*

@@ -100,6 +100,14 @@ int zk_set_hosts(struct zk *zk, const char *hosts);
 /* 1 when two host:port lists hold the same entries (ports = 1) or name
  * the same hosts (ports = 0, what the client library compares). */
 int zk_hosts_same(const char *a, const char *b, int ports);
+/*
+ * Whether the client library could move from list a to list b as b is
+ * written: NULL when it can, else why not, in buf. The lists are resolved
+ * as the library resolves them; an address of both on other ports is the
+ * same server to it. Lists that do not resolve are compared as text.
+ */
+const char *zk_hosts_clash(const char *a, const char *b, char *buf,
+    size_t len);
 void zk_set_loglevel(int level);
 
 /*

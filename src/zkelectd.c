@@ -91,13 +91,11 @@ daemon_election_params(const struct daemon *d, struct election_params *ep)
 static const char *
 daemon_move_hosts(struct daemon *d, const char *hosts)
 {
+	static char why[256];
 	int rc;
 
-	if (zk_hosts_same(hosts, d->cfg.hosts, 0) &&
-	    !zk_hosts_same(hosts, d->cfg.hosts, 1))
-		return "the same hosts on other ports, which the ZooKeeper "
-		    "client cannot tell apart (it compares addresses only): "
-		    "restart to apply it";
+	if (zk_hosts_clash(d->cfg.hosts, hosts, why, sizeof(why)) != NULL)
+		return why;
 	errno = 0;
 	rc = zk_set_hosts(d->zk, hosts);
 	if (rc == ZOK || rc == ZINVALIDSTATE)

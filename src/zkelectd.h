@@ -212,6 +212,8 @@ void lease_log_demote(struct daemon *d, const char *reason);
 /* engine.c: what daemon.c and its features share */
 uint64_t engine_tag(struct daemon *d);
 const char *engine_zk_state(const struct daemon *d);
+/* Logs msg (taken) at prio and keeps it as last_error, once per cause. */
+void daemon_say(struct daemon *d, int prio, char *msg);
 void engine_set_error(struct daemon *d, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void engine_arm(struct event *ev, int64_t ms);

@@ -442,10 +442,37 @@ def test_reload_refuses_hosts_it_cannot_resolve(election):
                      r"on other ports.*; keeping " + re.escape(election.zk_hosts),
                      text), text
 
+    # Spelt otherwise, the same address on another port is the same server
+    # to the library: refused too, not logged as a move that never comes
+    # (a reviewer's localhost:Q was taken, and the daemon stayed on P).
+    assert host == "127.0.0.1", election.zk_hosts
+    text = _reload(a, {"zookeeper.hosts": f"localhost:{int(port) % 65535 + 1}"})
+    assert re.search(r"reload: zookeeper\.hosts localhost:\d+ refused: the "
+                     r"same hosts on other ports \(127\.0\.0\.1: port \d+ "
+                     r"asked for, " + port + r" in use\).*; keeping " +
+                     re.escape(election.zk_hosts), text), text
+
     # Still on the old servers: a session that works goes on working.
     a.ctl("resign")
     a.wait_role("leader")
     assert a.status()["session"] == before["session"]
+
+
+def test_hosts_that_do_not_resolve_are_said_once_and_kept(election):
+    """Started with a list whose names do not resolve, the daemon says why
+    once (not at every retry) and keeps it in the status's last_error;
+    a reload with a good list then connects."""
+    a = election.daemon("node1", options={
+        "zookeeper.hosts": "no-such-host.invalid:2181"})
+    wait_for(lambda: "a host name does not resolve" in
+             a.status().get("last_error", ""), 10, "the reason in status")
+    first = a.log_text().count("cannot connect to no-such-host.invalid")
+    time.sleep(2.5)     # two more retries, at least, a second apart
+    assert a.log_text().count("cannot connect to no-such-host.invalid") \
+        == first == 1, a.log_text()
+    assert a.role() == "unknown"
+    _reload(a, {"zookeeper.hosts": election.zk_hosts})
+    a.wait_role("leader", timeout=15)
 
 
 def test_a_request_lost_to_a_hosts_reload_counts_as_a_connection_loss(
