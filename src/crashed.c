@@ -6,8 +6,10 @@
  * expires and a successor promotes. So that no daemon is needed then, the
  * daemon keeps a shell script at the path ZKELECTD_CRASHED names (the
  * unit sets it): the demote hook's command line with the environment it
- * would get (reason crashed, role stopped) and its budget, under
- * timeout(1). The unit's OnFailure= runs it with /bin/sh. It is rewritten
+ * would get (the daemon's own environment less what systemd gave the
+ * daemon alone, as hooks get it: a PGDATA set with `systemctl edit` for
+ * the daemon's unit does not reach the crashed unit otherwise; then
+ * reason crashed, role stopped) and its budget, under timeout(1). The unit's OnFailure= runs it with /bin/sh. It is rewritten
  * when what it says changes (a reload, a new leadership) and removed on a
  * clean stop; mode 0700, written as the status file is (a temporary file
  * and a rename, never through a link).
@@ -16,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "hook.h"
 #include "log.h"
 #include "session_file.h"
 #include "status.h"
@@ -48,12 +52,35 @@ crashed_var(struct textbuf *b, const char *name, const char *value)
 	textbuf_printf(b, "\nexport %s\n", name);
 }
 
+/*
+ * One variable of the daemon's environment, if hooks get it and its name
+ * is a shell variable's (ZKELECT_* are set after, as for a hook).
+ */
+static void
+crashed_inherit(struct textbuf *b, const char *var)
+{
+	const char *eq = strchr(var, '='), *p;
+	char *name;
+
+	if (eq == NULL || eq == var || !hook_env_passed(var) ||
+	    strncmp(var, "ZKELECT_", 8) == 0 ||
+	    (var[0] >= '0' && var[0] <= '9'))
+		return;
+	for (p = var; p < eq; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || *p == '_'))
+			return;
+	name = xstrndup(var, (size_t)(eq - var));
+	crashed_var(b, name, eq + 1);
+	free(name);
+}
+
 static char *
 crashed_render(struct daemon *d)
 {
 	struct election_view v;
 	struct textbuf b;
-	char epoch[32];
+	char epoch[32], **e;
 	int64_t term, kill;
 
 	election_view(d->el, &v);
@@ -61,6 +88,8 @@ crashed_render(struct daemon *d)
 	textbuf_printf(&b, "#!/bin/sh\n# Written by zkelectd for its unit's "
 	    "OnFailure=: the daemon died and\n# could not be started again. "
 	    "Removed on a clean stop.\n");
+	for (e = environ; e != NULL && *e != NULL; e++)
+		crashed_inherit(&b, *e);
 	crashed_var(&b, "ZKELECT_SERVICE", d->cfg.service);
 	crashed_var(&b, "ZKELECT_ID", d->cfg.id);
 	crashed_var(&b, "ZKELECT_EVENT", "demote");

@@ -700,6 +700,13 @@ static const char *const hook_env_dropped[] = {
 	"LISTEN_FDS=", "LISTEN_PID=", "LISTEN_FDNAMES=", NULL,
 };
 
+int
+hook_env_passed(const char *var)
+{
+	return !hook_env_listed(var, (char *const *)hook_env_dropped,
+	    sizeof(hook_env_dropped) / sizeof(hook_env_dropped[0]) - 1);
+}
+
 /*
  * The daemon's environment less hook_env_dropped, with env layered over
  * it (a later entry of env wins over an earlier one). The strings are
@@ -718,8 +725,7 @@ hook_environ(char *const env[])
 	envp = xcalloc(n + m + 1, sizeof(*envp));
 	for (i = 0; i < n; i++)
 		if (!hook_env_listed(environ[i], env, m) &&
-		    !hook_env_listed(environ[i], (char *const *)hook_env_dropped,
-		    sizeof(hook_env_dropped) / sizeof(hook_env_dropped[0]) - 1))
+		    hook_env_passed(environ[i]))
 			envp[k++] = environ[i];
 	for (i = 0; i < m; i++)
 		if (!hook_env_listed(env[i], env + i + 1, m - i - 1))

@@ -130,5 +130,7 @@ int hook_runner_leftovers(const struct hook_runner *hr);
 void hook_describe(const struct hook_result *res, char *buf, size_t len);
 
 const char *hook_kind_name(enum hook_kind kind);
+/* Whether an entry (NAME=value) of the daemon's environment reaches hooks. */
+int hook_env_passed(const char *var);
 
 #endif

@@ -4,6 +4,8 @@ configuration first; systemd-analyze accepts the unit). Real daemons, a fake
 notification socket; every wait has a deadline."""
 
 import os
+import pwd
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -110,7 +112,61 @@ def test_unit_restarts_at_once_and_demotes_when_it_gives_up():
     assert "OnFailure=zkelectd-crashed@%i.service" in lines
     assert "Environment=ZKELECTD_CRASHED=/run/zkelectd/%i.crashed" in lines
     crashed = (REPO / "systemd" / "zkelectd-crashed@.service.in").read_text()
-    assert "/bin/sh /run/zkelectd/%i.crashed" in crashed
+    assert "f=/run/zkelectd/%i.crashed;" in crashed
+
+
+def _crashed_exec(instance):
+    """The crashed unit's ExecStart as systemd runs it for `instance`
+    (specifiers and $$ resolved)."""
+    text = (REPO / "systemd" / "zkelectd-crashed@.service.in").read_text()
+    line = [l for l in text.splitlines() if l.startswith("ExecStart=")][0]
+    cmd = line[len("ExecStart="):].replace("%i", instance)
+    return shlex.split(cmd.replace("%%", "%").replace("$$", "$"))
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (/run/zkelectd)")
+def test_crashed_unit_runs_only_its_own_user_s_script(tmp_path):
+    """The crashed unit runs as root unless a drop-in says otherwise: it
+    runs the script only when the script and /run/zkelectd are its user's
+    alone. A daemon of another user (the hardening drop-in's zkelectd)
+    could otherwise have root run what it wrote (a reviewer's uid=0)."""
+    run = Path("/run/zkelectd")
+    made = not run.exists()
+    run.mkdir(mode=0o755, exist_ok=True)
+    if os.stat(run).st_uid != 0 or os.stat(run).st_mode & 0o022:
+        pytest.skip("/run/zkelectd is not root's alone on this machine")
+    instance = f"zke-test-{os.getpid()}"
+    script = run / f"{instance}.crashed"
+    ran = tmp_path / "ran"
+    argv = _crashed_exec(instance)
+    try:
+        # None there: nothing to do.
+        assert subprocess.run(argv, timeout=10).returncode == 0
+        script.write_text(f"#!/bin/sh\nid -u > {ran}\n")
+        script.chmod(0o700)
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+        assert r.returncode == 0 and ran.read_text().strip() == "0", r
+        ran.unlink()
+        nobody = pwd.getpwnam("nobody").pw_uid
+        os.chown(script, nobody, -1)
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+        assert r.returncode == 1 and not ran.exists(), r
+        assert "not run" in r.stderr and "not owned by uid 0" in r.stderr
+        # Nor through a link to a file root owns.
+        script.unlink()
+        target = tmp_path / "root-owned.sh"
+        target.write_text(f"#!/bin/sh\nid -u > {ran}\n")
+        script.symlink_to(target)
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+        assert r.returncode == 1 and not ran.exists(), r
+    finally:
+        if script.is_symlink() or script.exists():
+            script.unlink()
+        if made:
+            try:
+                run.rmdir()
+            except OSError:
+                pass
 
 
 def test_unit_check_command_fails_on_a_broken_file(tmp_path):
