@@ -182,6 +182,25 @@ candidate_priority(const char *text)
 	return p;
 }
 
+/*
+ * An epoch written in E/leader or the breadcrumb (a czxid): untrusted, so
+ * 0 (none) unless it is a decimal number that fits, never a value clamped
+ * to INT64_MAX that a fence hook would take for a fencing token.
+ */
+int64_t
+candidate_epoch(const char *text)
+{
+	const char *why;
+	char buf[32];
+	int64_t e;
+
+	candidate_kv(text, "epoch", buf, sizeof(buf));
+	if (strlen(buf) == sizeof(buf) - 1 ||
+	    parse_int64(buf, 0, INT64_MAX, &e, &why) == -1)
+		return 0;
+	return e;
+}
+
 int
 candidate_outranking(int n, char *const *names, char *const *datas,
     int64_t floor, const char *skip1, const char *skip2)

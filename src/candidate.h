@@ -38,6 +38,8 @@ void candidate_kv(const char *text, const char *key, char *buf, size_t len);
 /* The priority a candidate's data advertises (its "priority=" line): 0
  * when missing or not an integer within election.priority's range. */
 int64_t candidate_priority(const char *text);
+/* The epoch= of E/leader's or the breadcrumb's data; 0 when not a number. */
+int64_t candidate_epoch(const char *text);
 /* A priority marker's name, <sid>_<priority> (E/priority): 0, or -1 when
  * it is not one (or the priority is out of election.priority's range). */
 int candidate_mark_parse(const char *name, int64_t *sid, int64_t *prio);

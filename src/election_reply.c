@@ -237,8 +237,7 @@ el_leader_done(struct election *el, const struct el_result *res)
 	el_replace(&el->leader_id, buf);
 	candidate_kv(res->data, "data", buf, sizeof(buf));
 	el_replace(&el->leader_data, buf);
-	candidate_kv(res->data, "epoch", buf, sizeof(buf));
-	el->leader_epoch = strtoll(buf, NULL, 10);
+	el->leader_epoch = candidate_epoch(res->data);
 	/*
 	 * Ours, but not what we wrote: someone allowed to write there changed
 	 * it, and followers would show that. It is written again.
@@ -555,7 +554,7 @@ el_reply_leader_exists(struct election *el, const struct el_result *res)
 static void
 el_reply_breadcrumb(struct election *el, const struct el_result *res)
 {
-	char buf[64], big[1024];
+	char big[1024];
 	int rc = res->rc;
 
 	if (rc == ZOK) {
@@ -563,8 +562,7 @@ el_reply_breadcrumb(struct election *el, const struct el_result *res)
 		el->crumb_fresh = 1;
 		el->crumb_seq = el->evseq;
 		el->crumb_version = res->version;
-		candidate_kv(res->data, "epoch", buf, sizeof(buf));
-		el->crumb_epoch = strtoll(buf, NULL, 10);
+		el->crumb_epoch = candidate_epoch(res->data);
 		candidate_kv(res->data, "id", big, sizeof(big));
 		el_replace(&el->crumb_id, big);
 		candidate_kv(res->data, "data", big, sizeof(big));

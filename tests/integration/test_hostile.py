@@ -96,6 +96,25 @@ def test_peer_data_is_cleaned_in_every_output(election, kz):
     assert d.role() == "follower"
 
 
+def test_a_forged_epoch_is_not_taken_for_a_number(election, kz):
+    """E/leader's epoch= is untrusted: a value too large for any czxid is
+    no epoch (0), not clamped to INT64_MAX as if it were a fencing token
+    (a reviewer's forged breadcrumb reached a fence hook that way)."""
+    path = election.path
+    kz.ensure_path(f"{path}/candidates")
+    sid = kz.client_id[0]
+    kz.create(f"{path}/candidates/candidate-{sid:016x}_", b"id=forger\n",
+              ephemeral=True, sequence=True)
+    kz.create(f"{path}/leader", b"id=forger\ndata=x\n"
+              b"epoch=999999999999999999999\n", ephemeral=True)
+    d = election.daemon("node1")
+    d.wait_role("follower")
+    wait_for(lambda: d.leader().get("id") == "forger", 10,
+             "node1 to report the planted leader")
+    assert d.leader()["epoch"] in ("", "0"), d.leader()
+    assert d.status()["epoch"] in ("", "0"), d.status()
+
+
 def test_socket_rights_never_follow_a_link(tmp_path):
     """The socket gets its mode from the umask at bind and its group
     without following links: no chmod or chown by a path that a symlink

@@ -150,6 +150,35 @@ test_priority(void **state)
 		    cases[i].want);
 }
 
+/*
+ * Epochs in E/leader and the breadcrumb: untrusted, so a number that fits
+ * or 0, never a huge value clamped to INT64_MAX (a reviewer's forged
+ * breadcrumb reached the fence hook as 9223372036854775807).
+ */
+static void
+test_epoch(void **state)
+{
+	static const struct {
+		const char *data;
+		int64_t want;
+	} cases[] = {
+		{ "id=a\ndata=b\nepoch=4294967312\n", 4294967312LL },
+		{ "id=a\n", 0 },
+		{ "epoch=0\n", 0 },
+		{ "epoch=9223372036854775807\n", INT64_MAX },
+		{ "epoch=9223372036854775808\n", 0 },
+		{ "epoch=999999999999999999999\n", 0 },
+		{ "epoch=-5\n", 0 },
+		{ "epoch=12abc\n", 0 },
+		{ "epoch=\n", 0 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_true(candidate_epoch(cases[i].data) == cases[i].want);
+}
+
 /* Priority markers' names: <16 hex>_<priority in range>, nothing else. */
 static void
 test_mark_names(void **state)
@@ -196,6 +225,7 @@ main(void)
 		cmocka_unit_test(test_kv),
 		cmocka_unit_test(test_clean),
 		cmocka_unit_test(test_priority),
+		cmocka_unit_test(test_epoch),
 		cmocka_unit_test(test_mark_names),
 	};
 
