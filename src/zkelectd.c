@@ -39,17 +39,70 @@
  */
 #define ZKELECTD_FD_RESERVE	(32 + HOOK_LEFTOVER_MAX)
 
+/* Each line begins with pfx: "<3>" when it goes to the journal. */
 static void
-usage(FILE *f)
+usage(FILE *f, const char *pfx)
 {
 	(void)fprintf(f,
-	    "usage: zkelectd [-t] [-c FILE] [-o section.key=value]...\n"
-	    "  -c, --config FILE   configuration file (default %s)\n"
-	    "  -o SECTION.KEY=VAL  override one configuration key "
+	    "%susage: zkelectd [-t] [-c FILE] [-o section.key=value]...\n"
+	    "%s  -c, --config FILE   configuration file (default %s)\n"
+	    "%s  -o SECTION.KEY=VAL  override one configuration key "
 	    "(repeatable)\n"
-	    "  -t, --check         validate the configuration and exit\n"
-	    "  -V, --version       print the version and exit\n"
-	    "  -h, --help          this help\n", CONFIG_DEFAULT_PATH);
+	    "%s  -t, --check         validate the configuration and exit\n"
+	    "%s  -V, --version       print the version and exit\n"
+	    "%s  -h, --help          this help\n", pfx, pfx,
+	    CONFIG_DEFAULT_PATH, pfx, pfx, pfx, pfx);
+}
+
+/*
+ * Whether stderr goes to the journal, as log_init() will find it: what
+ * goes wrong before then (the command line, the configuration) is written
+ * with the same "<3>" prefix as the lines after, so that the journal
+ * files why a unit failed as an error (journalctl -p err), not as info.
+ */
+static int
+startup_journal(void)
+{
+	return getenv("JOURNAL_STREAM") != NULL;
+}
+
+/* An error before log_init(): as zkelectd -t always said it, or "<3>". */
+static void LOG_PRINTF(1, 2)
+startup_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)fputs(startup_journal() ? "<3>" : "zkelectd: ", stderr);
+	va_start(ap, fmt);
+	(void)vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	(void)fputc('\n', stderr);
+}
+
+/*
+ * getopt's complaint, in its own words, said as the other startup errors
+ * are: getopt's own would go to the journal without a prefix, and begin
+ * with argv[0] where every other line says "zkelectd". ch is ':' for a
+ * missing argument, '?' for anything else, with optopt the option's
+ * letter: 0 for a long option unknown or ambiguous, and a valid letter
+ * for a long one given "=VALUE" it does not take.
+ */
+static void
+startup_bad_option(int ch, const char *word, const char *letters)
+{
+	size_t n = strcspn(word, "=");
+
+	if (ch == ':' && strncmp(word, "--", 2) == 0)
+		startup_error("option '%s' requires an argument", word);
+	else if (ch == ':')
+		startup_error("option requires an argument -- '%c'", optopt);
+	else if (optopt == 0)
+		startup_error("unrecognized or ambiguous option '%s'", word);
+	else if (strchr(letters, optopt) != NULL)
+		startup_error("option '%.*s' doesn't allow an argument",
+		    (int)n, word);
+	else
+		startup_error("invalid option -- '%c'", optopt);
 }
 
 /* Signals and reload. */
@@ -319,7 +372,13 @@ main(int argc, char *argv[])
 	d.argv = xcalloc((size_t)argc + 1, sizeof(char *));
 	for (i = 0; i < argc; i++)
 		d.argv[i] = argv[i];
-	while ((ch = getopt_long(argc, argv, "c:o:tVh", longopts, NULL)) != -1) {
+	/*
+	 * getopt's complaints are said here, as every startup error, with the
+	 * prefix under the journal; the leading ':' silences getopt's own and
+	 * tells a missing argument apart.
+	 */
+	while ((ch = getopt_long(argc, argv, ":c:o:tVh", longopts, NULL)) !=
+	    -1) {
 		switch (ch) {
 		case 'c':
 			d.config_path = optarg;
@@ -338,28 +397,28 @@ main(int argc, char *argv[])
 			free(d.argv);
 			return 0;
 		case 'h':
-			usage(stdout);
+			usage(stdout, "");
 			free(d.overrides);
 			free(d.argv);
 			return 0;
 		default:
-			usage(stderr);
+			startup_bad_option(ch, argv[optind - 1], "cotVh");
+			usage(stderr, startup_journal() ? "<3>" : "");
 			free(d.overrides);
 			free(d.argv);
 			return 2;
 		}
 	}
 	if (optind != argc) {
-		(void)fprintf(stderr, "zkelectd: unexpected argument: %s\n",
-		    argv[optind]);
-		usage(stderr);
+		startup_error("unexpected argument: %s", argv[optind]);
+		usage(stderr, startup_journal() ? "<3>" : "");
 		free(d.overrides);
 		free(d.argv);
 		return 2;
 	}
 	if (config_load(&d.cfg, d.config_path, d.overrides, d.noverrides, err,
 	    sizeof(err)) == -1) {
-		(void)fprintf(stderr, "zkelectd: %s\n", err);
+		startup_error("%s", err);
 		free(d.overrides);
 		free(d.argv);
 		return 1;

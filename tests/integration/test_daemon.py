@@ -99,6 +99,40 @@ def test_journal_stream_gets_priority_prefixes(election):
     assert any(l.startswith("<5>role ") for l in lines), lines[:20]
 
 
+def test_journal_stream_startup_errors_get_priority_prefixes(tmp_path):
+    """What stops the daemon before its log is set up (a broken file, a bad
+    command line) is an error to the journal too: under JOURNAL_STREAM
+    every line it writes starts with <3>, so that journalctl -p err shows
+    why the unit failed. Without it, zkelectd -t says it as it always did."""
+    zkd = str(binary("zkelectd"))
+    conf = tmp_path / "broken.conf"
+    conf.write_text("[zookeeper]\nhosts = 127.0.0.1:2181\n"
+                    "[election]\nservice = web\nid = a\n"
+                    "[control]\nbogus = 1\n")
+    journal = dict(os.environ, JOURNAL_STREAM="8:12345")
+    plain = {k: v for k, v in os.environ.items() if k != "JOURNAL_STREAM"}
+    why = f"{conf}:7: control.bogus: unknown key"
+    for argv in ([zkd, "-c", str(conf)], [zkd, "-t", "-c", str(conf)]):
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=30,
+                           env=journal, stdin=subprocess.DEVNULL)
+        assert (r.returncode, r.stdout, r.stderr) == (1, "", f"<3>{why}\n")
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=30,
+                           env=plain, stdin=subprocess.DEVNULL)
+        assert (r.returncode, r.stdout, r.stderr) == \
+            (1, "", f"zkelectd: {why}\n")
+    # A bad command line: getopt's complaint and the usage, each line <3>.
+    for bad, said in ((["-x"], "invalid option -- 'x'"),
+                      (["--config"], "option '--config' requires an argument"),
+                      (["-c", str(conf), "extra"],
+                       "unexpected argument: extra")):
+        r = subprocess.run([zkd, *bad], capture_output=True, text=True,
+                           timeout=30, env=journal, stdin=subprocess.DEVNULL)
+        lines = r.stderr.splitlines()
+        assert r.returncode == 2 and lines[0] == f"<3>{said}", r.stderr
+        assert lines[1].startswith("<3>usage: zkelectd "), r.stderr
+        assert all(l.startswith("<3>") for l in lines), r.stderr
+
+
 def test_reload_applies_data_and_refuses_identity_changes(election):
     a = election.daemon("node1", data="10.0.0.1:1")
     a.wait_role("leader")

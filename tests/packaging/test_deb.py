@@ -192,7 +192,9 @@ def test_upgrade_reexecs_running_daemons_without_a_failover(deb, deb_next):
             since = time.time()
             r = run(["dpkg", "-i", str(deb_next)], timeout=300)
             assert r.returncode == 0, r.stdout + r.stderr
-            assert "re-executing the daemon" in r.stdout + r.stderr
+            for d in (a, b):
+                assert f"the daemon [{d.pid}] re-executed (SIGUSR2)" in \
+                    r.stdout + r.stderr, r.stdout + r.stderr
             for d in (a, b):
                 zkharness.wait_value(lambda: d.ctl("version").strip(),
                                      makefile_version() + NEXT, 20,

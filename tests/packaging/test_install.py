@@ -88,7 +88,37 @@ def test_completion(bindir, tmp_path):
     assert complete(bindir, tmp_path, ctl, "wait", "leader", "-") == \
         ["-t", "--timeout"]
     assert complete(bindir, tmp_path, ctl, "status", "--j") == ["--json"]
+    assert complete(bindir, tmp_path, ctl, "status", "--json", "-") == \
+        ["-t", "--timeout"]
     assert "--service" in complete(bindir, tmp_path, ctl, "--")
+
+    # A switchover's ID may begin with '-': "--" is offered before it, and
+    # after it every word is an operand, never an option to complete.
+    assert complete(bindir, tmp_path, ctl, "switchover", "") == \
+        ["--", "-t", "--timeout"]
+    assert complete(bindir, tmp_path, ctl, "switchover", "node2", "") == \
+        ["-t", "--timeout"]
+    assert complete(bindir, tmp_path, ctl, "switchover", "--", "") == []
+    assert complete(bindir, tmp_path, ctl, "switchover", "--", "-") == []
+    assert complete(bindir, tmp_path, ctl, "switchover", "-t", "") == []
+    assert complete(bindir, tmp_path, ctl, "wait", "--", "") == \
+        complete(bindir, tmp_path, ctl, "wait", "")
+    # Before the command, options as getopt_long reads them: bundled, the
+    # argument attached or not, long ones abbreviated; "--" ends them.
+    for words in (["-qn", "web"], ["-qnweb"], ["-q", "-n", "web"],
+                  ["--serv", "web"], ["--service=web"], ["-qt", "5s"],
+                  ["-n", "--"], ["--"], ["-q", "--"]):
+        assert complete(bindir, tmp_path, ctl, *words, "st") == \
+            ["status"], words
+        assert complete(bindir, tmp_path, ctl, *words, "status", "") == \
+            ["--json", "-t", "--timeout"], words
+    assert complete(bindir, tmp_path, ctl, "--", "-") == []
+    assert complete(bindir, tmp_path, ctl, "-qt", "") == []
+    assert complete(bindir, tmp_path, ctl, "-qs", str(tmp_path / "x")) == []
+    (tmp_path / "x.sock").write_text("")
+    assert complete(bindir, tmp_path, ctl, "-qs", str(tmp_path / "x")) == \
+        [str(tmp_path / "x.sock")]
+    (tmp_path / "x.sock").unlink()
 
     # Services: the sockets in the run directory, and only sockets.
     assert complete(bindir, tmp_path, ctl, "-n", "") == []
@@ -102,6 +132,8 @@ def test_completion(bindir, tmp_path):
         assert sorted(complete(bindir, tmp_path, ctl, "-n", "")) == \
             ["db", "web"]
         assert complete(bindir, tmp_path, ctl, "--service", "w") == ["web"]
+        assert complete(bindir, tmp_path, ctl, "-qn", "w") == ["web"]
+        assert complete(bindir, tmp_path, ctl, "--serv", "w") == ["web"]
     finally:
         for s in socks:
             s.close()
