@@ -638,7 +638,9 @@ zk_hosts_clash(const char *a, const char *b, char *buf, size_t len)
 	char ip[INET6_ADDRSTRLEN];
 	int na, nb, i, j;
 
+	/* Each sets its list to NULL when it fails. */
 	if (zk_resolve(a, &ea, &na) == -1 || zk_resolve(b, &eb, &nb) == -1) {
+		free(ea);
 		if (zk_hosts_same(a, b, 0) && !zk_hosts_same(a, b, 1)) {
 			(void)snprintf(buf, len, "the same hosts on other "
 			    "ports, which the ZooKeeper client cannot tell "
