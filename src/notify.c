@@ -1,9 +1,14 @@
 /*
  * sd_notify(3) for Type=notify units. The watchdog is fed from a timer on
  * the event loop at half of WATCHDOG_USEC, so a stuck loop starves it.
+ * STATUS= goes out when its text changes, and nothing says READY=1 again
+ * once STOPPING=1 was said (a re-exec given up because SIGTERM came
+ * during its wait would otherwise tell systemd a stopping daemon is
+ * ready).
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <event2/event.h>
 #include <systemd/sd-daemon.h>
@@ -15,6 +20,8 @@
 struct notify {
 	int enabled;
 	int ready;
+	int stopping;
+	char *status;		/* the last STATUS= text sent */
 	struct event *watchdog;
 };
 
@@ -66,6 +73,7 @@ notify_free(struct notify *n)
 		return;
 	if (n->watchdog != NULL)
 		event_free(n->watchdog);
+	free(n->status);
 	free(n);
 }
 
@@ -83,8 +91,11 @@ notify_status(struct notify *n, const char *text)
 {
 	char *msg;
 
-	if (n == NULL || !n->enabled)
+	if (n == NULL || !n->enabled ||
+	    (n->status != NULL && strcmp(n->status, text) == 0))
 		return;
+	free(n->status);
+	n->status = xstrdup(text);
 	(void)xasprintf(&msg, "STATUS=%s", text);
 	notify_send(n, msg);
 	free(msg);
@@ -93,17 +104,24 @@ notify_status(struct notify *n, const char *text)
 void
 notify_ready_again(struct notify *n)
 {
+	if (n == NULL || n->stopping)
+		return;
 	notify_send(n, "READY=1");
 }
 
 void
 notify_reloading(struct notify *n)
 {
+	if (n == NULL || n->stopping)
+		return;
 	notify_send(n, "RELOADING=1");
 }
 
 void
 notify_stopping(struct notify *n)
 {
+	if (n == NULL)
+		return;
+	n->stopping = 1;
 	notify_send(n, "STOPPING=1");
 }

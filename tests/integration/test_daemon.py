@@ -87,6 +87,31 @@ def test_systemd_notify_ready_status_watchdog_reload_stopping(election):
         ns.close()
 
 
+def test_systemd_hears_no_ready_after_stopping_nor_a_status_twice(election):
+    """SIGUSR2 during a promote waits for the hook; a SIGTERM in that wait
+    gives the re-exec up, and systemd must not then hear READY=1 from a
+    daemon that said STOPPING=1 (a reviewer's RELOADING, STOPPING, READY).
+    STATUS= goes out only when its text changes."""
+    ns = NotifySocket(election.dir / "notify.sock")
+    try:
+        d = election.daemon("node1", env={"NOTIFY_SOCKET": ns.path})
+        d.hook_conf(promote_sleep=3)
+        d.wait_role("promoting", timeout=15)
+        d.signal(signal.SIGUSR2)
+        ns.wait(lambda ls: "RELOADING=1" in ls, 5, "RELOADING=1")
+        d.signal(signal.SIGTERM)
+        assert d.wait_exit(30) == 0
+        ns.wait(lambda ls: "STOPPING=1" in ls, 10, "STOPPING=1")
+        time.sleep(0.3)     # the reader thread takes what was queued
+        lines = ns.lines()
+        after = lines[lines.index("STOPPING=1"):]
+        assert "READY=1" not in after and "RELOADING=1" not in after, lines
+        status = [l for l in lines if l.startswith("STATUS=")]
+        assert all(a != b for a, b in zip(status, status[1:])), status
+    finally:
+        ns.close()
+
+
 def test_journal_stream_gets_priority_prefixes(election):
     d = election.daemon("node1", env={"JOURNAL_STREAM": "8:12345"})
     d.wait_role("leader")
