@@ -166,20 +166,30 @@ candidate_mark_parse(const char *name, int64_t *sid, int64_t *prio)
 	return 0;
 }
 
-int64_t
-candidate_priority(const char *text)
+/*
+ * The number under key in a node's data, or 0 when it is not a decimal
+ * within [min, max]: a value cut to fit the buffer is too long to be one,
+ * whatever is left.
+ */
+static int64_t
+candidate_int(const char *text, const char *key, int64_t min, int64_t max)
 {
 	const char *why;
 	char buf[32];
-	int64_t p;
+	int64_t v;
 
-	/* A value cut to fit is too long to be one, whatever is left. */
-	candidate_kv(text, "priority", buf, sizeof(buf));
+	candidate_kv(text, key, buf, sizeof(buf));
 	if (strlen(buf) == sizeof(buf) - 1 ||
-	    parse_int64(buf, -CANDIDATE_PRIORITY_MAX, CANDIDATE_PRIORITY_MAX,
-	    &p, &why) == -1)
+	    parse_int64(buf, min, max, &v, &why) == -1)
 		return 0;
-	return p;
+	return v;
+}
+
+int64_t
+candidate_priority(const char *text)
+{
+	return candidate_int(text, "priority", -CANDIDATE_PRIORITY_MAX,
+	    CANDIDATE_PRIORITY_MAX);
 }
 
 /*
@@ -190,15 +200,7 @@ candidate_priority(const char *text)
 int64_t
 candidate_epoch(const char *text)
 {
-	const char *why;
-	char buf[32];
-	int64_t e;
-
-	candidate_kv(text, "epoch", buf, sizeof(buf));
-	if (strlen(buf) == sizeof(buf) - 1 ||
-	    parse_int64(buf, 0, INT64_MAX, &e, &why) == -1)
-		return 0;
-	return e;
+	return candidate_int(text, "epoch", 0, INT64_MAX);
 }
 
 int

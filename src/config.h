@@ -78,6 +78,17 @@ int config_listen_equal(const struct config *a, const struct config *b);
 /* Replaces dst's HTTP addresses with a copy of src's. */
 void config_listen_copy(struct config *dst, const struct config *src);
 
+/*
+ * The keys a running daemon cannot take over (config_fixed.c): a reload
+ * keeps them, a re-exec that would change one is refused. Their count,
+ * the name of the i-th ("control.socket") and its value in c as text
+ * (newly allocated); config_keep_fixed() puts old's values into nc.
+ */
+size_t config_fixed_count(void);
+const char *config_fixed_name(size_t i);
+char *config_fixed_value(const struct config *c, size_t i);
+void config_keep_fixed(struct config *nc, const struct config *old);
+
 /* The election path <root>/<service>, newly allocated. */
 char *config_election_path(const struct config *cfg);
 

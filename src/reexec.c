@@ -5,7 +5,7 @@
  * leadership moves.
  *
  * The old image checks the configuration first: a broken file, or one
- * that changes what a running daemon keeps (reexec_kept[]), refuses the
+ * that changes what a running daemon keeps (config_fixed.c), refuses the
  * re-exec, and the old image goes on. Then it waits for its moment: no hook
  * in the slot or starting up, hooks.notify done, hooks.run not being
  * stopped; the control and HTTP listeners no longer accepting (the kernel
@@ -81,67 +81,6 @@ reexec_exe(void)
 }
 
 /*
- * What a reload cannot change (daemon_reload()) a re-exec cannot either:
- * the new image would resume the session under the new values. Another
- * socket path would hand the listener over at the old path and look for
- * the session file at the new one (a new session beside the old, whose
- * nodes live on until they expire); another root, service or id would
- * re-attach the session in another election and leave the old one's
- * E/leader standing; another status file would leave the old one saying
- * "leader"; another mode would resume a leader as an observer; the server
- * keeps the session's timeout from its creation, so a new one would be a
- * lease the server does not honour; and inherited HTTP listeners stay at
- * their old addresses.
- */
-static const char *const reexec_kept[] = {
-	"zookeeper.root", "election.service", "election.id",
-	"control.socket", "control.status_file", "zookeeper.session_timeout",
-	"election.mode", "control.http_listen",
-};
-
-static char *
-reexec_kept_value(const struct config *c, size_t key)
-{
-	struct textbuf b;
-	size_t i;
-
-	memset(&b, 0, sizeof(b));
-	textbuf_printf(&b, "%s", "");
-	switch (key) {
-	case 0:
-		textbuf_printf(&b, "%s", c->root);
-		break;
-	case 1:
-		textbuf_printf(&b, "%s", c->service);
-		break;
-	case 2:
-		textbuf_printf(&b, "%s", c->id);
-		break;
-	case 3:
-		textbuf_printf(&b, "%s", c->socket_path);
-		break;
-	case 4:
-		textbuf_printf(&b, "%s", c->status_file);
-		break;
-	case 5:
-		textbuf_printf(&b, "%lldms", (long long)c->session_timeout_ms);
-		break;
-	case 6:
-		textbuf_printf(&b, "%s", c->mode == CONFIG_MODE_OBSERVER ?
-		    "observer" : "candidate");
-		break;
-	default:
-		for (i = 0; i < c->nhttp_listen; i++)
-			textbuf_printf(&b, "%s%s", i > 0 ? " " : "",
-			    c->http_listen[i].name);
-		if (c->nhttp_listen == 0)
-			textbuf_printf(&b, "(none)");
-		break;
-	}
-	return b.p;
-}
-
-/*
  * As `zkelectd -t` would (the new image must start), and nothing kept
  * changed: 0, or -1 once the refusal is logged.
  */
@@ -159,16 +98,15 @@ reexec_config_check(struct daemon *d, const char *when)
 		    "on", when, err);
 		return -1;
 	}
-	for (i = 0; i < sizeof(reexec_kept) / sizeof(reexec_kept[0]) &&
-	    rc == 0; i++) {
-		was = reexec_kept_value(&d->cfg, i);
-		now = reexec_kept_value(&nc, i);
+	for (i = 0; i < config_fixed_count() && rc == 0; i++) {
+		was = config_fixed_value(&d->cfg, i);
+		now = config_fixed_value(&nc, i);
 		if (strcmp(was, now) != 0) {
 			log_warnx("%s: %s changed from %s to %s in %s, which a "
 			    "running daemon cannot take over; re-exec "
 			    "refused, the running daemon goes on: restore it "
 			    "to re-exec, or restart to apply it (a leader "
-			    "then hands over)", when, reexec_kept[i], was,
+			    "then hands over)", when, config_fixed_name(i), was,
 			    now, d->config_path);
 			rc = -1;
 		}

@@ -185,7 +185,8 @@ daemon_reload(struct daemon *d)
 	struct election_view v;
 	struct election_params ep;
 	struct config nc;
-	char err[512];
+	char err[512], *was, *now;
+	size_t i;
 
 	notify_reloading(d->notify);
 	if (config_load(&nc, d->config_path, d->overrides, d->noverrides,
@@ -195,41 +196,17 @@ daemon_reload(struct daemon *d)
 		notify_ready_again(d->notify);
 		return;
 	}
-#define KEEP(f, name) do {						\
-	if (strcmp(nc.f, d->cfg.f) != 0) {				\
-		log_warnx("reload: %s cannot change while running; "	\
-		    "restart to apply it", name);			\
-		free(nc.f);						\
-		nc.f = xstrdup(d->cfg.f);				\
-	}								\
-} while (0)
-	KEEP(root, "zookeeper.root");
-	KEEP(service, "election.service");
-	KEEP(id, "election.id");
-	KEEP(socket_path, "control.socket");
-	KEEP(status_file, "control.status_file");
-#undef KEEP
-	/*
-	 * The live session's timeout was negotiated with it, and the lease
-	 * and demote budget derive from it: it changes with a new session.
-	 */
-	if (nc.session_timeout_ms != d->cfg.session_timeout_ms) {
-		log_warnx("reload: zookeeper.session_timeout cannot change "
-		    "while running; restart to apply it");
-		nc.session_timeout_ms = d->cfg.session_timeout_ms;
-		if (!nc.demote_timeout_set)
-			nc.demote_timeout_ms = nc.session_timeout_ms / 4;
+	/* What a running daemon cannot take over stays (config_fixed.c). */
+	for (i = 0; i < config_fixed_count(); i++) {
+		was = config_fixed_value(&d->cfg, i);
+		now = config_fixed_value(&nc, i);
+		if (strcmp(was, now) != 0)
+			log_warnx("reload: %s cannot change while running; "
+			    "restart to apply it", config_fixed_name(i));
+		free(was);
+		free(now);
 	}
-	if (!config_listen_equal(&nc, &d->cfg)) {
-		log_warnx("reload: control.http_listen cannot change while "
-		    "running; restart to apply it");
-		config_listen_copy(&nc, &d->cfg);
-	}
-	if (nc.mode != d->cfg.mode) {
-		log_warnx("reload: election.mode cannot change while running; "
-		    "restart to apply it");
-		nc.mode = d->cfg.mode;
-	}
+	config_keep_fixed(&nc, &d->cfg);
 	daemon_reload_hosts(d, &nc);
 	config_free(&d->cfg);
 	d->cfg = nc;
