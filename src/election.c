@@ -40,6 +40,33 @@
  * simulator checks at every claim's commit that its maker is first, or
  * second behind a session holding a claim (invariant (j)).
  *
+ * A claim deleted by hand. Each daemon watches its own claim (an exists,
+ * beside whatever else goes out, once a listing placed it): a deletion
+ * told before it promotes makes it forget the claim and make another.
+ * The heir takes the release's last notification (the claim before its
+ * own gone) for its own being first only when that watch was set before:
+ * a connection's notifications come in zxid order, so an earlier deletion
+ * of its own would have been told first; otherwise it lists. (Mutant 88
+ * drops the watch: the simulator finds a promote on a claim that is gone,
+ * and two leaders once that node is deleted mid-promote.) A leader whose
+ * claim was deleted makes none: one made now would come after the heir's
+ * prepared claim. Head again on the same node (a lost lease's demote
+ * keeps it), with E/leader still its own for that node, it promotes on
+ * that E/leader: no other session promotes while another holds E/leader,
+ * see (1). (Mutant 89 makes a claim instead: the heir waits for its node,
+ * it for the heir's claim, for ever.) With E/leader deleted by hand too,
+ * it makes a claim, behind the heir's: a head whose claim is behind one of
+ * a session its listing places behind it deletes that one, in a multi
+ * that checks its own node (el_next_unclaim()). That claim is no one's
+ * right to lead: its session cannot be the head while our older node
+ * exists, and a session releases its claim before it queues again, so
+ * the claim was made with the node behind ours. A claim of a session
+ * neither ahead of us nor behind in our listing is listed once more to
+ * tell; an old head's whose node was deleted mid-promote is waited for.
+ * (Mutant 90 leaves it: no leader, for good.) Nothing survives both a
+ * leader's claim and its node deleted by hand while it promotes: no
+ * successor has anything left to wait for.
+ *
  * Why no two leaders. A leader's application leads from its promote hook's
  * start to its demote hook's end. (1) A candidate promotes only while it
  * is first in the queue, its claim is the first of E/claims, and no other
@@ -395,6 +422,7 @@ el_invalidate(struct election *el)
 	el->crumb_armed = 0;
 	el->pred_watched = 0;
 	el->pred_head = 0;
+	el_replace(&el->mark_watch, NULL);
 	el_claim_invalidate(&el->cl);
 }
 

@@ -83,6 +83,10 @@ enum el_op {
 	EL_OP_UNMARK,		/* multi: delete a priority marker of ours */
 	EL_OP_MARKS,		/* children of E/priority, with a watch */
 	EL_OP_CRUMB_EXISTS,	/* exists E/breadcrumb with a watch, when absent */
+	EL_OP_CLAIM_OWN,	/* exists our own claim, with a watch */
+	EL_OP_UNCLAIM,		/* multi: check own node, delete the claim
+				 * before ours (of a candidate behind us) */
+	EL_OP_MARK_OWN,		/* exists our priority marker, with a watch */
 	EL_OP_COUNT
 };
 
@@ -228,6 +232,8 @@ struct el_resume {
 	int64_t timeout_ms;	/* its negotiated timeout */
 	int64_t lease_sent;	/* its lease, on this clock; 0 when none */
 	int leader;		/* the application was told to lead (promoted) */
+	int promoting;		/* a promote or fence hook was started and
+				 * had not ended: the application may lead */
 	int64_t epoch;		/* the epoch it was told */
 	int exact;		/* handed over by the image that ran (re-exec) */
 	int unhealthy;		/* its health check had failed check_fall times */
@@ -325,6 +331,9 @@ struct election_view {
 	const char *lease_error;
 	int64_t backoff_until;	/* 0 when not backing off */
 	int resuming;		/* a resumed session's facts are being checked */
+	int promote_begun;	/* a promote or fence hook runs, or ran before
+				 * a restart whose checks are not over: the
+				 * session file keeps it */
 	int promoted;		/* the application was told to lead, and its
 				 * demote has not started */
 };

@@ -60,6 +60,9 @@ el_claim_forget(struct el_claim *cl)
 	cl->first = 0;
 	cl->pred_head = 0;
 	cl->pred_watched = 0;
+	cl->own_armed = 0;
+	cl->own_watched = 0;
+	cl->gone_sid = 0;
 }
 
 /*
@@ -73,13 +76,21 @@ el_claim_invalidate(struct el_claim *cl)
 {
 	cl->listed = 0;
 	cl->pred_watched = 0;
+	cl->own_armed = 0;
+	cl->own_watched = 0;
 }
 
-/* Ours exists, we know which it is, and it is the first. */
+/*
+ * Ours exists, we know which it is, it is the first, and it is watched:
+ * a deletion by hand after the listing that placed it (or anyone's
+ * delete of a stale claim, el_next_unclaim()) is told, or found by the
+ * exists, before a promote can rest on it.
+ */
 int
 el_claim_ready(const struct el_claim *cl)
 {
-	return cl->have && cl->known && cl->path != NULL && cl->first;
+	return cl->have && cl->known && cl->path != NULL && cl->first &&
+	    (cl->own_watched || EL_MUTANT(88));
 }
 
 /*
@@ -188,16 +199,25 @@ el_claims_listed(struct el_claim *cl, const struct el_result *res,
 	cl->known = 1;
 	el_claim_set(&cl->node, c[me].name);
 	(void)snprintf(path, sizeof(path), "%s/%s", cl->dir, c[me].name);
+	if (cl->path == NULL || strcmp(cl->path, path) != 0) {
+		cl->own_armed = 0;	/* another claim: watched anew */
+		cl->own_watched = 0;
+	}
 	el_claim_set(&cl->path, path);
 	cl->listed = 1;
 	cl->first = me == 0;
+	if (cl->first)
+		cl->gone_sid = 0;
 	cl->pred_head = me == 1;
 	cl->pred_watched = 0;
 	el_claim_set(&cl->pred, NULL);
+	cl->pred_sid = 0;
+	cl->queue_relisted = 0;
 	if (me > 0) {
 		(void)snprintf(path, sizeof(path), "%s/%s", cl->dir,
 		    c[me - 1].name);
 		el_claim_set(&cl->pred, path);
+		cl->pred_sid = c[me - 1].sid;
 	}
 	free(c);
 	return 0;
@@ -219,20 +239,72 @@ el_claim_watched(struct el_claim *cl, const struct el_result *res)
 }
 
 /*
- * A notification on path: 1 if it was the claim before ours. Deleted, it
- * makes ours first when it was the first (nothing can be queued before a
- * node that exists); otherwise the queue is listed again.
+ * Our own claim is watched once we know its path, beside whatever else
+ * goes out (an exists: its reply is waited for by nothing). The path to
+ * watch, or NULL when it is watched, on its way, or not known.
+ */
+const char *
+el_claim_own_want(struct el_claim *cl)
+{
+	if (!cl->have || !cl->known || cl->path == NULL || cl->own_armed ||
+	    EL_MUTANT(88))
+		return NULL;
+	cl->own_armed = 1;
+	return cl->path;
+}
+
+/*
+ * The exists on our own claim answered: it was there, and its deletion
+ * will be told (by hand: an administrator's); or it is gone already.
+ */
+int
+el_claim_own_watched(struct el_claim *cl, const struct el_result *res)
+{
+	if (!cl->have || !cl->own_armed)
+		return 0;	/* forgotten meanwhile (released, lost) */
+	if (res->rc == ZOK) {
+		cl->own_watched = 1;
+		return 0;
+	}
+	if (res->rc == ZNONODE) {
+		el_claim_forget(cl);
+		return 0;
+	}
+	cl->own_armed = 0;
+	return res->rc == ZCONNECTIONLOSS || res->rc == ZOPERATIONTIMEOUT ?
+	    0 : -1;
+}
+
+/*
+ * A notification on path: 1 if it was our claim or the claim before ours.
+ * Ours deleted (by hand, or by our own release) is no claim: the head or
+ * the heir makes another. The one before deleted makes ours first when it
+ * was the first (nothing can be queued before a node that exists) and our
+ * own was watched from before: its deletion, had it come first, would
+ * have been told first (a connection's notifications come in zxid order).
+ * Otherwise the queue is listed again.
  */
 int
 el_claim_watch(struct el_claim *cl, int deleted, const char *path)
 {
+	if (cl->path != NULL && strcmp(path, cl->path) == 0) {
+		if (deleted)
+			el_claim_forget(cl);
+		else {
+			cl->own_armed = 0;	/* new data: watched again */
+			cl->own_watched = 0;
+		}
+		return 1;
+	}
 	if (cl->pred == NULL || strcmp(path, cl->pred) != 0)
 		return 0;
 	cl->pred_watched = 0;
 	if (!deleted)
 		return 1;	/* new data: the watch is set again */
-	if (cl->pred_head && cl->listed) {
+	if (cl->pred_head && cl->listed &&
+	    (cl->own_watched || EL_MUTANT(88))) {
 		cl->first = 1;
+		cl->gone_sid = 0;
 		cl->pred_head = 0;
 		el_claim_set(&cl->pred, NULL);
 	} else

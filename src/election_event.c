@@ -165,6 +165,8 @@ election_watch(struct election *el, int deleted, const char *path)
 		 * after our listing has a higher sequence than ours.
 		 */
 		if ((el->pred_head && el->listed) || EL_MUTANT(15)) {
+			if (!el->cl.first)
+				el->cl.gone_sid = el->pred_owner;
 			el->first = 1;
 			el->position = 1;
 			if (el->ncandidates > 1)
@@ -188,6 +190,15 @@ election_watch(struct election *el, int deleted, const char *path)
 		 */
 		el->marks_fresh = 0;
 		el->yield_listed = 0;
+	} else if (el->mark_have != NULL && strcmp(path, el->mark_have) == 0) {
+		/*
+		 * Our marker deleted by hand (or by our own release or
+		 * unmark, whose reply settles it): unsure, it is made again
+		 * if it is wanted (el_next_mark()).
+		 */
+		el_replace(&el->mark_watch, NULL);
+		if (deleted)
+			el->mark_unsure = 1;
 	} else if (strcmp(path, el->crumb_path) == 0) {
 		el->crumb_armed = 0;
 		if (deleted)
@@ -464,6 +475,8 @@ election_view(const struct election *el, struct election_view *v)
 	v->report_lag_ms = el->lag_ms;
 	v->lease_error = el->lease_error;
 	v->resuming = el->resume_check;
+	v->promote_begun = el->state == EL_ST_PROMOTING ||
+	    (el->resume_check && el->resume_promoting);
 	v->promoted = el_promoted(el);
 	v->backoff_until = el->backoff_until;
 	v->crumb_id = el->crumb_exists ? el->crumb_id : "";
@@ -484,6 +497,7 @@ election_op_name(enum el_op op)
 		"leader", "leader_exists", "breadcrumb", "ack", "release",
 		"set_data", "sync", "claim", "claim_watch", "claims",
 		"switchover", "mark", "unmark", "marks", "crumb_exists",
+		"claim_own", "unclaim", "mark_own",
 	};
 
 	return (unsigned)op < EL_OP_COUNT ? names[op] : "unknown";
@@ -538,6 +552,7 @@ election_resume(struct election *el, const struct el_resume *r)
 	}
 	el->resume_check = 1;
 	el->resume_exact = r->exact;
+	el->resume_promoting = r->promoting;
 	el->resume_demote = el->startup_demote;
 	el->startup_demote = 0;
 	/*

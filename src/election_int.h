@@ -118,8 +118,15 @@ struct el_claim {
 	int listed;		/* E/claims listed on this connection, ours in it */
 	int first;		/* ours is the first claim of E/claims */
 	char *pred;		/* the claim just before ours */
+	int64_t pred_sid;	/* ...its session */
+	int queue_relisted;	/* the candidates listed again to place it */
+	int64_t gone_sid;	/* the session of the head whose node went
+				 * before ours was first: its claim goes in
+				 * the same transaction, or is an orphan */
 	int pred_head;		/* and it was the first */
 	int pred_watched;
+	int own_armed;		/* ours is watched, or its exists is out */
+	int own_watched;	/* ...and answered: it was there */
 };
 
 /* State changes not yet reported by election_next(). */
@@ -307,6 +314,8 @@ struct election {
 	char *mark_old;		/* one a change replaced: deleted after */
 	int unmark_old;		/* the UNMARK in flight is mark_old's */
 	int mark_unsure;	/* a lost release may have deleted it */
+	int resume_promoting;	/* resumed: a promote or fence had begun */
+	char *mark_watch;	/* mark_have, watched on this connection */
 	int marks_unknown;	/* a resumed session's own: list E/priority */
 	char *mark_path;	/* the one being made */
 	/*
@@ -462,6 +471,8 @@ int el_claim_created(struct el_claim *cl, int rc);
 int el_claims_listed(struct el_claim *cl, const struct el_result *res,
     int64_t sid);
 int el_claim_watched(struct el_claim *cl, const struct el_result *res);
+const char *el_claim_own_want(struct el_claim *cl);
+int el_claim_own_watched(struct el_claim *cl, const struct el_result *res);
 int el_claim_watch(struct el_claim *cl, int deleted, const char *path);
 
 /* election_time.c */

@@ -100,9 +100,12 @@ el_resume_decide(struct election *el)
 	/*
 	 * A promote, fence or demote was under way: its outcome is unknown.
 	 * A claim that is not first (an heir's, prepared) was never
-	 * promoted on: a claim once first stays first.
+	 * promoted on: a claim once first stays first. The session file
+	 * says a promote or fence had begun even when an administrator
+	 * deleted that claim meanwhile (and then the node).
 	 */
-	if ((el->cl.have && el->cl.first) || el_owns_leader(el))
+	if ((el->cl.have && el->cl.first) || el_owns_leader(el) ||
+	    (el->resume_promoting && !EL_MUTANT(92)))
 		el->startup_demote = 1;
 }
 
@@ -411,6 +414,7 @@ election_free(struct election *el)
 		free(el->parents[i]);
 	free(el->prio_dir);
 	free(el->mark_have);
+	free(el->mark_watch);
 	free(el->mark_extra);
 	free(el->mark_old);
 	free(el->mark_path);

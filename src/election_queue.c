@@ -145,6 +145,55 @@ el_next_heir(struct election *el, struct el_action *act)
 }
 
 /*
+ * The head (or the leader) finds its claim behind one of a candidate
+ * behind it: the heir's, prepared while we led, before our claim was
+ * deleted by hand and made again. Neither would ever be first: the heir
+ * waits for our node, we for its claim. It is no one's right to lead: its
+ * session cannot be the head while our node, made before its own, exists
+ * (the multi checks it does), and a session releases its claim before it
+ * queues again, so the claim was made with the node behind us. So we
+ * delete it; its owner, watching its own claim, prepares again behind
+ * ours. 1 if a request went out.
+ */
+static int
+el_next_unclaim(struct election *el, struct el_action *act)
+{
+	int i, behind = 0;
+
+	if (!el->first || !el->cl.listed || el->cl.first ||
+	    el->cl.pred == NULL || EL_MUTANT(90))
+		return 0;
+	/*
+	 * The head before us, whose node we saw go: its claim goes in the
+	 * same transaction (a release, an expiry), or it is an orphan whose
+	 * promote may still run (its node deleted by hand). Waited for.
+	 */
+	if (el->cl.pred_sid == el->cl.gone_sid || el->cl.pred_sid == 0)
+		return 0;
+	for (i = 0; i < el->nbehind; i++)
+		if (el->behind[i] == el->cl.pred_sid && el->cl.pred_sid != 0)
+			behind = 1;
+	/*
+	 * Its session not behind us in our last listing: a node made since
+	 * (behind us too), or none (an orphan, waited for). Listed once to
+	 * tell.
+	 */
+	if (!behind && !el->cl.queue_relisted) {
+		el->cl.queue_relisted = 1;
+		el->listed = 0;
+		el_act_zk(el, act, EL_OP_LIST, el->cand_dir);
+		return 1;
+	}
+	if (!behind)
+		return 0;
+	act->nsub = 0;
+	el_sub(act, ZK_MOP_CHECK, el->node_path, NULL);
+	el_sub(act, ZK_MOP_DELETE, el->cl.pred, NULL);
+	el_act_zk(el, act, EL_OP_UNCLAIM, NULL);
+	return 1;
+}
+
+/*
  * The head: 1 while the first claim is not ours (made, placed, or waited
  * for with a watch on the claim before ours).
  */
@@ -159,6 +208,8 @@ el_next_right(struct election *el, struct el_action *act)
 	}
 	if (el_claim_ready(&el->cl))
 		return 0;
+	if (el_next_unclaim(el, act))
+		return 1;
 	(void)el_next_claim_fact(el, act);
 	return 1;
 }
@@ -303,11 +354,23 @@ el_next_queue(struct election *el, struct el_action *act)
 				return 0;
 			el_build_ack(el, act);
 			el_act_zk(el, act, EL_OP_ACK, NULL);
-		}
+		} else if (el->acked && !el_claim_ready(&el->cl) &&
+		    !el_lease_short(el) && !EL_MUTANT(89))
+			(void)el_next_right(el, act);
 		return 0;
 	}
 	if (!el_leading(el))
 		return el_next_promote(el, act);
+	/*
+	 * Our claim deleted by hand while we promote (or fence, or lead,
+	 * above): made again and placed first (el_next_unclaim()). Else our
+	 * node deleted by hand too would leave a successor nothing to wait
+	 * for, and a restart after a crash nothing that says a promote may
+	 * have run (el_resume_decide()). Never past the demote point:
+	 * nothing goes out in a leader's name then (issue 19.6).
+	 */
+	if (!el_claim_ready(&el->cl) && !el_lease_short(el) && !EL_MUTANT(89))
+		(void)el_next_right(el, act);
 	return 0;
 }
 
@@ -358,6 +421,7 @@ el_next_switchover(struct election *el, struct el_action *act)
 int
 el_next_zk(struct election *el, struct el_action *act)
 {
+	const char *path;
 	int rc;
 
 	/*
@@ -370,6 +434,26 @@ el_next_zk(struct election *el, struct el_action *act)
 		el_act_zk_pipe(el, act, el->leader_check || (el->leader_fresh &&
 		    !el->leader_exists) ? EL_OP_LEADER_EXISTS : EL_OP_LEADER,
 		    el->leader_path, 1);
+		return 0;
+	}
+	/*
+	 * Our claim is watched too: one deleted by hand is made again
+	 * (el_claim_watch()), never taken for the right to lead.
+	 */
+	if (!el->release_pending && (path = el_claim_own_want(&el->cl)) !=
+	    NULL) {
+		el_act_zk_pipe(el, act, EL_OP_CLAIM_OWN, path, 1);
+		return 0;
+	}
+	/*
+	 * And our priority marker: one deleted by hand is made again, or
+	 * whoever reads the markers takes us for priority 0 for good.
+	 */
+	if (!el->release_pending && el->mark_have != NULL &&
+	    !el->mark_unsure && (el->mark_watch == NULL ||
+	    strcmp(el->mark_watch, el->mark_have) != 0) && !EL_MUTANT(91)) {
+		el_replace(&el->mark_watch, el->mark_have);
+		el_act_zk_pipe(el, act, EL_OP_MARK_OWN, el->mark_watch, 1);
 		return 0;
 	}
 	if (!el->leader_fresh || el_pipe_busy(el))

@@ -217,6 +217,7 @@ el_writes(enum el_op op)
 	case EL_OP_SW_DELETE:
 	case EL_OP_MARK:
 	case EL_OP_UNMARK:
+	case EL_OP_UNCLAIM:
 		return 1;
 	default:
 		return 0;
@@ -285,6 +286,30 @@ el_reply_claim_watch(struct election *el, const struct el_result *res)
 	int rc = res->rc;
 
 	if (el_claim_watched(&el->cl, res) < 0)
+		el_op_error(el, rc);
+}
+
+static void
+el_reply_claim_own(struct election *el, const struct el_result *res)
+{
+	if (el_claim_own_watched(&el->cl, res) < 0)
+		el_op_error(el, res->rc);
+}
+
+/*
+ * A stale claim ahead of ours deleted, or not (gone already, or our node
+ * is): E/claims is listed again, and our node read if it may be gone.
+ */
+static void
+el_reply_unclaim(struct election *el, const struct el_result *res)
+{
+	int rc = res->rc;
+
+	el->cl.listed = 0;
+	if (rc == ZNONODE)
+		el->node_ok = 0;
+	else if (rc != ZOK && rc != ZCONNECTIONLOSS &&
+	    rc != ZOPERATIONTIMEOUT)
 		el_op_error(el, rc);
 }
 
@@ -398,6 +423,25 @@ el_reply_unmark(struct election *el, const struct el_result *res)
 		el->mark_unsure = 1;
 		el_op_error(el, rc);
 	}
+}
+
+/*
+ * The exists on our marker answered: there, and watched; or gone (deleted
+ * by hand): unsure, so el_next_mark() makes it again if it is wanted.
+ */
+static void
+el_reply_mark_own(struct election *el, const struct el_result *res)
+{
+	int rc = res->rc;
+
+	if (rc == ZOK)
+		return;
+	if (rc == ZNONODE && el->mark_have != NULL && el->mark_watch != NULL &&
+	    strcmp(el->mark_have, el->mark_watch) == 0)
+		el->mark_unsure = 1;
+	el_replace(&el->mark_watch, NULL);
+	if (rc != ZNONODE && rc != ZCONNECTIONLOSS && rc != ZOPERATIONTIMEOUT)
+		el_op_error(el, rc);
 }
 
 static void
@@ -691,7 +735,15 @@ el_reply_release(struct election *el, const struct el_result *res)
 	} else {
 		el_invalidate(el);
 		el->cl.known = 0;
-		el_op_error(el, rc);
+		/*
+		 * A node deleted or rewritten by hand (NONODE, BADVERSION):
+		 * what we own is read again and the release goes again at
+		 * once, not after the retry time (a review: a breadcrumb
+		 * rewritten by hand cost a resign 1 s). The attempts above
+		 * bound it.
+		 */
+		if ((rc != ZNONODE && rc != ZBADVERSION) || EL_MUTANT(93))
+			el_op_error(el, rc);
 	}
 }
 /* One handler per request kind (the sync is answered apart). */
@@ -700,6 +752,9 @@ static void (*const el_reply[EL_OP_COUNT])(struct election *,
 	[EL_OP_CLAIM] = el_reply_claim,
 	[EL_OP_CLAIM_WATCH] = el_reply_claim_watch,
 	[EL_OP_CLAIMS] = el_reply_claims,
+	[EL_OP_CLAIM_OWN] = el_reply_claim_own,
+	[EL_OP_UNCLAIM] = el_reply_unclaim,
+	[EL_OP_MARK_OWN] = el_reply_mark_own,
 	[EL_OP_SW_DELETE] = el_reply_sw_delete,
 	[EL_OP_MARK] = el_reply_mark,
 	[EL_OP_UNMARK] = el_reply_unmark,
@@ -748,7 +803,8 @@ el_reply_cause(enum el_op op)
 		"reply: release", "reply: set_data", "reply: sync",
 		"reply: claim", "reply: claim_watch", "reply: claims",
 		"reply: switchover", "reply: mark", "reply: unmark",
-		"reply: marks", "reply: crumb_exists",
+		"reply: marks", "reply: crumb_exists", "reply: claim_own",
+		"reply: unclaim", "reply: mark_own",
 	};
 
 	return (unsigned)op < EL_OP_COUNT ? causes[op] : "reply";

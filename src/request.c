@@ -107,6 +107,8 @@ daemon_issue(struct daemon *d, enum el_op op, const char *path,
 	case EL_OP_LEADER_EXISTS:
 	case EL_OP_CRUMB_EXISTS:
 	case EL_OP_CLAIM_WATCH:
+	case EL_OP_CLAIM_OWN:
+	case EL_OP_MARK_OWN:
 		rc = zk_exists(d->zk, path, 1, tag);
 		break;
 	case EL_OP_SYNC:
@@ -118,6 +120,7 @@ daemon_issue(struct daemon *d, enum el_op op, const char *path,
 	case EL_OP_SET_DATA:
 	case EL_OP_SW_DELETE:
 	case EL_OP_UNMARK:
+	case EL_OP_UNCLAIM:
 		rc = zk_multi(d->zk, sub, nsub, tag);
 		break;
 	default:

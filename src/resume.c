@@ -117,6 +117,7 @@ resume_load(struct daemon *d)
 	r.timeout_ms = f.timeout_ms;
 	r.lease_sent = f.lease_sent;
 	r.leader = f.leader;
+	r.promoting = f.promoting;
 	r.epoch = f.epoch;
 	r.exact = d->rx_inherited && d->rx_exact;
 	r.unhealthy = d->rx_unhealthy;
@@ -157,6 +158,7 @@ resume_save(struct daemon *d)
 	f.lease_sent = v.lease_end != 0 ? v.lease_end - v.session_timeout_ms :
 	    0;
 	f.leader = v.promoted;
+	f.promoting = v.promote_begun;
 	f.epoch = v.epoch;
 	(void)snprintf(f.boot, sizeof(f.boot), "%s", d->session_boot);
 	text = session_file_render(&f);

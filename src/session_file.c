@@ -1,7 +1,8 @@
 /*
  * The session file (see session_file.h). Its lines are key=value: the
  * owner (root, service, id, socket: the configuration's values), sid
- * (hex), passwd (32 hex digits), timeout, lease, leader, epoch and boot
+ * (hex), passwd (32 hex digits), timeout, lease, leader, promoting (a
+ * promote or fence hook had begun; a file without it says 0), epoch and boot
  * (the kernel's boot id: the lease's clock starts again at a boot). A
  * file of the version before this one has no owner lines.
  */
@@ -73,11 +74,11 @@ session_file_render(const struct session_facts *f)
 		    (unsigned char)f->zs.passwd[i]);
 	(void)xasprintf(&text, "root=%s\nservice=%s\nid=%s\nsocket=%s\n"
 	    "sid=%016llx\npasswd=%s\ntimeout=%lld\n"
-	    "lease=%lld\nleader=%d\nepoch=%lld\nboot=%s\n",
+	    "lease=%lld\nleader=%d\npromoting=%d\nepoch=%lld\nboot=%s\n",
 	    f->owner.root, f->owner.service, f->owner.id, f->owner.socket,
 	    (unsigned long long)f->zs.sid, pw, (long long)f->timeout_ms,
-	    (long long)f->lease_sent, f->leader != 0, (long long)f->epoch,
-	    f->boot);
+	    (long long)f->lease_sent, f->leader != 0, f->promoting != 0,
+	    (long long)f->epoch, f->boot);
 	explicit_bzero(pw, sizeof(pw));
 	return text;
 }
@@ -186,6 +187,8 @@ session_line(char *line, struct session_facts *f, struct session_seen *s)
 		f->lease_sent = n;
 	else if (strcmp(line, "leader") == 0)
 		f->leader = n != 0;
+	else if (strcmp(line, "promoting") == 0)
+		f->promoting = n != 0;
 	else if (strcmp(line, "epoch") == 0)
 		f->epoch = n;
 	else

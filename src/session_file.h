@@ -38,6 +38,7 @@ struct session_facts {
 	int64_t timeout_ms;	/* negotiated */
 	int64_t lease_sent;	/* on now_ms()'s clock, this boot; 0 none */
 	int leader;		/* the application was told to lead */
+	int promoting;		/* a promote or fence hook had begun */
 	int64_t epoch;		/* its epoch */
 	char boot[64];		/* the boot id the lease's clock is of */
 };

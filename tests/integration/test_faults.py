@@ -1071,6 +1071,47 @@ def test_operator_deletes_leader_candidate_znode(election, faults, kz):
     faults.check_i5()
 
 
+def test_heir_claim_deleted_by_hand_is_made_again(election, faults, kz):
+    """An operator deletes the heir's claim (E/claims) while the leader
+    leads. The heir watches its own claim and makes another before the
+    handover. Then the leader resigns, and the heir's candidate node is
+    deleted in the middle of its promote (what the claims are for): the
+    third candidate waits for the heir's claim, so it promotes only after
+    the heir's demote ended. A review found them overlapping: the heir
+    had promoted on a claim that was gone."""
+    set_timeout(election, 3000)
+    n1, n2, n3 = faults.start_in_order(3)
+    claims = f"{election.path}/claims"
+    sid2 = n2.status()["session"]
+
+    def claim_of_node2():
+        for name in kz.get_children(claims):
+            if name.startswith(f"claim-{sid2}_"):
+                return name
+        return None
+
+    old = wait_for(claim_of_node2, 10, "node2's prepared claim")
+    kz.delete(f"{claims}/{old}")
+    wait_for(lambda: claim_of_node2() not in (None, old), 10,
+             "node2's claim made again")
+    n2.hook_conf(promote_sleep=3)
+    assert n1.ctl("resign", timeout=30).strip() == "ok"
+    wait_for(lambda: n2.role() == "promoting", 10, "node2 promoting")
+    node = candidate_of(kz, election, n2)
+    kz.delete(f"{election.path}/candidates/{node}")
+    n3.wait_role("leader", timeout=20)
+    ev = election.events()
+    _, d_end = last_run(ev, "node2", "demote")
+    assert d_end is not None
+    p_start, _ = last_run(ev, "node3", "promote")
+    assert p_start.n > d_end.n, \
+        f"node3 promoted ({p_start}) before node2's demote ended ({d_end})"
+    print(f"node2's demote ended at {d_end.ts}, node3's promote started at "
+          f"{p_start.ts}")
+    faults.check_i1()
+    faults.check_i2()
+
+
 # ---------------------------------------------------------------- flapping
 
 def test_connection_flapping(proxy_factory, election, faults):

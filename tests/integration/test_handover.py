@@ -33,8 +33,10 @@ def delta(before, after):
 
 # What the heir sends while the leader leads, to prepare its claim (issue
 # 21): the breadcrumb read with a watch, the markers, the claim, E/claims
-# listed, the claim before its own watched.
-PREPARE = {"breadcrumb", "marks", "claim", "claims", "claim_watch"}
+# listed, the claim before its own watched, and its own (an exists: one
+# deleted by hand is made again, never taken for the right to lead).
+PREPARE = {"breadcrumb", "marks", "claim", "claims", "claim_watch",
+           "claim_own"}
 
 
 def prepared(d):

@@ -283,6 +283,27 @@ def test_forged_marker_cannot_stall_the_election(election, kz):
     election.check_invariants()
 
 
+def test_marker_deleted_by_hand_is_made_again(election, kz):
+    """A review: the marker of the candidate with the highest priority,
+    deleted by hand, left it looking like priority 0 for good: no
+    preemption ever. It watches its own marker and makes it again, and the
+    leader's preemption then hands over to it."""
+    a = start(election, "node1", 0, "3s")
+    a.wait_role("leader")
+    b = start(election, "node2", 10, "3s")
+    b.wait_role("follower")
+    sid = b.status()["session"]
+    marker = f"{election.path}/priority/{sid}_10"
+    wait_for(lambda: kz.exists(marker), 5, "node2's marker")
+    kz.delete(marker)
+    wait_for(lambda: kz.exists(marker), 5, "node2's marker made again")
+    b.wait_role("leader", timeout=20)
+    assert election.wait_one_leader(daemons=[a, b]) is b
+    demotes = [s.reason for s, _ in hook_runs(election.events(), id="node1",
+                                              event="demote")]
+    assert demotes[-1] == "preempted", demotes
+
+
 def test_resign_of_the_highest_priority_hands_over(election, kz):
     """Its marker stays away after the handoff: the next head does not
     yield back to it (preempt_delay=never keeps it from coming back)."""

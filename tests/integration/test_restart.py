@@ -336,6 +336,34 @@ def test_a_crash_in_the_middle_of_a_promote_demotes_first(election):
     assert runs == [("demote", "startup", "0"), ("promote", "elected", epoch)]
 
 
+def test_a_crash_in_a_promote_demotes_first_even_without_its_claim(
+        election, kz):
+    """The same, and an administrator deletes the claim while the daemon
+    is down: nothing in ZooKeeper then says a promote had begun, but the
+    session file, written before the hook started, does (a review's
+    simulator seeds: the restarted daemon ran no demote)."""
+    a = election.daemon("a", start=False)
+    a.hook_conf(promote_hang=1)
+    a.start()
+    hang = wait_for(a.hang_pids, 20, "the promote hook to hang")
+    sid = a.status()["session"]
+    a.kill()
+    os.killpg(hang[0], signal.SIGKILL)
+    wait_for(lambda: zkharness.group_members(hang[0]) == [], 10,
+             "the hook gone")
+    claims = f"{election.path}/claims"
+    for name in kz.get_children(claims):
+        if name.startswith(f"claim-{sid}_"):
+            kz.delete(f"{claims}/{name}")
+    a.hook_conf()
+    since = time.time()
+    a.start()
+    a.wait_role("leader", 20)
+    runs = [(ev.event, ev.reason) for ev in hook_lines(election, since)]
+    assert runs[0] == ("demote", "startup"), runs
+    assert runs[-1] == ("promote", "elected"), runs
+
+
 def test_a_resumed_crash_starts_hooks_run_again(election):
     election.session_timeout_ms = 4000     # the shared server's most
     run = election.dir / "run.sh"

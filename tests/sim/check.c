@@ -212,11 +212,22 @@ check_promote(struct sim *s, struct peer *p, const struct el_action *act)
 	struct election_view v;
 	char ts[32], cid[32];
 	int64_t czxid, cepoch = 0;
-	int i;
+	int i, dd = 0;
 
 	check_view(p, &v);
 	s->st.promotes++;
 	pc->av_cut_at = 0;
+	/*
+	 * Its claim and its node both deleted by hand in this session,
+	 * unheard yet: it promotes on a node that is gone, with nothing to
+	 * keep the next head waiting, and on a view a successor's writes
+	 * may have outdated. No election can help it (it demotes once it
+	 * hears); (a), (d) and (i) have nothing to say of it.
+	 */
+	if (check_hand_deleted(s, p)) {
+		s->st.double_deletes++;
+		dd = 1;
+	}
 	check_queue_hook(s, p, v.node, HOOK_PROMOTE);
 	check_lease_promote(s, p, HOOK_PROMOTE);
 	if (v.lease_end <= s->now)
@@ -239,7 +250,7 @@ check_promote(struct sim *s, struct peer *p, const struct el_action *act)
 	 * writes check its own node, which is gone); an administrator only
 	 * deletes it, and then there is nothing to fence.
 	 */
-	if (s->fc.fence && v.node != NULL &&
+	if (s->fc.fence && v.node != NULL && !dd &&
 	    check_crumb(s, cid, sizeof(cid), &cepoch) &&
 	    cepoch != act->epoch) {
 		s->st.over_crumb++;
@@ -263,7 +274,9 @@ check_promote(struct sim *s, struct peer *p, const struct el_action *act)
 		check_fail(s, "(i) %s: promotes over the breadcrumb of epoch "
 		    "%lld (%s) it knows of without fencing it", p->id,
 		    (long long)v.crumb_epoch, v.crumb_id);
-	if (act->epoch < s->last_epoch)
+	if (dd)
+		;
+	else if (act->epoch < s->last_epoch)
 		check_fail(s, "(d) %s: promote epoch %lld below the last "
 		    "leader's %lld%s", p->id, (long long)act->epoch,
 		    (long long)s->last_epoch, s->admin_last > 0 &&
@@ -282,11 +295,22 @@ check_promote(struct sim *s, struct peer *p, const struct el_action *act)
 	for (i = 0; i < s->npeers; i++) {
 		struct pcheck *o = &s->pc[i];
 
-		if (i == p->idx || !o->open || o->excused || o->fenced)
+		if (i == p->idx || !o->open || o->excused || o->fenced || dd)
 			continue;
 		/* Frozen, and the freeze has reached its demote point. */
 		if (s->peer[i].frozen && s->now >= o->demote_at_freeze)
 			continue;
+		/*
+		 * Its claim deleted by hand in this session (it leads on
+		 * its E/leader since, and makes none), and its node while
+		 * it led: what kept the next head from promoting is gone,
+		 * and no election can help it.
+		 */
+		if (o->claim_admin_sid == o->sid &&
+		    o->node_admin_at >= o->open_at - s->T) {
+			s->st.double_deletes++;
+			continue;
+		}
 		check_fail(s, "(a) two leaders: %s promotes (epoch %lld) "
 		    "while %s leads since %s (epoch %lld)%s", p->id,
 		    (long long)act->epoch, s->peer[i].id,
@@ -543,8 +567,12 @@ check_step(struct sim *s, struct peer *p)
 	if (v.role == ROLE_LEADER && !pc->open)
 		check_fail(s, "(a) %s: role leader without a promote hook",
 		    p->id);
-	/* (self): a leader shows itself, with the data set now. */
-	if (v.role == ROLE_LEADER && (strcmp(v.leader_id, p->id) != 0 ||
+	/*
+	 * (self): a leader shows itself, with the data set now (unless its
+	 * claim and its node were both deleted by hand: another leads).
+	 */
+	if (v.role == ROLE_LEADER && !check_hand_deleted(s, p) &&
+	    (strcmp(v.leader_id, p->id) != 0 ||
 	    strcmp(v.leader_data, p->data) != 0))
 		check_fail(s, "(self) %s: role leader, shows leader \"%s\" "
 		    "data \"%s\" (its data \"%s\")", p->id, v.leader_id,

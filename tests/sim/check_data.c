@@ -78,8 +78,11 @@ check_data_peer(struct sim *s, const struct peer *p)
 	char data[sizeof(p->data) + 16];
 	int64_t prio;
 
-	/* An administrator's hand in E/priority is not the core's to undo. */
-	if (s->priorities && s->st.faults[F_FORGE_MARK] == 0)
+	/*
+	 * A marker made by hand is not the core's to undo; one of its own
+	 * deleted by hand, it makes again.
+	 */
+	if (s->priorities && s->forged == 0)
 		check_data_marks(s, p, z != NULL);
 	if (z == NULL || s->failed)
 		return;

@@ -192,7 +192,7 @@ check_ops_final(struct sim *s)
 			    "configured: out of the election for good",
 			    s->peer[i].id);
 	}
-	if (s->failed || !s->priorities || s->st.faults[F_FORGE_MARK] != 0)
+	if (s->failed || !s->priorities || s->forged != 0)
 		return;
 	for (i = 0; i < s->npeers; i++) {
 		election_view(s->peer[i].el, &v);

@@ -143,6 +143,49 @@ check_queue_nth(struct sim *s, int nth)
 	return sid;
 }
 
+/*
+ * An administrator deleted a claim of session sid: a head (a leader) that
+ * holds none since is no defect of the core, which makes no claim while
+ * it leads. Nothing can give it back its place in E/claims.
+ */
+static int
+check_queue_claim_taken(const struct sim *s, int64_t sid)
+{
+	int i;
+
+	for (i = 0; i < 32 && i < s->nclaim_taken; i++)
+		if (sid != 0 && s->claim_taken[i] == sid)
+			return 1;
+	return 0;
+}
+
+/*
+ * An administrator deleted both the claim and the candidate node that p
+ * has now (its view's node is gone from the quorum, and so is every claim
+ * of its session): what the contract promises for one of the two, it
+ * cannot for both (see (a)).
+ */
+int
+check_hand_deleted(struct sim *s, const struct peer *p)
+{
+	const struct pcheck *pc = &s->pc[p->idx];
+	struct election_view v;
+	char path[2 * SIM_PATH];
+	int n;
+
+	if (p->cl.sid == 0 || pc->claim_admin_sid != p->cl.sid ||
+	    pc->node_admin_sid != p->cl.sid)
+		return 0;
+	election_view(p->el, &v);
+	if (v.node == NULL)
+		return 0;
+	(void)snprintf(path, sizeof(path), SIM_CANDS "/%s", v.node);
+	if (ztree_get(&s->qu.tree, path) != NULL)
+		return 0;
+	(void)check_queue_claim(s, p->cl.sid, &n, NULL, 0);
+	return n == 0;
+}
+
 /* The heir's claim, about to be committed: counted for -S. */
 static void
 check_queue_heir(struct sim *s, int64_t sid)
@@ -186,10 +229,52 @@ check_queue_crumb(struct sim *s, int64_t sid)
 	epoch = check_epoch_of(z->data);
 	for (i = 0; i < s->npeers; i++)
 		if (s->peer[i].running && s->peer[i].cl.sid == sid &&
-		    strcmp(s->peer[i].id, id) != 0)
+		    strcmp(s->peer[i].id, id) != 0 &&
+		    /* its claim and node deleted by hand: (a) excused */
+		    !(s->pc[i].claim_admin_sid == sid &&
+		    s->pc[i].node_admin_at >= s->now - 2 * s->T))
 			check_fail(s, "(i) %s: deletes the breadcrumb of %s "
 			    "(epoch %lld): the next leader will not fence it",
 			    s->peer[i].id, id, (long long)epoch);
+}
+
+/*
+ * (j) A claim deleted by a session not its own's (a head's stale-claim
+ * delete): it was no one's right to lead. Its owner is not between a
+ * promote's start and a demote's end, and its node, if it has one, is
+ * behind the deleter's in the queue.
+ */
+static void
+check_queue_unclaim(struct sim *s, const char *name, int64_t sid)
+{
+	struct candidate k, *c;
+	char **names, buf[40];
+	int i, n, m, mine = -1, its = -1;
+
+	if (candidate_parse_as(name, CANDIDATE_CLAIM_PREFIX, &k) != 0 ||
+	    k.sid == sid)
+		return;
+	s->st.unclaims++;
+	n = ztree_children(&s->qu.tree, SIM_CANDS, &names);
+	c = xcalloc((size_t)n + 1, sizeof(*c));
+	m = candidate_order(names, n, c);
+	for (i = 0; i < m; i++) {
+		if (c[i].sid == sid && mine < 0)
+			mine = i;
+		if (c[i].sid == k.sid && its < 0)
+			its = i;
+	}
+	free(c);
+	ztree_names_free(names, n);
+	for (i = 0; i < s->npeers; i++)
+		if (s->pc[i].open && s->pc[i].sid == k.sid)
+			check_fail(s, "(j) %s deletes the claim %s of %s, "
+			    "which leads", check_queue_who(s, sid, buf,
+			    sizeof(buf)), name, s->peer[i].id);
+	if (mine < 0 || (its >= 0 && its < mine))
+		check_fail(s, "(j) %s deletes the claim %s of a session %s",
+		    check_queue_who(s, sid, buf, sizeof(buf)), name,
+		    mine < 0 ? "while it has no node itself" : "ahead of it");
 }
 
 void
@@ -223,6 +308,10 @@ check_queue_commit(struct sim *s, const struct zreq *req, int64_t sid)
 			else if (m->kind == ZK_MOP_DELETE &&
 			    strcmp(m->path, SIM_CRUMB) == 0)
 				check_queue_crumb(s, sid);
+			else if (m->kind == ZK_MOP_DELETE &&
+			    strncmp(m->path, SIM_CLAIMS "/", cdirlen) == 0)
+				check_queue_unclaim(s, m->path + cdirlen,
+				    sid);
 		}
 	if (!claim)
 		return;
@@ -249,7 +338,8 @@ check_queue_commit(struct sim *s, const struct zreq *req, int64_t sid)
 		check_fail(s, "(j) %s: a claim committed for %s, but %s is "
 		    "first in the queue and it is not second", who, node,
 		    head);
-	else if (held == 0)
+	else if (held == 0 && !check_queue_claim_taken(s, check_queue_nth(s,
+	    0)))
 		check_fail(s, "(j) %s: a claim committed for %s, second in "
 		    "the queue behind %s, which holds no claim", who, node,
 		    head);
@@ -280,6 +370,14 @@ check_queue_right(struct sim *s, struct peer *p, enum hook_kind kind)
 	}
 	first = check_queue_claim(s, 0, &all, NULL, 0);
 	if (n == 0) {
+		/*
+		 * Its claim deleted by hand in a transaction it has not
+		 * heard of yet (nothing it received is as recent): it could
+		 * not know. One it could have heard of is a defect.
+		 */
+		if (pc->claim_admin_sid == p->cl.sid &&
+		    pc->claim_admin_zxid > p->cl.last_zxid)
+			return;
 		if (quorum_session(s, p->cl.sid) != NULL &&
 		    quorum_session(s, p->cl.sid)->live)
 			check_fail(s, "(j) %s: %s starts, but its session "

@@ -19,7 +19,7 @@ static const int fault_weight[F_NKINDS] = {
 	[F_SWITCHOVER] = 8, [F_PRIORITY] = 4, [F_FORGE_MARK] = 3,
 	[F_SRV_RESTART] = 6, [F_ELECTION] = 5,
 	[F_REEXEC] = 6,
-	[F_RUN_EXIT] = 4, [F_CHECK_RELOAD] = 4,
+	[F_RUN_EXIT] = 4, [F_CHECK_RELOAD] = 4, [F_DELETE_CLAIM] = 2,
 };
 
 static const char *fault_names[F_NKINDS] = {
@@ -27,7 +27,7 @@ static const char *fault_names[F_NKINDS] = {
 	"freeze", "crash", "resign", "pause", "resume", "stop",
 	"delete-node", "delete-leader", "health", "set-data", "auth",
 	"switchover", "priority", "forge-mark", "server-restart", "election",
-	"reexec", "run-exit", "check-reload",
+	"reexec", "run-exit", "check-reload", "delete-claim",
 };
 
 const char *
@@ -228,6 +228,7 @@ fault_forge_mark(struct sim *s)
 	if (!p->running || p->cl.sid == 0)
 		return;
 	quorum_admin_create(s, SIM_MARKS);
+	s->forged++;
 	(void)snprintf(path, sizeof(path), SIM_MARKS "/%016llx_%lld",
 	    (unsigned long long)p->cl.sid,
 	    (long long)rng_between(&s->rng, -3, 20));
@@ -275,7 +276,8 @@ fault_inject(struct sim *s, int kind)
 	s->st.faults[kind]++;
 	/* Without a leader, the ensemble commits nothing at all. */
 	if (s->qu.electing && (kind == F_DELETE_NODE ||
-	    kind == F_DELETE_LEADER || kind == F_FORGE_MARK))
+	    kind == F_DELETE_LEADER || kind == F_FORGE_MARK ||
+	    kind == F_DELETE_CLAIM))
 		return;
 	switch (kind) {
 	case F_SRV_CUT:
@@ -320,6 +322,10 @@ fault_inject(struct sim *s, int kind)
 	}
 	if (kind == F_DELETE_NODE) {
 		fault_delete_child(s, SIM_CANDS);
+		return;
+	}
+	if (kind == F_DELETE_CLAIM) {
+		fault_delete_child(s, SIM_CLAIMS);
 		return;
 	}
 	if (kind == F_AUTH) {

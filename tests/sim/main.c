@@ -209,10 +209,14 @@ main_stats(const struct main_run *r)
 	    (unsigned long long)r->st.needless);
 	(void)printf("sim: claims-made-by-the-heir=%llu "
 	    "promotes-on-a-prepared-claim=%llu "
-	    "prepared-claims-left-unused=%llu\n",
+	    "prepared-claims-left-unused=%llu "
+	    "two-leaders-after-claim-and-node-deleted-by-hand=%llu "
+	    "stale-claims-deleted-by-the-head=%llu\n",
 	    (unsigned long long)r->st.heir_claims,
 	    (unsigned long long)r->st.prepared,
-	    (unsigned long long)r->st.stale_claims);
+	    (unsigned long long)r->st.stale_claims,
+	    (unsigned long long)r->st.double_deletes,
+	    (unsigned long long)r->st.unclaims);
 }
 
 int

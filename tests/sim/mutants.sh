@@ -14,7 +14,7 @@ want=${3:-2}
 shift $(($# < 3 ? $# : 3))
 only=" $* "
 sim="$build/sim"
-admin=delete-leader,delete-node
+admin=delete-leader,delete-node,delete-claim
 
 # mutant; fault kinds left out; what its violation looks like (an
 # extended regex, | within it); and the model's options it needs (for
@@ -64,6 +64,11 @@ spec() {
 22;;\(self\)
 23;;\(prio\) .*again;-P;p=1
 49;;\(prio\) .*taken for priority 0;-P -W;p=1 w=1
+88;delete-leader,delete-node;holds no claim
+89;delete-node;0 leader|first claim is
+90;delete-node;0 leader|first claim is
+91;;\(data\) .*no marker at the end;-P -W;p=1 w=1
+92;delete-leader,delete-node;\((g|h)\);-R;r=1
 EOT
 }
 

@@ -320,6 +320,8 @@ peer_send(struct sim *s, struct peer *p, const struct el_action *act)
 		break;
 	case EL_OP_LEADER_EXISTS:
 	case EL_OP_CLAIM_WATCH:
+	case EL_OP_CLAIM_OWN:
+	case EL_OP_MARK_OWN:
 	case EL_OP_CRUMB_EXISTS:
 		r->kind = ZR_EXISTS;
 		r->watch = 1;
@@ -330,6 +332,7 @@ peer_send(struct sim *s, struct peer *p, const struct el_action *act)
 	case EL_OP_SET_DATA:
 	case EL_OP_SW_DELETE:
 	case EL_OP_UNMARK:
+	case EL_OP_UNCLAIM:
 		r->kind = ZR_MULTI;
 		r->nmop = act->nsub;
 		if (act->nsub > 0)
@@ -461,6 +464,7 @@ peer_session_file(struct sim *s, struct peer *p)
 	p->sf.lease_sent = v.lease_end != 0 ? v.lease_end -
 	    v.session_timeout_ms : 0;
 	p->sf.leader = v.promoted;
+	p->sf.promoting = v.promote_begun;
 	p->sf.epoch = v.epoch;
 	p->sf_valid = 1;
 }

@@ -240,23 +240,41 @@ quorum_admin_delete(struct sim *s, const char *path)
 {
 	struct change c;
 	struct znode *z = ztree_get(&s->qu.tree, path);
+	int64_t zxid, owner;
 	int i;
 
 	if (z == NULL || ztree_has_children(&s->qu.tree, path))
 		return;
+	owner = z->owner;	/* z goes with the delete */
 	/* The checker tells the violations this may explain apart. */
 	s->admin_last = s->now;
 	if (strcmp(path, SIM_CRUMB) == 0)
 		check_crumb_deleted(s);
-	for (i = 0; i < s->npeers; i++)
-		if (z->owner != 0 && s->peer[i].running &&
-		    s->peer[i].cl.sid == z->owner)
-			s->pc[i].admin_at = s->now;
 	memset(&c, 0, sizeof(c));
 	c.kind = CHG_DELETE;
 	sim_copy(c.path, sizeof(c.path), path);
 	trace(s, -1, "admin: delete %s", path);
-	(void)quorum_append(s, &c, 1, 0);
+	zxid = quorum_append(s, &c, 1, 0);
+	if (owner != 0 && strncmp(path, SIM_CLAIMS "/",
+	    strlen(SIM_CLAIMS "/")) == 0)
+		s->claim_taken[s->nclaim_taken++ % 32] = owner;
+	for (i = 0; i < s->npeers; i++) {
+		struct pcheck *pc = &s->pc[i];
+
+		/* A crashed daemon's session lives on: it is still its. */
+		if (owner == 0 || s->peer[i].cl.sid != owner)
+			continue;
+		pc->admin_at = s->now;
+		if (strncmp(path, SIM_CANDS "/", strlen(SIM_CANDS "/")) == 0) {
+			pc->node_admin_at = s->now;
+			pc->node_admin_sid = owner;
+		}
+		if (strncmp(path, SIM_CLAIMS "/", strlen(SIM_CLAIMS "/")) == 0) {
+			pc->claim_admin_at = s->now;
+			pc->claim_admin_zxid = zxid;
+			pc->claim_admin_sid = owner;
+		}
+	}
 }
 
 /* One operation against t (a scratch copy during a multi); fills c. */

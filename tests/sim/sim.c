@@ -258,6 +258,8 @@ sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
 		st->heir_claims += s->st.heir_claims;
 		st->prepared += s->st.prepared;
 		st->stale_claims += s->st.stale_claims;
+		st->double_deletes += s->st.double_deletes;
+		st->unclaims += s->st.unclaims;
 		st->gone_hooks += s->st.gone_hooks;
 		st->over_crumb += s->st.over_crumb;
 		st->stale_crumb += s->st.stale_crumb;

@@ -201,6 +201,11 @@ struct pcheck {
 	int64_t fenced_epoch;	/* and the breadcrumb's epoch it fenced */
 	int64_t admin_at;	/* an administrator last deleted a node of
 				 * its session (E/leader included) */
+	int64_t node_admin_at;	/* ...its candidate node, */
+	int64_t claim_admin_at;	/* ...its claim, */
+	int64_t claim_admin_zxid;	/* ...in this transaction, */
+	int64_t claim_admin_sid;	/* ...of this session */
+	int64_t node_admin_sid;	/* the session of its node deleted */
 	int64_t heir_zxid;	/* its last claim made as the heir, */
 	int heir_used;		/* ...and a promote on it */
 	/* check_lease.c: what a lease done right could know (AV) */
@@ -252,6 +257,7 @@ enum fault_kind {
 	F_RUN_EXIT,		/* only with -H (h=1): hooks.run exits on its own */
 	F_CHECK_RELOAD,		/* only with -H: a reload adds or removes
 				 * hooks.check */
+	F_DELETE_CLAIM,		/* a claim of E/claims deleted by hand */
 	F_NKINDS,
 };
 
@@ -277,6 +283,9 @@ struct sim_stats {
 	uint64_t heir_claims;	/* ...made by the heir (prepared) */
 	uint64_t prepared;	/* promotes on a claim made as the heir */
 	uint64_t stale_claims;	/* prepared claims released unused */
+	uint64_t unclaims;	/* heads' deletes of a stale claim */
+	uint64_t double_deletes;	/* (a) excused: claim and node deleted
+					 * by hand in one leadership */
 	uint64_t gone_hooks;	/* promotes, fences for a gone node */
 	uint64_t over_crumb;	/* promotes over another epoch's crumb */
 	uint64_t stale_crumb;	/* ...that the daemon's view lacked */
@@ -321,6 +330,11 @@ struct sim {
 	char why[512];
 	struct sim_stats st;
 	int64_t admin_last;	/* the last administrator's delete */
+	int64_t claim_taken[32];	/* sessions whose claim an */
+	int nclaim_taken;		/* administrator deleted (a ring) */
+	int forged;		/* markers made by hand (forge-mark's
+				 * deletes are not counted: the core makes
+				 * its own again) */
 	int claims_seen;	/* the core takes claims (E/claims) */
 	int64_t last_epoch;	/* of the last promote */
 	int last_epoch_peer;
@@ -463,6 +477,7 @@ void check_resumed(struct sim *s, struct peer *p, enum role role);
 void check_crumb_deleted(struct sim *s);
 void check_start(struct sim *s, struct peer *p);
 int64_t check_epoch_of(const char *data);
+int check_hand_deleted(struct sim *s, const struct peer *p);
 /* check_queue.c */
 void check_queue_commit(struct sim *s, const struct zreq *req, int64_t sid);
 void check_queue_hook(struct sim *s, struct peer *p, const char *node,

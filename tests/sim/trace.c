@@ -106,6 +106,12 @@ trace_op(enum el_op op)
 		return "CLAIM";
 	case EL_OP_CLAIM_WATCH:
 		return "CLAIM_WATCH";
+	case EL_OP_CLAIM_OWN:
+		return "CLAIM_OWN";
+	case EL_OP_UNCLAIM:
+		return "UNCLAIM";
+	case EL_OP_MARK_OWN:
+		return "MARK_OWN";
 	case EL_OP_CLAIMS:
 		return "CLAIMS";
 	case EL_OP_CRUMB_EXISTS:

@@ -38,6 +38,7 @@ static int hold_claims;		/* claim multis and E/claims listings are the
 				 * test's to answer */
 static int hold_marks;		/* E/priority listings are the test's */
 static int hold_crumb;		/* exists on E/breadcrumb is the test's */
+static int hold_own;		/* exists on our own claim is the test's */
 static int syncs_seen;
 static int64_t cur_sid;		/* the session of the claims we answer */
 
@@ -88,6 +89,7 @@ el_start(const struct election_params *p)
 	hold_claims = 0;
 	hold_marks = 0;
 	hold_crumb = 0;
+	hold_own = 0;
 	nsent = 0;
 	return el;
 }
@@ -128,6 +130,9 @@ owed(enum el_op op)
 		return !hold_claims;
 	case EL_OP_CRUMB_EXISTS:
 		return !hold_crumb;
+	case EL_OP_CLAIM_OWN:	/* our claim is there: watched */
+	case EL_OP_MARK_OWN:	/* and our priority marker */
+		return !hold_own;
 	default:
 		return 0;
 	}
@@ -638,6 +643,40 @@ test_unprepared_successor_claims_then_promotes(void **state)
 }
 
 /*
+ * A head that found its claim first by a listing promotes only once its
+ * own claim is watched: deleted between the listing and the exists (by
+ * hand, or by a leader's delete of a stale claim), it claims again.
+ */
+static void
+test_head_promotes_only_on_a_watched_claim(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *claims[] = { CLAIM_OURS6 };
+	char *again[] = { "claim-000000001234abcd_0000000008" };
+
+	(void)state;
+	join_alone(el, NULL);
+	hold_claims = 1;
+	hold_own = 1;
+	expect_op(el, EL_OP_CLAIM, NULL);
+	reply(el, EL_OP_CLAIM, ZOK);
+	expect_op(el, EL_OP_CLAIMS, CLAIMS);
+	reply_children(el, EL_OP_CLAIMS, claims, 1);
+	expect_op(el, EL_OP_CLAIM_OWN, CLAIMS "/" CLAIM_OURS6);
+	expect_none(el);
+	reply(el, EL_OP_CLAIM_OWN, ZNONODE);
+	expect_op(el, EL_OP_CLAIM, NULL);
+	reply(el, EL_OP_CLAIM, ZOK);
+	expect_op(el, EL_OP_CLAIMS, CLAIMS);
+	reply_children(el, EL_OP_CLAIMS, again, 1);
+	expect_op(el, EL_OP_CLAIM_OWN,
+	    CLAIMS "/claim-000000001234abcd_0000000008");
+	reply(el, EL_OP_CLAIM_OWN, ZOK);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	election_free(el);
+}
+
+/*
  * The heir: second, behind the leader (E/leader names its predecessor's
  * node). While the leader leads it makes its claim (a multi checking its
  * own node), places it behind the leader's and watches that one, and
@@ -646,11 +685,11 @@ test_unprepared_successor_claims_then_promotes(void **state)
  * and no request of the heir's is awaited (the exists that set E/leader's
  * and the breadcrumb's watches again are still out).
  */
+/* The heir's claim sent: joined second, E/leader naming its predecessor. */
 static void
-heir_prepared(struct election *el)
+heir_claims(struct election *el)
 {
 	char *two[] = { OURS, OTHER1 };
-	char *claims[] = { CLAIM_OURS6, CLAIM_AA };
 	struct el_action a;
 
 	join(el, SID, CAND "/" OURS);
@@ -671,6 +710,14 @@ heir_prepared(struct election *el)
 	assert_int_equal(a.sub[1].kind, ZK_MOP_CREATE_EPHEMERAL_SEQ);
 	reply_get(el, EL_OP_BREADCRUMB, "id=a\ndata=\nepoch=40\n", 0, 45);
 	reply(el, EL_OP_CLAIM, ZOK);
+}
+
+static void
+heir_prepared(struct election *el)
+{
+	char *claims[] = { CLAIM_OURS6, CLAIM_AA };
+
+	heir_claims(el);
 	expect_op(el, EL_OP_CLAIMS, CLAIMS);
 	reply_children(el, EL_OP_CLAIMS, claims, 2);
 	expect_op(el, EL_OP_CLAIM_WATCH, CLAIMS "/" CLAIM_AA);
@@ -679,6 +726,24 @@ heir_prepared(struct election *el)
 	assert_int_equal(election_role(el), ROLE_FOLLOWER);
 	hold_claims = 0;
 	hold_crumb = 1;
+}
+
+/*
+ * The leader's release, notified in the order of its multi: the heir
+ * promotes on the breadcrumb's deletion, read again once its claim is
+ * first.
+ */
+static void
+release_to_heir(struct election *el)
+{
+	election_watch(el, 1, E "/leader");
+	expect_op(el, EL_OP_LEADER_EXISTS, E "/leader");
+	election_watch(el, 1, CAND "/" OTHER1);
+	expect_none(el);
+	election_watch(el, 1, CLAIMS "/" CLAIM_AA);
+	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
+	election_watch(el, 1, E "/breadcrumb");
+	expect_hook(el, HOOK_PROMOTE, "elected");
 }
 
 static void
@@ -710,6 +775,70 @@ test_heir_promotes_on_the_release_alone(void **state)
 	assert_int_equal(nsent, 2);
 	assert_int_equal(sent[0], EL_OP_LEADER_EXISTS);
 	assert_int_equal(sent[1], EL_OP_BREADCRUMB);
+	election_free(el);
+}
+
+/*
+ * The heir's claim deleted by hand while the leader leads (issue 19's
+ * review): its own watch tells it, and it makes another before the
+ * release. Without that watch, the release's last notification would
+ * make it promote on a claim that no longer exists, and a deletion of its
+ * node mid-promote would let the next head promote beside it.
+ */
+static void
+test_heir_whose_claim_was_deleted_claims_again(void **state)
+{
+	struct election *el = el_new(0, 1);
+	char *claims[] = { "claim-000000001234abcd_0000000007", CLAIM_AA };
+
+	(void)state;
+	heir_prepared(el);
+	hold_claims = 1;
+	election_watch(el, 1, CLAIMS "/" CLAIM_OURS6);
+	expect_op(el, EL_OP_CLAIM, NULL);
+	reply(el, EL_OP_CLAIM, ZOK);
+	expect_op(el, EL_OP_CLAIMS, CLAIMS);
+	reply_children(el, EL_OP_CLAIMS, claims, 2);
+	expect_op(el, EL_OP_CLAIM_WATCH, CLAIMS "/" CLAIM_AA);
+	reply(el, EL_OP_CLAIM_WATCH, ZOK);
+	expect_none(el);
+	/* The release: the promote comes on the new claim. */
+	release_to_heir(el);
+	election_free(el);
+}
+
+/*
+ * The release notified before the exists on our own claim was answered:
+ * its deletion by hand could have come first unseen, so the claim before
+ * ours going is no proof that ours is first. E/claims is listed.
+ */
+static void
+test_heir_without_its_own_claim_watched_lists_again(void **state)
+{
+	struct election *el = el_new(0, 1);
+	char *claims[] = { CLAIM_OURS6, CLAIM_AA };
+	char *mine[] = { CLAIM_OURS6 };
+
+	(void)state;
+	hold_own = 1;
+	heir_claims(el);
+	expect_op(el, EL_OP_CLAIMS, CLAIMS);
+	reply_children(el, EL_OP_CLAIMS, claims, 2);
+	expect_op(el, EL_OP_CLAIM_OWN, CLAIMS "/" CLAIM_OURS6);
+	expect_op(el, EL_OP_CLAIM_WATCH, CLAIMS "/" CLAIM_AA);
+	/* The release, all before the exists on ours is answered. */
+	election_watch(el, 1, E "/leader");
+	expect_op(el, EL_OP_LEADER_EXISTS, E "/leader");
+	election_watch(el, 1, CAND "/" OTHER1);
+	election_watch(el, 1, CLAIMS "/" CLAIM_AA);
+	reply(el, EL_OP_CLAIM_OWN, ZOK);
+	reply(el, EL_OP_CLAIM_WATCH, ZOK);
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	expect_op(el, EL_OP_CLAIMS, CLAIMS);
+	reply_children(el, EL_OP_CLAIMS, mine, 1);
+	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
+	reply(el, EL_OP_BREADCRUMB, ZNONODE);
+	expect_hook(el, HOOK_PROMOTE, "elected");
 	election_free(el);
 }
 
@@ -1201,6 +1330,51 @@ test_disconnect_demotes_at_once(void **state)
 	expect_none(el);
 	election_hook_done(el, HOOK_DEMOTE, 1);
 	assert_int_equal(election_role(el), ROLE_UNKNOWN);
+	election_free(el);
+}
+
+/*
+ * A leader whose claim was deleted by hand makes another at once, behind
+ * the heir's prepared one; that one is of a candidate behind it in the
+ * queue, so it deletes it (a multi checking its own node) and its own is
+ * first again. Without this, its node deleted by hand too would leave a
+ * successor nothing to wait for once E/leader went; and a leader that
+ * made no claim until it was the head again would wait behind the heir's
+ * claim while the heir waits for its node.
+ */
+static void
+test_leader_whose_claim_was_deleted_claims_first_again(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *claims[] = { CLAIM_AA, "claim-000000001234abcd_0000000007" };
+	char *mine[] = { "claim-000000001234abcd_0000000007" };
+	char *two[] = { OURS, OTHER1_LATER };
+	struct el_action a;
+
+	(void)state;
+	become_leader(el);
+	hold_claims = 1;
+	election_watch(el, 1, CLAIM_OURS);
+	expect_op(el, EL_OP_CLAIM, NULL);
+	reply(el, EL_OP_CLAIM, ZOK);
+	expect_op(el, EL_OP_CLAIMS, CLAIMS);
+	reply_children(el, EL_OP_CLAIMS, claims, 2);
+	/* Whose is the one before ours? Listed: behind us. */
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, two, 2);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_ZK);
+	assert_int_equal(a.op, EL_OP_UNCLAIM);
+	assert_int_equal(a.nsub, 2);
+	assert_int_equal(a.sub[0].kind, ZK_MOP_CHECK);
+	assert_string_equal(a.sub[0].path, CAND "/" OURS);
+	assert_int_equal(a.sub[1].kind, ZK_MOP_DELETE);
+	assert_string_equal(a.sub[1].path, CLAIMS "/" CLAIM_AA);
+	reply(el, EL_OP_UNCLAIM, ZOK);
+	expect_op(el, EL_OP_CLAIMS, CLAIMS);
+	reply_children(el, EL_OP_CLAIMS, mine, 1);
+	expect_none(el);
+	assert_int_equal(election_role(el), ROLE_LEADER);
 	election_free(el);
 }
 
@@ -1793,6 +1967,54 @@ test_run_exited_resigns_and_backs_off(void **state)
 	expect_none(el);
 	tick(el, 1);
 	expect_op(el, EL_OP_CREATE, NULL);
+	election_free(el);
+}
+
+/*
+ * A release that fails on a node rewritten by hand (the breadcrumb's
+ * version) reads again and goes again at once, not after the retry time
+ * (a review: a resign cost 1 s).
+ */
+static void
+test_release_refused_for_a_version_reads_and_goes_again_at_once(
+    void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct el_action a;
+	int i, again = 0;
+
+	(void)state;
+	become_leader(el);
+	assert_int_equal(election_resign(el), 0);
+	expect_hook(el, HOOK_DEMOTE, "resign");
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_RELEASE);
+	reply(el, EL_OP_RELEASE, ZBADVERSION);
+	/* No time passes: what it owns is read, and the release sent. */
+	for (i = 0; i < 10 && !again; i++) {
+		a = next(el);
+		assert_int_equal(a.type, EL_ACT_ZK);
+		switch (a.op) {
+		case EL_OP_LEADER:
+			reply_get(el, a.op, "id=node1\ndata=10.0.0.1:5432\n"
+			    "epoch=100\n", SID, 101);
+			break;
+		case EL_OP_BREADCRUMB:
+			reply_get(el, a.op, "id=x\ndata=\nepoch=7\n", 0, 9);
+			break;
+		case EL_OP_WATCH_OWN:
+			reply_get(el, a.op, "", SID, 100);
+			break;
+		case EL_OP_RELEASE:
+			again = 1;
+			break;
+		default:
+			fail_msg("unexpected request %s",
+			    election_op_name(a.op));
+		}
+	}
+	assert_true(again);
 	election_free(el);
 }
 
@@ -2622,6 +2844,7 @@ test_claim_waits_for_the_previous_holder(void **state)
 {
 	struct election *el = el_new(0, 0);
 	char *claims[] = { CLAIM_OURS6, CLAIM_AA };
+	char *one[] = { OURS };
 	struct el_action a;
 	struct el_result r;
 
@@ -2640,6 +2863,13 @@ test_claim_waits_for_the_previous_holder(void **state)
 	reply(el, EL_OP_CLAIM, ZOK);
 	expect_op(el, EL_OP_CLAIMS, CLAIMS);
 	reply_children(el, EL_OP_CLAIMS, claims, 2);
+	/*
+	 * Its session is neither ahead of us nor behind in our listing:
+	 * the queue is listed once more to tell a node made since (behind
+	 * us: a stale claim, deleted) from none (an old head's, waited for).
+	 */
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, one, 1);
 	expect_op(el, EL_OP_CLAIM_WATCH, CLAIMS "/" CLAIM_AA);
 	memset(&r, 0, sizeof(r));
 	r.rc = ZOK;
@@ -2793,6 +3023,33 @@ start_marked(struct election_params *p, int64_t priority)
 	expect_op(el, EL_OP_WATCH_OWN, CAND "/" OURS);
 	reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
 	return el;
+}
+
+/*
+ * A review: the marker of a candidate with a priority deleted by hand
+ * left it looking like priority 0 for good (no preemption ever again).
+ * It watches its own marker, and makes it again once it hears.
+ */
+static void
+test_marker_deleted_by_hand_is_made_again(void **state)
+{
+	struct election_params p;
+	struct election *el = start_marked(&p, 10);
+	char *two[] = { OURS, OTHER1 };
+
+	(void)state;
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, two, 2);
+	expect_op(el, EL_OP_WATCH_PRED, CAND "/" OTHER1);
+	reply_get(el, EL_OP_WATCH_PRED, "id=a\n", 0xaa, 40);
+	expect_none(el);
+	hold_own = 1;
+	election_watch(el, 1, E "/priority/000000001234abcd_10");
+	expect_op(el, EL_OP_MARK, E "/priority/000000001234abcd_10");
+	reply(el, EL_OP_MARK, ZOK);
+	expect_op(el, EL_OP_MARK_OWN, E "/priority/000000001234abcd_10");
+	expect_none(el);
+	election_free(el);
 }
 
 /*
@@ -3752,7 +4009,11 @@ main(void)
 		cmocka_unit_test(test_state_unlisted_move_is_reported),
 		cmocka_unit_test(test_follower_watches_predecessor_only),
 		cmocka_unit_test(test_unprepared_successor_claims_then_promotes),
+		cmocka_unit_test(test_head_promotes_only_on_a_watched_claim),
 		cmocka_unit_test(test_heir_promotes_on_the_release_alone),
+		cmocka_unit_test(test_heir_whose_claim_was_deleted_claims_again),
+		cmocka_unit_test(
+		    test_heir_without_its_own_claim_watched_lists_again),
 		cmocka_unit_test(test_heir_fences_on_expiry_after_one_read),
 		cmocka_unit_test(test_crumb_deleted_before_our_claim_was_first_is_read_again),
 		cmocka_unit_test(test_stale_prepared_claim_is_released),
@@ -3773,6 +4034,8 @@ main(void)
 		    test_parents_that_do_not_stay_are_retried_after_a_pause),
 		cmocka_unit_test(test_session_expiry_while_leader),
 		cmocka_unit_test(test_disconnect_demotes_at_once),
+		cmocka_unit_test(
+		    test_leader_whose_claim_was_deleted_claims_first_again),
 		cmocka_unit_test(test_lease_expired_relearns_before_promoting),
 		cmocka_unit_test(test_reads_do_not_refresh_the_lease),
 		cmocka_unit_test(test_disconnect_grace),
@@ -3794,6 +4057,8 @@ main(void)
 		cmocka_unit_test(test_promote_killed_then_renewed_still_demotes),
 		cmocka_unit_test(test_own_node_deleted_while_leader),
 		cmocka_unit_test(test_resign_rejoins_at_back),
+		cmocka_unit_test(
+		 test_release_refused_for_a_version_reads_and_goes_again_at_once),
 		cmocka_unit_test(test_new_data_applies_at_once),
 		cmocka_unit_test(test_resign_then_expiry_rejoins_and_answers),
 		cmocka_unit_test(test_release_leaves_an_old_leaderships_breadcrumb),
@@ -3832,6 +4097,7 @@ main(void)
 		cmocka_unit_test(
 		    test_session_of_two_markers_counts_at_the_lower),
 		cmocka_unit_test(test_priority_reload_makes_the_new_marker_first),
+		cmocka_unit_test(test_marker_deleted_by_hand_is_made_again),
 		cmocka_unit_test(test_preemption_decided_in_the_core),
 		cmocka_unit_test(test_preemption_reads_the_queue_only_when_outranked),
 		cmocka_unit_test(test_preemption_below_zero_reads_the_queue),
