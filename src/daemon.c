@@ -223,12 +223,6 @@ daemon_perform(struct daemon *d, const struct el_action *act)
 		daemon_send(d, act);
 		break;
 	case EL_ACT_HOOK:
-		/*
-		 * The session file says a promote or fence has begun before
-		 * it has: killed in it, a restart demotes (el_resume_decide()).
-		 */
-		if (act->hook == HOOK_PROMOTE || act->hook == HOOK_FENCE)
-			resume_save(d);
 		/* hooks.run ends first; its end starts this demote. */
 		if (act->hook != HOOK_DEMOTE || !run_hook_before_demote(d, act))
 			slot_hook_run(d, act);

@@ -192,12 +192,15 @@ election_watch(struct election *el, int deleted, const char *path)
 		el->yield_listed = 0;
 	} else if (el->mark_have != NULL && strcmp(path, el->mark_have) == 0) {
 		/*
-		 * Our marker deleted by hand (or by our own release or
-		 * unmark, whose reply settles it): unsure, it is made again
-		 * if it is wanted (el_next_mark()).
+		 * Our marker deleted by hand: unsure, it is made again if it
+		 * is wanted (el_next_mark()). Our own release or unmark of
+		 * it, in flight, deletes it too: their reply settles it.
 		 */
 		el_replace(&el->mark_watch, NULL);
-		if (deleted)
+		if (deleted && !(el->release_marked &&
+		    el_pipe_has(el, EL_OP_RELEASE)) &&
+		    !(el_pipe_has(el, EL_OP_UNMARK) && !el->unmark_extra &&
+		    !el->unmark_old))
 			el->mark_unsure = 1;
 	} else if (strcmp(path, el->crumb_path) == 0) {
 		el->crumb_armed = 0;

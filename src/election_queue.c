@@ -474,8 +474,14 @@ el_next_zk(struct election *el, struct el_action *act)
 		el_release_ask(el, NULL);
 	if (el->release_pending)
 		return el_next_release(el, act);
-	/* An unsure marker is settled first, then E/priority listed. */
-	if (el->marks_unknown && el->parents_done && !EL_MUTANT(33) &&
+	/*
+	 * An unsure marker is settled first, then E/priority listed: once
+	 * the parents are made, or at once by a daemon that will not make
+	 * them (paused, unhealthy: a marker a lost create left must not stay
+	 * for as long as it stays out; a NONODE says there is none).
+	 */
+	if (el->marks_unknown && (el->parents_done || !el_may_queue(el)) &&
+	    !EL_MUTANT(33) &&
 	    !el_pipe_has(el, EL_OP_MARKS) &&
 	    !(el->mark_unsure && el->mark_have != NULL)) {
 		el_act_zk_pipe(el, act, EL_OP_MARKS, el->prio_dir, 1);

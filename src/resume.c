@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/event.h>
 #include <zookeeper/zookeeper.h>
 
+#include "clock.h"
 #include "ctl.h"
 #include "log.h"
 #include "session_file.h"
@@ -132,6 +134,49 @@ resume_load(struct daemon *d)
 	return 1;
 }
 
+/*
+ * Whether the file says a promote or fence has begun. Said RESUME_BEGUN_MS
+ * after it began, from a timer: the rewrite (a rename, which a disk's
+ * journal may flush) stays out of the promote hook's start, which the
+ * successor's handoff gap measures. A crash in those first milliseconds
+ * restarts on the claim alone (el_resume_decide()), as before; the
+ * simulator models the same delay (peer.c).
+ */
+#define RESUME_BEGUN_MS 20
+
+static void
+resume_late(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	resume_save(arg);
+}
+
+static int
+resume_begun(struct daemon *d, int begun)
+{
+	struct timeval tv;
+	int64_t now = now_ms();
+
+	if (!begun) {
+		d->session_begun = 0;
+		return 0;
+	}
+	if (d->session_begun == 0)
+		d->session_begun = now;
+	if (now - d->session_begun >= RESUME_BEGUN_MS)
+		return 1;
+	if (d->ev_session_late == NULL &&
+	    (d->ev_session_late = evtimer_new(d->base, resume_late, d)) ==
+	    NULL)
+		fatalx("evtimer_new");
+	if (!evtimer_pending(d->ev_session_late, NULL)) {
+		clock_timeval(&tv, d->session_begun + RESUME_BEGUN_MS - now);
+		(void)evtimer_add(d->ev_session_late, &tv);
+	}
+	return 0;
+}
+
 /* Called after every step: the file follows the session and its lease. */
 void
 resume_save(struct daemon *d)
@@ -158,7 +203,7 @@ resume_save(struct daemon *d)
 	f.lease_sent = v.lease_end != 0 ? v.lease_end - v.session_timeout_ms :
 	    0;
 	f.leader = v.promoted;
-	f.promoting = v.promote_begun;
+	f.promoting = resume_begun(d, v.promote_begun);
 	f.epoch = v.epoch;
 	(void)snprintf(f.boot, sizeof(f.boot), "%s", d->session_boot);
 	text = session_file_render(&f);
@@ -183,6 +228,10 @@ resume_save(struct daemon *d)
 void
 resume_remove(struct daemon *d)
 {
+	if (d->ev_session_late != NULL) {
+		event_free(d->ev_session_late);
+		d->ev_session_late = NULL;
+	}
 	if (d->session_path != NULL)
 		session_file_remove(d->session_path);
 	if (d->session_text != NULL)

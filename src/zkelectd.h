@@ -195,6 +195,9 @@ struct daemon {
 	/* resume.c: the session file and the session to re-attach */
 	char *session_path;
 	char *session_text;	/* as last written */
+	int64_t session_begun;	/* when a promote or fence was first seen
+				 * begun (0: none), for its deferred line */
+	struct event *ev_session_late;	/* writes it RESUME_BEGUN_MS on */
 	char session_boot[64];	/* the kernel's boot id, read once */
 	int resume_open;	/* the first open re-attaches resume_zs */
 	int resume_told;	/* its outcome is still to be logged */

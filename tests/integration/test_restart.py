@@ -340,7 +340,7 @@ def test_a_crash_in_a_promote_demotes_first_even_without_its_claim(
         election, kz):
     """The same, and an administrator deletes the claim while the daemon
     is down: nothing in ZooKeeper then says a promote had begun, but the
-    session file, written before the hook started, does (a review's
+    session file, written as the hook started, does (a review's
     simulator seeds: the restarted daemon ran no demote)."""
     a = election.daemon("a", start=False)
     a.hook_conf(promote_hang=1)

@@ -161,6 +161,7 @@ peer_boot(struct sim *s, struct peer *p, int exact)
 	p->out_el = p->out_sync = 0;
 	p->resign_wait = p->pause_wait = 0;
 	p->timer_at = SIM_NEVER;
+	p->begun_at = 0;
 	p->busy = 0;
 	p->nrestarts = 0;
 	p->yields = 0;
@@ -443,7 +444,13 @@ peer_perform(struct sim *s, struct peer *p, const struct el_action *act)
 	}
 }
 
-/* -R: the session file after every step, as resume.c writes it. */
+/*
+ * -R: the session file after every step, as resume.c writes it: that a
+ * promote or fence has begun only SIM_BEGUN_MS after it began, from a
+ * timer (EV_SESSION_LATE; a frozen daemon's waits for its wake).
+ */
+#define SIM_BEGUN_MS 20
+
 static void
 peer_session_file(struct sim *s, struct peer *p)
 {
@@ -464,7 +471,15 @@ peer_session_file(struct sim *s, struct peer *p)
 	p->sf.lease_sent = v.lease_end != 0 ? v.lease_end -
 	    v.session_timeout_ms : 0;
 	p->sf.leader = v.promoted;
-	p->sf.promoting = v.promote_begun;
+	if (!v.promote_begun)
+		p->begun_at = 0;
+	else if (p->begun_at == 0) {
+		p->begun_at = s->now;
+		sim_push(s, s->now + SIM_BEGUN_MS, EV_SESSION_LATE, p->idx, 0,
+		    0, 0, NULL);
+	}
+	p->sf.promoting = v.promote_begun &&
+	    s->now - p->begun_at >= SIM_BEGUN_MS;
 	p->sf.epoch = v.epoch;
 	p->sf_valid = 1;
 }
@@ -663,6 +678,9 @@ peer_dispatch(struct sim *s, struct peer *p, const struct ev *ev)
 		break;
 	case EV_QUEUE:
 		ops_queue_answer(s, p, ev);
+		break;
+	case EV_SESSION_LATE:
+		peer_session_file(s, p);
 		break;
 	default:
 		break;

@@ -99,6 +99,7 @@ sim_dispatch(struct sim *s, const struct ev *ev)
 	case EV_WAKE:
 	case EV_PEER_START:
 	case EV_QUEUE:
+	case EV_SESSION_LATE:
 		peer_event(s, &s->peer[ev->peer], ev);
 		break;
 	case EV_FAULT:

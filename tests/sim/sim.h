@@ -88,6 +88,7 @@ enum ev_type {
 	EV_FAULT,		/* the next fault of the schedule */
 	EV_QUIET,		/* faults stop */
 	EV_END,			/* the convergence bound is over */
+	EV_SESSION_LATE,	/* the session file's deferred promote line */
 };
 
 struct ev {
@@ -148,6 +149,7 @@ struct peer {
 	int hook_exited;	/* the process group is gone */
 	int hook_ok;
 	int64_t timer_at;	/* the pending EV_PEER_TIMER, or SIM_NEVER */
+	int64_t begun_at;	/* a promote or fence seen begun (-R), or 0 */
 	int timer_gen;
 	int busy;		/* consecutive steps with deadline <= now */
 	char fence_id[16];	/* whom the running fence hook fences */
