@@ -261,8 +261,13 @@ quorum_admin_delete(struct sim *s, const char *path)
 	for (i = 0; i < s->npeers; i++) {
 		struct pcheck *pc = &s->pc[i];
 
-		/* A crashed daemon's session lives on: it is still its. */
-		if (owner == 0 || s->peer[i].cl.sid != owner)
+		/*
+		 * A crashed daemon's session lives on: it is still its; so
+		 * is the session it led in, which a lost handle (auth
+		 * failed) left behind while it demotes.
+		 */
+		if (owner == 0 || (s->peer[i].cl.sid != owner &&
+		    pc->sid != owner))
 			continue;
 		pc->admin_at = s->now;
 		if (strncmp(path, SIM_CANDS "/", strlen(SIM_CANDS "/")) == 0) {
