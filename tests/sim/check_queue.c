@@ -247,6 +247,24 @@ check_queue_crumb(struct sim *s, int64_t sid)
 	}
 }
 
+/* A candidate node of the quorum with that czxid (a leadership's). */
+static int
+check_queue_epoch_node(struct sim *s, int64_t epoch)
+{
+	char **names, path[2 * SIM_PATH];
+	const struct znode *z;
+	int i, n, found = 0;
+
+	n = ztree_children(&s->qu.tree, SIM_CANDS, &names);
+	for (i = 0; i < n && !found; i++) {
+		(void)snprintf(path, sizeof(path), SIM_CANDS "/%s", names[i]);
+		z = ztree_get(&s->qu.tree, path);
+		found = z != NULL && z->czxid == epoch;
+	}
+	ztree_names_free(names, n);
+	return found;
+}
+
 /*
  * (j) A claim deleted by a session not its own's (a head's stale-claim
  * delete): it was no one's right to lead. Its owner is not between a
@@ -275,8 +293,15 @@ check_queue_unclaim(struct sim *s, const char *name, int64_t sid)
 	}
 	free(c);
 	ztree_names_free(names, n);
+	/*
+	 * Its owner leading on a node that still exists: that claim is its
+	 * right to lead. (One made for a node it queued with again, its
+	 * leadership's node and claim deleted by hand, protects nothing of
+	 * that leadership.)
+	 */
 	for (i = 0; i < s->npeers; i++)
-		if (s->pc[i].open && s->pc[i].sid == k.sid)
+		if (s->pc[i].open && s->pc[i].sid == k.sid &&
+		    check_queue_epoch_node(s, s->pc[i].epoch))
 			check_fail(s, "(j) %s deletes the claim %s of %s, "
 			    "which leads", check_queue_who(s, sid, buf,
 			    sizeof(buf)), name, s->peer[i].id);
