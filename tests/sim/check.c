@@ -274,15 +274,13 @@ check_promote(struct sim *s, struct peer *p, const struct el_action *act)
 		check_fail(s, "(i) %s: promotes over the breadcrumb of epoch "
 		    "%lld (%s) it knows of without fencing it", p->id,
 		    (long long)v.crumb_epoch, v.crumb_id);
-	if (dd)
-		;
-	else if (act->epoch < s->last_epoch)
+	if (!dd && act->epoch < s->last_epoch)
 		check_fail(s, "(d) %s: promote epoch %lld below the last "
 		    "leader's %lld%s", p->id, (long long)act->epoch,
 		    (long long)s->last_epoch, s->admin_last > 0 &&
 		    s->admin_last >= s->now - 2 * s->T ?
 		    " [an administrator deleted nodes meanwhile]" : "");
-	else if (act->epoch == s->last_epoch && v.node != NULL &&
+	else if (!dd && act->epoch == s->last_epoch && v.node != NULL &&
 	    (s->last_epoch_peer != p->idx ||
 	    strcmp(s->last_epoch_node, v.node) != 0))
 		check_fail(s, "(d) %s: promote epoch %lld already used by %s",
