@@ -102,9 +102,22 @@ struct ev {
 	void *p;
 };
 
+/*
+ * The heap holds only the keys and where the event is: a sift moves 24
+ * bytes a level, not the whole event. The events wait in a pool whose
+ * free slots are chained through their `a` field.
+ */
+struct evq_key {
+	int64_t t;
+	uint64_t seq;
+	int slot;
+};
+
 struct evq {
-	struct ev *heap;
+	struct evq_key *heap;
+	struct ev *pool;
 	int n, cap;
+	int free;		/* the first free slot of the pool, or -1 */
 	uint64_t seq;
 };
 void evq_init(struct evq *q);
