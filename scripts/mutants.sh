@@ -7,18 +7,21 @@
 set -u
 build=${1:-build-mut}
 survivors=0
-# 30-33 are a resumed session's: test_election_resume. 26-28 are found
-# by the simulator alone (tests/sim/seeds.txt). 40-49 are issue 19's,
+# 30-33 are a resumed session's: test_election_resume. 26-28 and 95 are
+# found by the simulator alone (tests/sim/seeds.txt). 40-49 are issue 19's,
 # 50 the leader's markers (preemption), 60 issue 21's, 70 issue 20's (the
 # transition table), 71, 83, 84, 85 and 86 the 1,000,000-schedule
 # campaign's, 87 a review's (a reload's check interval), 88-92 a claim or
 # a marker deleted by hand (the claim's own watch, a leader making its
 # claim again, a stale claim ahead of the head, the marker's own watch, a
 # promote begun said by the session file: test_election_resume), 93 a
-# release refused for a node changed by hand waiting the retry time.
-for m in $(seq 1 25) 30 31 32 33 $(seq 40 49) 50 60 70 71 $(seq 83 93); do
+# release refused for a node changed by hand waiting the retry time, 94
+# a restart ignoring that the claim its session file names is gone
+# (test_election_resume).
+for m in $(seq 1 25) 30 31 32 33 $(seq 40 49) 50 60 70 71 $(seq 83 94); do
 	t=test_election
-	{ [ "$m" -ge 30 ] && [ "$m" -le 33 ]; } || [ "$m" -eq 92 ] &&
+	{ [ "$m" -ge 30 ] && [ "$m" -le 33 ]; } || [ "$m" -eq 92 ] ||
+	    [ "$m" -eq 94 ] &&
 	    t=test_election_resume
 	if ZKELECT_MUTANT=$m "$build/unit/$t" >/dev/null 2>&1; then
 		echo "mutant $m: survived (no unit test fails)"

@@ -235,6 +235,15 @@ struct el_resume {
 	int promoting;		/* a promote or fence hook was started and
 				 * had not ended: the application may lead */
 	int64_t epoch;		/* the epoch it was told */
+	/*
+	 * A claim of the session, by its sequence: the one a promote or
+	 * fence began on while that leadership lasts, else ours once
+	 * listed. A restart that finds it gone cannot tell whether a
+	 * promote began on it (a crash in the hook's first moments, before
+	 * `promoting` was written, and its claim deleted by hand since).
+	 */
+	int claimed;
+	int64_t claim_seq;
 	int exact;		/* handed over by the image that ran (re-exec) */
 	int unhealthy;		/* its health check had failed check_fall times */
 };
@@ -336,6 +345,8 @@ struct election_view {
 				 * session file keeps it */
 	int promoted;		/* the application was told to lead, and its
 				 * demote has not started */
+	int claimed;		/* el_resume's claimed and claim_seq: for */
+	int64_t claim_seq;	/* the session file */
 };
 void election_view(const struct election *el, struct election_view *v);
 

@@ -110,6 +110,11 @@ el_act_hook(struct election *el, struct el_action *act, enum hook_kind kind,
 	case HOOK_FENCE:
 		act->ms = el->hook_timeout_ms;
 		act->epoch = el->epoch;
+		/* The claim it rests on (el_claim_ready()), for a restart. */
+		if (el->cl.node != NULL) {
+			el->lead_claimed = 1;
+			el->lead_claim_seq = el->cl.seq;
+		}
 		break;
 	case HOOK_DEMOTE:
 		act->ms = el->demote_ms;

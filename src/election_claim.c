@@ -198,6 +198,7 @@ el_claims_listed(struct el_claim *cl, const struct el_result *res,
 	cl->have = 1;
 	cl->known = 1;
 	el_claim_set(&cl->node, c[me].name);
+	cl->seq = c[me].seq;
 	(void)snprintf(path, sizeof(path), "%s/%s", cl->dir, c[me].name);
 	if (cl->path == NULL || strcmp(cl->path, path) != 0) {
 		cl->own_armed = 0;	/* another claim: watched anew */

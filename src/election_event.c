@@ -260,6 +260,8 @@ election_hook_done(struct election *el, enum hook_kind kind, int ok)
 			el->lost_reason = "session-expired";
 		break;
 	case HOOK_DEMOTE:
+		el->lead_claimed = 0;	/* what it rested on is undone */
+		break;
 	case HOOK_NOTIFY:
 	case HOOK_RUN:
 		break;
@@ -439,6 +441,30 @@ el_leader_trusted(const struct election *el)
 	return 0;
 }
 
+/*
+ * The claim the session file names (el_resume): the one a promote or
+ * fence began on, from its start to its demote's end, even once deleted
+ * by hand (then ours is another, or none); else, while a resumed
+ * session's facts are checked, the one its file named; else ours, once
+ * listed.
+ */
+static void
+el_view_claim(const struct election *el, struct election_view *v)
+{
+	v->claimed = 0;
+	v->claim_seq = 0;
+	if (el->lead_claimed && (el_lead_hook(el) || el_promoted(el))) {
+		v->claimed = 1;
+		v->claim_seq = el->lead_claim_seq;
+	} else if (el->resume_check && el->resume_claimed) {
+		v->claimed = 1;
+		v->claim_seq = el->resume_claim_seq;
+	} else if (el->cl.have && el->cl.node != NULL) {
+		v->claimed = 1;
+		v->claim_seq = el->cl.seq;
+	}
+}
+
 void
 election_view(const struct election *el, struct election_view *v)
 {
@@ -481,6 +507,7 @@ election_view(const struct election *el, struct election_view *v)
 	v->promote_begun = el->state == EL_ST_PROMOTING ||
 	    (el->resume_check && el->resume_promoting);
 	v->promoted = el_promoted(el);
+	el_view_claim(el, v);
 	v->backoff_until = el->backoff_until;
 	v->crumb_id = el->crumb_exists ? el->crumb_id : "";
 	v->crumb_data = el->crumb_exists ? el->crumb_data : "";
@@ -556,6 +583,8 @@ election_resume(struct election *el, const struct el_resume *r)
 	el->resume_check = 1;
 	el->resume_exact = r->exact;
 	el->resume_promoting = r->promoting;
+	el->resume_claimed = r->claimed;
+	el->resume_claim_seq = r->claim_seq;
 	el->resume_demote = el->startup_demote;
 	el->startup_demote = 0;
 	/*

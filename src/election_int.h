@@ -92,6 +92,13 @@
  * before our claim was first: a deletion notified late by a server behind
  * the quorum hides the breadcrumb a later leader wrote, and a crashed
  * leader goes unfenced.
+ * 94 (a blind round's sweep) a restart ignores that the claim its session
+ * file names is gone (a crash in a promote's first moments, before the
+ * file says it began, and the claim deleted by hand since).
+ * 95 (a blind round) a switchover hands over once its delete of the nodes
+ * between is answered, whatever the answer (a lost reply, a node gone
+ * first), without listing the queue again: one of the nodes between
+ * leads, not the target. The simulator finds it ((sw)'s next promote).
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS
@@ -115,6 +122,7 @@ struct el_claim {
 	int heir;		/* made while we were the heir: prepared */
 	char *path;		/* ours, once listed (NULL until then) */
 	char *node;		/* its name */
+	int64_t seq;		/* ...and its sequence */
 	int listed;		/* E/claims listed on this connection, ours in it */
 	int first;		/* ours is the first claim of E/claims */
 	char *pred;		/* the claim just before ours */
@@ -315,6 +323,10 @@ struct election {
 	int unmark_old;		/* the UNMARK in flight is mark_old's */
 	int mark_unsure;	/* a lost release may have deleted it */
 	int resume_promoting;	/* resumed: a promote or fence had begun */
+	int resume_claimed;	/* resumed: the file named a claim, */
+	int64_t resume_claim_seq;	/* ...this one */
+	int lead_claimed;	/* a promote or fence began on a claim, */
+	int64_t lead_claim_seq;	/* ...this one; till its demote is over */
 	char *mark_watch;	/* mark_have, watched on this connection */
 	int marks_unknown;	/* a resumed session's own: list E/priority */
 	char *mark_path;	/* the one being made */

@@ -87,6 +87,16 @@ el_next_preempt_go(struct election *el, struct el_action *act)
 	return 1;
 }
 
+/* The claim the session file named is not ours now (not the one we have). */
+static int
+el_resume_claim_gone(const struct election *el)
+{
+	if (!el->resume_claimed)
+		return 0;
+	return !el->cl.have || el->cl.node == NULL ||
+	    el->cl.seq != el->resume_claim_seq;
+}
+
 /* What the checks decided, once every fact is read back. */
 static void
 el_resume_decide(struct election *el)
@@ -102,11 +112,20 @@ el_resume_decide(struct election *el)
 	 * A claim that is not first (an heir's, prepared) was never
 	 * promoted on: a claim once first stays first. The session file
 	 * says a promote or fence had begun even when an administrator
-	 * deleted that claim meanwhile (and then the node).
+	 * deleted that claim meanwhile (and then the node), once the hook
+	 * ran for a moment (resume.c); before that, it names the claim,
+	 * and a claim it names that is gone may have been promoted on.
+	 * The demote then keeps the claim named, for a crash during it.
 	 */
 	if ((el->cl.have && el->cl.first) || el_owns_leader(el) ||
-	    (el->resume_promoting && !EL_MUTANT(92)))
+	    (el->resume_promoting && !EL_MUTANT(92)) ||
+	    (el_resume_claim_gone(el) && !EL_MUTANT(94))) {
 		el->startup_demote = 1;
+		if (el->resume_claimed) {
+			el->lead_claimed = 1;
+			el->lead_claim_seq = el->resume_claim_seq;
+		}
+	}
 }
 
 /*

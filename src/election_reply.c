@@ -334,7 +334,7 @@ el_reply_sw_delete(struct election *el, const struct el_result *res)
 		el_replace(&el->sw_between[i], NULL);
 	el->sw_nbetween = 0;
 	if (el->sw_phase != 0)
-		el->sw_phase = 1;
+		el->sw_phase = EL_MUTANT(95) ? 2 : 1;
 	if (rc == ZNOAUTH)
 		el_switch_clear(el, "not-allowed");
 	else if (rc != ZOK && rc != ZNONODE)

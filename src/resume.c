@@ -120,6 +120,8 @@ resume_load(struct daemon *d)
 	r.lease_sent = f.lease_sent;
 	r.leader = f.leader;
 	r.promoting = f.promoting;
+	r.claimed = f.claimed;
+	r.claim_seq = f.claim_seq;
 	r.epoch = f.epoch;
 	r.exact = d->rx_inherited && d->rx_exact;
 	r.unhealthy = d->rx_unhealthy;
@@ -204,6 +206,8 @@ resume_save(struct daemon *d)
 	    0;
 	f.leader = v.promoted;
 	f.promoting = resume_begun(d, v.promote_begun);
+	f.claimed = v.claimed;
+	f.claim_seq = v.claim_seq;
 	f.epoch = v.epoch;
 	(void)snprintf(f.boot, sizeof(f.boot), "%s", d->session_boot);
 	text = session_file_render(&f);

@@ -2,7 +2,8 @@
  * The session file (see session_file.h). Its lines are key=value: the
  * owner (root, service, id, socket: the configuration's values), sid
  * (hex), passwd (32 hex digits), timeout, lease, leader, promoting (a
- * promote or fence hook had begun; a file without it says 0), epoch and boot
+ * promote or fence hook had begun; a file without it says 0), claim (the
+ * sequence of the claim el_resume names; no line when none), epoch and boot
  * (the kernel's boot id: the lease's clock starts again at a boot). A
  * file of the version before this one has no owner lines.
  */
@@ -66,19 +67,23 @@ session_file_boot(char *buf, size_t len)
 char *
 session_file_render(const struct session_facts *f)
 {
-	char pw[2 * sizeof(f->zs.passwd) + 1], *text;
+	char pw[2 * sizeof(f->zs.passwd) + 1], claim[40], *text;
 	size_t i;
 
 	for (i = 0; i < sizeof(f->zs.passwd); i++)
 		(void)snprintf(pw + 2 * i, 3, "%02x",
 		    (unsigned char)f->zs.passwd[i]);
+	claim[0] = '\0';
+	if (f->claimed)
+		(void)snprintf(claim, sizeof(claim), "claim=%lld\n",
+		    (long long)f->claim_seq);
 	(void)xasprintf(&text, "root=%s\nservice=%s\nid=%s\nsocket=%s\n"
 	    "sid=%016llx\npasswd=%s\ntimeout=%lld\n"
-	    "lease=%lld\nleader=%d\npromoting=%d\nepoch=%lld\nboot=%s\n",
+	    "lease=%lld\nleader=%d\npromoting=%d\n%sepoch=%lld\nboot=%s\n",
 	    f->owner.root, f->owner.service, f->owner.id, f->owner.socket,
 	    (unsigned long long)f->zs.sid, pw, (long long)f->timeout_ms,
 	    (long long)f->lease_sent, f->leader != 0, f->promoting != 0,
-	    (long long)f->epoch, f->boot);
+	    claim, (long long)f->epoch, f->boot);
 	explicit_bzero(pw, sizeof(pw));
 	return text;
 }
@@ -189,6 +194,10 @@ session_line(char *line, struct session_facts *f, struct session_seen *s)
 		f->leader = n != 0;
 	else if (strcmp(line, "promoting") == 0)
 		f->promoting = n != 0;
+	else if (strcmp(line, "claim") == 0) {
+		f->claimed = 1;
+		f->claim_seq = n;
+	}
 	else if (strcmp(line, "epoch") == 0)
 		f->epoch = n;
 	else

@@ -39,6 +39,8 @@ struct session_facts {
 	int64_t lease_sent;	/* on now_ms()'s clock, this boot; 0 none */
 	int leader;		/* the application was told to lead */
 	int promoting;		/* a promote or fence hook had begun */
+	int claimed;		/* a claim is named (el_resume's): */
+	int64_t claim_seq;	/* ...its sequence */
 	int64_t epoch;		/* its epoch */
 	char boot[64];		/* the boot id the lease's clock is of */
 };

@@ -364,6 +364,40 @@ def test_a_crash_in_a_promote_demotes_first_even_without_its_claim(
     assert runs[-1] == ("promote", "elected"), runs
 
 
+def test_a_crash_in_a_promotes_first_moment_demotes_first_without_its_claim(
+        election, kz):
+    """The same, but the crash comes in the hook's first moments, before
+    the session file's `promoting` line (written 20 ms into the hook, off
+    the handover's path): the file as such a crash leaves it is made here
+    from the one a later crash left, that line at 0. What is left to say
+    a promote may have begun is the claim the file names, now gone
+    (simulator seed 112000303 -W -L -R -A: the restart ran no demote)."""
+    a = election.daemon("a", start=False)
+    a.hook_conf(promote_hang=1)
+    a.start()
+    hang = wait_for(a.hang_pids, 20, "the promote hook to hang")
+    sid = a.status()["session"]
+    path = session_file(a)
+    wait_for(lambda: "promoting=1" in path.read_text(), 10,
+             "the promote line")
+    a.kill()
+    os.killpg(hang[0], signal.SIGKILL)
+    wait_for(lambda: zkharness.group_members(hang[0]) == [], 10,
+             "the hook gone")
+    path.write_text(path.read_text().replace("promoting=1", "promoting=0"))
+    claims = f"{election.path}/claims"
+    for name in kz.get_children(claims):
+        if name.startswith(f"claim-{sid}_"):
+            kz.delete(f"{claims}/{name}")
+    a.hook_conf()
+    since = time.time()
+    a.start()
+    a.wait_role("leader", 20)
+    runs = [(ev.event, ev.reason) for ev in hook_lines(election, since)]
+    assert runs[0] == ("demote", "startup"), runs
+    assert runs[-1] == ("promote", "elected"), runs
+
+
 def test_a_resumed_crash_starts_hooks_run_again(election):
     election.session_timeout_ms = 4000     # the shared server's most
     run = election.dir / "run.sh"

@@ -229,6 +229,7 @@ check_promote(struct sim *s, struct peer *p, const struct el_action *act)
 		dd = 1;
 	}
 	check_queue_hook(s, p, v.node, HOOK_PROMOTE);
+	check_ops_promote(s, p, v.node);
 	check_lease_promote(s, p, HOOK_PROMOTE);
 	if (v.lease_end <= s->now)
 		check_fail(s, "(g) %s: promote starts outside its lease "
@@ -470,6 +471,7 @@ check_action_hook(struct sim *s, struct peer *p, const struct el_action *act)
 		pc->last_pd = 'D';
 		pc->fenced_between = 0;
 		pc->must_demote = 0;
+		check_ops_demote(s, p, act->reason);
 		break;
 	case HOOK_FENCE:
 		pc->fenced_between = 1;

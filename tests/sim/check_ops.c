@@ -11,6 +11,10 @@
  * (top)    at the end, with the leader's preempt_delay not never and no
  *          hand-made marker in the run, no candidate node at the quorum
  *          advertises a priority above the leader's;
+ * (sw)     ...and once its leader's demote starts for it (reason
+ *          switchover or preempted), the next promote of another daemon
+ *          is its target's, unless the target's node is gone by then
+ *          (it yielded, was deleted, or its session ended);
  * (answer) a switchover begun after the faults stopped is carried out
  *          (its leader hands over) or given up with a reason by the core
  *          before the daemon's timeout (promote hook timeout + 2T) would
@@ -60,6 +64,45 @@ check_ops_delete(struct sim *s, struct peer *p, const struct el_action *act)
 			    "deletes %s, not strictly between them", p->id,
 			    v.node, p->sw_node, act->sub[i].path);
 	}
+}
+
+/* A switchover's handoff begins: its target is the next to promote. */
+void
+check_ops_demote(struct sim *s, struct peer *p, const char *reason)
+{
+	const char *slash;
+
+	if (!p->sw_on || p->sw_inc != p->inc || reason == NULL ||
+	    (strcmp(reason, "switchover") != 0 &&
+	    strcmp(reason, "preempted") != 0))
+		return;
+	slash = strrchr(p->sw_node, '/');
+	sim_copy(s->sw_next, sizeof(s->sw_next), slash != NULL ? slash + 1 :
+	    p->sw_node);
+	s->sw_next_from = p->idx;
+	s->sw_next_on = 1;
+}
+
+/*
+ * A promote after a switchover's handoff: the target's, or the target's
+ * node is gone (nobody else can come before it while it is there; the
+ * nodes between were deleted before the handoff).
+ */
+void
+check_ops_promote(struct sim *s, struct peer *p, const char *node)
+{
+	char path[SIM_PATH + 64];
+
+	if (!s->sw_next_on || p->idx == s->sw_next_from)
+		return;
+	s->sw_next_on = 0;
+	if (node != NULL && strcmp(node, s->sw_next) == 0)
+		return;
+	(void)snprintf(path, sizeof(path), "%s/%s", SIM_CANDS, s->sw_next);
+	if (ztree_get(&s->qu.tree, path) != NULL)
+		check_fail(s, "(sw) %s: promotes on %s after a switchover to "
+		    "%s, whose node is still there", p->id,
+		    node != NULL ? node : "no node", s->sw_next);
 }
 
 /*

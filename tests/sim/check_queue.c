@@ -159,11 +159,28 @@ check_queue_claim_taken(const struct sim *s, int64_t sid)
 	return 0;
 }
 
+/* Whether the quorum holds a candidate node of session sid. */
+static int
+check_queue_has_node(struct sim *s, int64_t sid)
+{
+	const char *pre = SIM_CANDS "/";
+	struct candidate c;
+	int i;
+
+	for (i = 0; i < s->qu.tree.n; i++)
+		if (strncmp(s->qu.tree.v[i].path, pre, strlen(pre)) == 0 &&
+		    candidate_parse(s->qu.tree.v[i].path + strlen(pre),
+		    &c) == 0 && c.sid == sid)
+			return 1;
+	return 0;
+}
+
 /*
  * An administrator deleted both the claim and the candidate node that p
  * has now (its view's node is gone from the quorum, and so is every claim
- * of its session): what the contract promises for one of the two, it
- * cannot for both (see (a)).
+ * of its session; a resumed daemon that has not listed its node yet has
+ * none in its view: then no node of its session is left): what the
+ * contract promises for one of the two, it cannot for both (see (a)).
  */
 int
 check_hand_deleted(struct sim *s, const struct peer *p)
@@ -177,11 +194,14 @@ check_hand_deleted(struct sim *s, const struct peer *p)
 	    pc->node_admin_sid != p->cl.sid)
 		return 0;
 	election_view(p->el, &v);
-	if (v.node == NULL)
-		return 0;
-	(void)snprintf(path, sizeof(path), SIM_CANDS "/%s", v.node);
-	if (ztree_get(&s->qu.tree, path) != NULL)
-		return 0;
+	if (v.node == NULL) {
+		if (check_queue_has_node(s, p->cl.sid))
+			return 0;
+	} else {
+		(void)snprintf(path, sizeof(path), SIM_CANDS "/%s", v.node);
+		if (ztree_get(&s->qu.tree, path) != NULL)
+			return 0;
+	}
 	(void)check_queue_claim(s, p->cl.sid, &n, NULL, 0);
 	return n == 0;
 }

@@ -351,6 +351,10 @@ struct sim {
 				 * deletes are not counted: the core makes
 				 * its own again) */
 	int claims_seen;	/* the core takes claims (E/claims) */
+	/* check_ops.c: a switchover's handoff began: the next promote */
+	int sw_next_on;
+	int sw_next_from;	/* ...of a daemon other than this one */
+	char sw_next[SIM_PATH];	/* ...is this node's while it exists */
 	int64_t last_epoch;	/* of the last promote */
 	int last_epoch_peer;
 	char last_epoch_node[SIM_PATH];
@@ -524,6 +528,8 @@ void check_ops_action(struct sim *s, struct peer *p,
 void check_ops_timeout(struct sim *s, struct peer *p);
 void check_ops_step(struct sim *s, struct peer *p);
 void check_ops_final(struct sim *s);
+void check_ops_demote(struct sim *s, struct peer *p, const char *reason);
+void check_ops_promote(struct sim *s, struct peer *p, const char *node);
 
 /* ops.c: preempt.c and switchover.c of the simulated daemon */
 void ops_queue_ask(struct sim *s, struct peer *p);

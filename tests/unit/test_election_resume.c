@@ -383,6 +383,71 @@ test_promote_begun_without_a_claim_demotes_first(void **state)
 	election_free(el);
 }
 
+/*
+ * A crash in a promote's first moments leaves a session file without
+ * `promoting` (resume.c writes it from a timer), and an administrator
+ * deleted the claim since: the file still names the claim the promote
+ * rested on, and that it is gone is enough (sim -W -L -R -A 112000303).
+ */
+static void
+test_named_claim_gone_demotes_first(void **state)
+{
+	struct world w = { SID, 0, 0, 0, NULL, 0 };
+	struct el_resume r;
+	struct election *el;
+
+	(void)state;
+	resume_hint(&r, 0, 0);
+	r.claimed = 1;
+	r.claim_seq = 0;
+	el = resumed(&r, 0);
+	connect_session(el);
+	expect_demote(el, &w, "startup");
+	election_free(el);
+}
+
+/*
+ * Ours now is another claim than the one named (the named one was
+ * deleted by hand during the promote and another made): demote first.
+ */
+static void
+test_named_claim_replaced_demotes_first(void **state)
+{
+	struct world w = { SID, OTHER, OTHER, 1, NULL, 1 };
+	struct el_resume r;
+	struct election *el;
+
+	(void)state;
+	resume_hint(&r, 0, 0);
+	r.claimed = 1;
+	r.claim_seq = 0;	/* the world's ours is _0000000001 */
+	el = resumed(&r, 0);
+	connect_session(el);
+	expect_demote(el, &w, "startup");
+	election_free(el);
+}
+
+/* The claim named is still ours and not first: no promote rested on it. */
+static void
+test_named_heir_claim_kept_runs_no_hook(void **state)
+{
+	struct world w = { SID, OTHER, OTHER, 1, NULL, 1 };
+	struct el_resume r;
+	struct election *el;
+	struct el_action a;
+
+	(void)state;
+	resume_hint(&r, 0, 0);
+	r.claimed = 1;
+	r.claim_seq = 1;
+	el = resumed(&r, 1);
+	connect_session(el);
+	a = serve(el, &w);
+	assert_int_equal(a.type, EL_ACT_NONE);
+	assert_int_equal(election_role(el), ROLE_FOLLOWER);
+	election_free(el);
+}
+
 static void
 test_resumed_follower_runs_no_hook(void **state)
 {
@@ -596,6 +661,9 @@ main(void)
 		cmocka_unit_test(test_claim_without_leadership_demotes_first),
 		cmocka_unit_test(
 		    test_promote_begun_without_a_claim_demotes_first),
+		cmocka_unit_test(test_named_claim_gone_demotes_first),
+		cmocka_unit_test(test_named_claim_replaced_demotes_first),
+		cmocka_unit_test(test_named_heir_claim_kept_runs_no_hook),
 		cmocka_unit_test(test_resumed_follower_runs_no_hook),
 		cmocka_unit_test(
 		    test_resumed_heir_with_a_prepared_claim_runs_no_hook),
