@@ -71,7 +71,8 @@ election_session(struct election *el, enum el_zk state, int64_t sid,
 		el->sync_retry = 0;
 		el->zk = EL_ZK_CONNECTED;
 		el->conn_lost = 0;
-		el->grace_until = 0;
+		if (!EL_MUTANT(96))
+			el->grace_until = 0;
 		el->auth_failures = 0;
 		el->conn_gen++;
 		el->synced = 0;

@@ -99,6 +99,9 @@
  * between is answered, whatever the answer (a lost reply, a node gone
  * first), without listing the queue again: one of the nodes between
  * leads, not the target. The simulator finds it ((sw)'s next promote).
+ * 96 (a blind round) a reconnection keeps the disconnect_grace of the
+ * disconnection before: a second one demotes when the first's grace ends.
+ * The simulator finds it (AV counts the grace from the last disconnect).
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS

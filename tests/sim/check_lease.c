@@ -255,7 +255,8 @@ check_lease_cancel(struct sim *s, struct peer *p)
  * its reply came back. Before that point, minus a slack, a demote for
  * `disconnected` or `lease-lost` is needless, unless the daemon's
  * disconnect_grace is set in its configuration (then `disconnected` is
- * what was asked for).
+ * what was asked for, but not before that grace has run from the moment
+ * the core was told of the disconnection).
  */
 void
 check_lease_demote(struct sim *s, struct peer *p, const struct el_action *act)
@@ -283,6 +284,19 @@ check_lease_demote(struct sim *s, struct peer *p, const struct el_action *act)
 		    "%016llx at %lld", p->id, why, (long long)s->now,
 		    (long long)act->ms, (unsigned long long)pc->sid,
 		    (long long)e);
+	if (strcmp(why, "disconnected") == 0 && p->grace_set &&
+	    p->params.disconnect_grace_ms > 0 && p->disc_at != 0 &&
+	    t < p->disc_at + p->params.disconnect_grace_ms) {
+		s->st.needless++;
+		if (s->avail)
+			check_fail(s, "(AV) %s: needless demote (reason "
+			    "disconnected) at %lld, %lld ms into its "
+			    "disconnect_grace of %lld (disconnected at %lld)",
+			    p->id, (long long)t, (long long)(t - p->disc_at),
+			    (long long)p->params.disconnect_grace_ms,
+			    (long long)p->disc_at);
+		return;
+	}
 	if (pc->av_sid != pc->sid || base == 0 || late)
 		return;
 	if (strcmp(why, "lease-lost") != 0 && (strcmp(why, "disconnected") !=

@@ -162,6 +162,8 @@ peer_boot(struct sim *s, struct peer *p, int exact)
 	p->resign_wait = p->pause_wait = 0;
 	p->timer_at = SIM_NEVER;
 	p->begun_at = 0;
+	p->told_connected = 0;
+	p->disc_at = 0;
 	p->busy = 0;
 	p->nrestarts = 0;
 	p->yields = 0;
@@ -530,6 +532,12 @@ peer_session(struct sim *s, struct peer *p, enum el_zk state)
 	    "auth failed" : "connecting");
 	th_event(s, p, TH_SESSION, state, state == EL_ZK_CONNECTED ?
 	    p->cl.sid : 0, NULL);
+	if (state == EL_ZK_CONNECTED)
+		p->told_connected = 1;
+	else if (p->told_connected) {
+		p->told_connected = 0;
+		p->disc_at = s->now;	/* a disconnect_grace starts */
+	}
 	/* As daemon.c: only CONNECTED carries the session and its T. */
 	if (state == EL_ZK_CONNECTED)
 		election_session(p->el, state, p->cl.sid, p->cl.timeout);

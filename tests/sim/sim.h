@@ -173,6 +173,8 @@ struct peer {
 	int64_t auth_failed_at;	/* its last AUTH_FAILED */
 	int64_t restarts[16];	/* when the last sessions were replaced */
 	int grace_set;		/* disconnect_grace set in its configuration */
+	int told_connected;	/* the core was last told CONNECTED */
+	int64_t disc_at;	/* ...else when it was told it was not; 0 */
 	int nrestarts;
 	/* the operator's waiting clients */
 	int resign_wait, pause_wait;
