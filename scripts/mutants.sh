@@ -7,7 +7,7 @@
 set -u
 build=${1:-build-mut}
 survivors=0
-# 30-33 are a resumed session's: test_election_resume. 26-28, 95 and 96
+# 30-33 are a resumed session's: test_election_resume. 26-28 and 95-97
 # are found by the simulator alone (tests/sim/seeds.txt). 40-49 are issue 19's,
 # 50 the leader's markers (preemption), 60 issue 21's, 70 issue 20's (the
 # transition table), 71, 83, 84, 85 and 86 the 1,000,000-schedule

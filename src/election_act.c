@@ -251,8 +251,8 @@ el_take_slot(struct election *el, struct el_action *act, enum hook_kind kind,
 		return 1;
 	}
 	if (el->hook == HOOK_CHECK && !el->hook_cancelled) {
-		el_act_cancel(el, act, kind == HOOK_DEMOTE ? 0 :
-		    EL_CANCEL_GRACE_MS);
+		el_act_cancel(el, act, kind == (EL_MUTANT(97) ? HOOK_PROMOTE :
+		    HOOK_DEMOTE) ? 0 : EL_CANCEL_GRACE_MS);
 		return 1;
 	}
 	return 0;

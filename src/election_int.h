@@ -102,6 +102,9 @@
  * 96 (a blind round) a reconnection keeps the disconnect_grace of the
  * disconnection before: a second one demotes when the first's grace ends.
  * The simulator finds it (AV counts the grace from the last disconnect).
+ * 97 (a blind round) a check in a demote's way gets the SIGTERM grace
+ * meant for one in a promote's way, taken from the demote's budget. The
+ * simulator finds it ((g): no grace past the demote point).
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS

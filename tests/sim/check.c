@@ -487,6 +487,7 @@ void
 check_action(struct sim *s, struct peer *p, const struct el_action *act)
 {
 	struct pcheck *pc = &s->pc[p->idx];
+	struct election_view v;
 
 	switch (act->type) {
 	case EL_ACT_ZK:
@@ -513,6 +514,18 @@ check_action(struct sim *s, struct peer *p, const struct el_action *act)
 	case EL_ACT_CANCEL:
 		trace(s, p->idx, "-> cancel hook");
 		check_lease_cancel(s, p);
+		/*
+		 * (g) A leader past its demote point kills what stands in
+		 * its demote's way at once: a grace would be taken from the
+		 * demote's own budget.
+		 */
+		check_view(p, &v);
+		if (act->ms > 0 && v.promoted && v.demote_at != 0 &&
+		    s->now >= v.demote_at)
+			check_fail(s, "(g) %s: past its demote point %lld, "
+			    "gives hook %s %lld ms of grace", p->id,
+			    (long long)v.demote_at, trace_hook(act->hook),
+			    (long long)act->ms);
 		break;
 	case EL_ACT_QUEUE:
 	case EL_ACT_OUTRANKED:
