@@ -336,42 +336,13 @@ def test_a_crash_in_the_middle_of_a_promote_demotes_first(election):
     assert runs == [("demote", "startup", "0"), ("promote", "elected", epoch)]
 
 
-def test_a_crash_in_a_promote_demotes_first_even_without_its_claim(
-        election, kz):
-    """The same, and an administrator deletes the claim while the daemon
-    is down: nothing in ZooKeeper then says a promote had begun, but the
-    session file, written as the hook started, does (a review's
-    simulator seeds: the restarted daemon ran no demote)."""
-    a = election.daemon("a", start=False)
-    a.hook_conf(promote_hang=1)
-    a.start()
-    hang = wait_for(a.hang_pids, 20, "the promote hook to hang")
-    sid = a.status()["session"]
-    a.kill()
-    os.killpg(hang[0], signal.SIGKILL)
-    wait_for(lambda: zkharness.group_members(hang[0]) == [], 10,
-             "the hook gone")
-    claims = f"{election.path}/claims"
-    for name in kz.get_children(claims):
-        if name.startswith(f"claim-{sid}_"):
-            kz.delete(f"{claims}/{name}")
-    a.hook_conf()
-    since = time.time()
-    a.start()
-    a.wait_role("leader", 20)
-    runs = [(ev.event, ev.reason) for ev in hook_lines(election, since)]
-    assert runs[0] == ("demote", "startup"), runs
-    assert runs[-1] == ("promote", "elected"), runs
-
-
-def test_a_crash_in_a_promotes_first_moment_demotes_first_without_its_claim(
-        election, kz):
-    """The same, but the crash comes in the hook's first moments, before
-    the session file's `promoting` line (written 20 ms into the hook, off
-    the handover's path): the file as such a crash leaves it is made here
-    from the one a later crash left, that line at 0. What is left to say
-    a promote may have begun is the claim the file names, now gone
-    (simulator seed 112000303 -W -L -R -A: the restart ran no demote)."""
+def crash_mid_promote_claim_deleted(election, kz, first_moment=False):
+    """A leader-elect killed in its promote hook (the hook killed with
+    it, as the unit's control group is), its claim deleted by hand while
+    it is down, started again: the hooks it then ran. first_moment: the
+    session file as a crash before its `promoting` line (written 20 ms
+    into the hook, off the handover's path) leaves it, made from the one
+    the later crash left with that line at 0."""
     a = election.daemon("a", start=False)
     a.hook_conf(promote_hang=1)
     a.start()
@@ -384,7 +355,9 @@ def test_a_crash_in_a_promotes_first_moment_demotes_first_without_its_claim(
     os.killpg(hang[0], signal.SIGKILL)
     wait_for(lambda: zkharness.group_members(hang[0]) == [], 10,
              "the hook gone")
-    path.write_text(path.read_text().replace("promoting=1", "promoting=0"))
+    if first_moment:
+        path.write_text(path.read_text().replace("promoting=1",
+                                                 "promoting=0"))
     claims = f"{election.path}/claims"
     for name in kz.get_children(claims):
         if name.startswith(f"claim-{sid}_"):
@@ -393,7 +366,27 @@ def test_a_crash_in_a_promotes_first_moment_demotes_first_without_its_claim(
     since = time.time()
     a.start()
     a.wait_role("leader", 20)
-    runs = [(ev.event, ev.reason) for ev in hook_lines(election, since)]
+    return [(ev.event, ev.reason) for ev in hook_lines(election, since)]
+
+
+def test_a_crash_in_a_promote_demotes_first_even_without_its_claim(
+        election, kz):
+    """The same, and an administrator deletes the claim while the daemon
+    is down: nothing in ZooKeeper then says a promote had begun, but the
+    session file's `promoting` line does (a review's simulator seeds: the
+    restarted daemon ran no demote)."""
+    runs = crash_mid_promote_claim_deleted(election, kz)
+    assert runs[0] == ("demote", "startup"), runs
+    assert runs[-1] == ("promote", "elected"), runs
+
+
+def test_a_crash_in_a_promotes_first_moment_demotes_first_without_its_claim(
+        election, kz):
+    """The same, but the crash comes before the `promoting` line: what is
+    left to say a promote may have begun is the claim the session file
+    names, now gone (simulator seed 112000303 -W -L -R -A: the restart
+    ran no demote)."""
+    runs = crash_mid_promote_claim_deleted(election, kz, first_moment=True)
     assert runs[0] == ("demote", "startup"), runs
     assert runs[-1] == ("promote", "elected"), runs
 
