@@ -614,6 +614,9 @@ election_resume(struct election *el, const struct el_resume *r)
 	el->acked = 1;
 	el->crumb_mine = 1;
 	el->cl.have = 1;
+	/* The claim it led on, named on (to its demote's end, for a crash). */
+	el->lead_claimed = r->claimed && !EL_MUTANT(98);
+	el->lead_claim_seq = r->claim_seq;
 	el->fenced = 1;
 	el->epoch = r->epoch;
 	el->lead_epoch = r->epoch;

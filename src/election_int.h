@@ -105,6 +105,9 @@
  * 97 (a blind round) a check in a demote's way gets the SIGTERM grace
  * meant for one in a promote's way, taken from the demote's budget. The
  * simulator finds it ((g): no grace past the demote point).
+ * 98 a resumed leader does not name the claim it led on (its file's):
+ * a crash in its demote after that claim was deleted by hand leaves the
+ * next restart nothing to demote for.
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS

@@ -429,6 +429,39 @@ test_named_claim_gone_or_replaced_demotes_first(void **state)
 	resumed_demotes_first(&other, &r);
 }
 
+/*
+ * A resumed leader names the claim its file named, the one it led on,
+ * to its demote's end, whatever claim it holds since: a crash in that
+ * demote with the claim deleted by hand still demotes first.
+ */
+static void
+test_resumed_leader_names_the_claim_it_led_on(void **state)
+{
+	struct world w = { SID, SID, SID, 0, NULL, 0 };
+	struct el_resume r;
+	struct election *el;
+	struct election_view v;
+	struct el_action a;
+
+	(void)state;
+	resume_hint(&r, 1, 0);
+	r.claimed = 1;
+	r.claim_seq = 5;	/* ours is listed as _0000000000 */
+	el = resumed(&r, 1);
+	connect_session(el);
+	a = serve(el, &w);
+	assert_int_equal(a.type, EL_ACT_NONE);
+	assert_int_equal(election_role(el), ROLE_LEADER);
+	election_view(el, &v);
+	assert_int_equal(v.claimed, 1);
+	assert_int_equal(v.claim_seq, 5);
+	assert_int_equal(election_resign(el), 0);
+	expect_demote(el, &w, "resign");
+	election_view(el, &v);
+	assert_int_equal(v.claim_seq, 5);
+	election_free(el);
+}
+
 /* The claim named is still ours and not first: no promote rested on it. */
 static void
 test_named_heir_claim_kept_runs_no_hook(void **state)
@@ -644,6 +677,7 @@ main(void)
 		    test_promote_begun_without_a_claim_demotes_first),
 		cmocka_unit_test(
 		    test_named_claim_gone_or_replaced_demotes_first),
+		cmocka_unit_test(test_resumed_leader_names_the_claim_it_led_on),
 		cmocka_unit_test(test_named_heir_claim_kept_runs_no_hook),
 		cmocka_unit_test(test_resumed_follower_runs_no_hook),
 		cmocka_unit_test(
