@@ -17,8 +17,9 @@ survivors=0
 # promote begun said by the session file: test_election_resume), 93 a
 # release refused for a node changed by hand waiting the retry time, 94
 # a restart ignoring that the claim its session file names is gone, 98 a
-# resumed leader not naming the claim it led on (test_election_resume).
-for m in $(seq 1 25) 30 31 32 33 $(seq 40 49) 50 60 70 71 $(seq 83 94) 98; do
+# resumed leader not naming the claim it led on (test_election_resume), 99
+# the session file given a leader's node epoch, 0 once the node is gone.
+for m in $(seq 1 25) 30 31 32 33 $(seq 40 49) 50 60 70 71 $(seq 83 94) 98 99; do
 	t=test_election
 	{ [ "$m" -ge 30 ] && [ "$m" -le 33 ]; } || [ "$m" -eq 92 ] ||
 	    { [ "$m" -eq 94 ] || [ "$m" -eq 98 ]; } &&

@@ -347,6 +347,9 @@ struct election_view {
 				 * demote has not started */
 	int claimed;		/* el_resume's claimed and claim_seq: for */
 	int64_t claim_seq;	/* the session file */
+	int64_t lead_epoch;	/* the epoch the application was told (the
+				 * session file's, while promoted: epoch is
+				 * 0 once the node is gone) */
 };
 void election_view(const struct election *el, struct election_view *v);
 

@@ -508,6 +508,7 @@ election_view(const struct election *el, struct election_view *v)
 	v->promote_begun = el->state == EL_ST_PROMOTING ||
 	    (el->resume_check && el->resume_promoting);
 	v->promoted = el_promoted(el);
+	v->lead_epoch = EL_MUTANT(99) ? el->epoch : el->lead_epoch;
 	el_view_claim(el, v);
 	v->backoff_until = el->backoff_until;
 	v->crumb_id = el->crumb_exists ? el->crumb_id : "";

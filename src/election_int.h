@@ -108,6 +108,9 @@
  * 98 a resumed leader does not name the claim it led on (its file's):
  * a crash in its demote after that claim was deleted by hand leaves the
  * next restart nothing to demote for.
+ * 99 (a fresh sweep) the view gives the session file the node's epoch for
+ * a leader, 0 once its node is deleted by hand: a crash before the demote
+ * resumes a leader whose demote names epoch 0.
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS

@@ -208,7 +208,7 @@ resume_save(struct daemon *d)
 	f.promoting = resume_begun(d, v.promote_begun);
 	f.claimed = v.claimed;
 	f.claim_seq = v.claim_seq;
-	f.epoch = v.epoch;
+	f.epoch = v.promoted ? v.lead_epoch : v.epoch;
 	(void)snprintf(f.boot, sizeof(f.boot), "%s", d->session_boot);
 	text = session_file_render(&f);
 	explicit_bzero(&f, sizeof(f));

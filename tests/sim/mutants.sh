@@ -54,7 +54,7 @@ spec() {
 43;;\(sw\);-P -W;p=1 w=1
 44;;pause asked
 45;;unhealthy with no check;-H;h=1
-30;;\(h\);-R;r=1
+30;;\((h|f|j|i|a)\);-R;r=1
 31;;stays at or before now;-R;r=1
 82;;\(data\);-P -R -H -A;p=1 r=1 h=1 A=1
 33;;\(data\) .*marker|\(prio\);-P -R;p=1 r=1

@@ -1900,11 +1900,25 @@ static void
 test_own_node_deleted_while_leader(void **state)
 {
 	struct election *el = el_new(0, 0);
+	struct election_view v;
 	struct el_action a;
+	int64_t epoch;
 
 	(void)state;
 	become_leader(el);
+	election_view(el, &v);
+	epoch = v.lead_epoch;
+	assert_true(epoch != 0);
 	election_watch(el, 1, CAND "/" OURS);
+	/*
+	 * The node's epoch is gone with it, not the leadership's: the
+	 * session file keeps the one the application was told (sim -L -R
+	 * 472000129: a crash before the demote resumed with epoch 0).
+	 */
+	election_view(el, &v);
+	assert_int_equal(v.epoch, 0);
+	assert_int_equal(v.promoted, 1);
+	assert_int_equal(v.lead_epoch, epoch);
 	expect_hook(el, HOOK_DEMOTE, "node-deleted");
 	expect_none(el);
 	election_hook_done(el, HOOK_DEMOTE, 1);
