@@ -56,6 +56,7 @@ check_ops_delete(struct sim *s, struct peer *p, const struct el_action *act)
 	}
 	own = check_ops_seq(v.node);
 	target = check_ops_seq(p->sw_node);
+	p->sw_deleted = 1;
 	for (i = 0; i < act->nsub; i++) {
 		x = check_ops_seq(act->sub[i].path);
 		if (act->sub[i].kind != ZK_MOP_DELETE || x < 0 || x <= own ||
@@ -66,15 +67,45 @@ check_ops_delete(struct sim *s, struct peer *p, const struct el_action *act)
 	}
 }
 
-/* A switchover's handoff begins: its target is the next to promote. */
+/* Whether the quorum holds a candidate node strictly between own and target. */
+static int
+check_ops_between(struct sim *s, int64_t own, int64_t target)
+{
+	const char *pre = SIM_CANDS "/";
+	int64_t x;
+	int i;
+
+	for (i = 0; i < s->qu.tree.n; i++) {
+		if (strncmp(s->qu.tree.v[i].path, pre, strlen(pre)) != 0)
+			continue;
+		x = check_ops_seq(s->qu.tree.v[i].path);
+		if (x > own && x < target)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * A switchover's handoff begins (its demote, for it): its target is the
+ * next to promote. Only once the switchover sent its delete of the nodes
+ * between, or when there is none left: a demote for another cause (a
+ * resumed leader whose claim is gone says "preempted" too) hands over to
+ * the queue as it is.
+ */
 void
 check_ops_demote(struct sim *s, struct peer *p, const char *reason)
 {
+	struct election_view v;
 	const char *slash;
 
 	if (!p->sw_on || p->sw_inc != p->inc || reason == NULL ||
 	    (strcmp(reason, "switchover") != 0 &&
 	    strcmp(reason, "preempted") != 0))
+		return;
+	election_view(p->el, &v);
+	if (!p->sw_deleted && (v.node == NULL ||
+	    check_ops_between(s, check_ops_seq(v.node),
+	    check_ops_seq(p->sw_node))))
 		return;
 	slash = strrchr(p->sw_node, '/');
 	sim_copy(s->sw_next, sizeof(s->sw_next), slash != NULL ? slash + 1 :

@@ -103,6 +103,7 @@ ops_switch_begin(struct sim *s, struct peer *p, const char *node,
 	p->sw_preempt = preempt;
 	p->sw_inc = p->inc;
 	p->sw_handed = 0;
+	p->sw_deleted = 0;
 	p->sw_on = 1;
 }
 

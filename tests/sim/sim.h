@@ -182,6 +182,7 @@ struct peer {
 	/* ops.c: the switchover it follows (an operator's or preemption) */
 	int sw_on, sw_inc, sw_preempt;
 	int sw_handed;		/* it stopped leading since (handed over) */
+	int sw_deleted;		/* it sent the delete of the nodes between */
 	int yields_seen;	/* check_ops.c: the core's yields, checked */
 	int64_t yield_at;	/* check_ops.c: its last yield, -1 none */
 	int64_t prio_at;	/* its last priority reload (0: none) */
