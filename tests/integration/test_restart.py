@@ -273,12 +273,13 @@ def test_a_crash_not_restarted_demotes_before_the_successor_promotes(
         election):
     script = election.dir / "a.crashed"
     # The script gives the demote hook 3/4 of demote_timeout: a roomy one
-    # (T = 8 s allows 2.5 s), so that a loaded machine's slow shell is not
+    # (T = 15 s allows 4.5 s), so that a loaded machine's slow shell is not
     # taken for a hung hook (two suites at once: 0.56 s of the default ran
-    # out, exit 124).
+    # out, exit 124; so did 1.9 s of 2.5 s beside the sanitizer suite of a
+    # second one and a simulator campaign).
     a = election.daemon("a", env={"ZKELECTD_CRASHED": str(script)},
-                        options={"zookeeper.session_timeout": "8s",
-                                 "hooks.demote_timeout": "2500ms"})
+                        options={"zookeeper.session_timeout": "15s",
+                                 "hooks.demote_timeout": "4500ms"})
     a.wait_role("leader", 20)
     b = election.daemon("b")
     b.wait_role("follower", 20)
