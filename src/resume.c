@@ -141,7 +141,7 @@ resume_load(struct daemon *d)
  * after it began, from a timer: the rewrite (a rename, which a disk's
  * journal may flush) stays out of the promote hook's start, which the
  * successor's handoff gap measures. A crash in those first milliseconds
- * restarts on the claim alone (el_resume_decide()), as before; the
+ * restarts on the claim the file names (el_resume_decide()); the
  * simulator models the same delay (peer.c).
  */
 #define RESUME_BEGUN_MS 20

@@ -67,24 +67,6 @@ check_ops_delete(struct sim *s, struct peer *p, const struct el_action *act)
 	}
 }
 
-/* Whether the quorum holds a candidate node strictly between own and target. */
-static int
-check_ops_between(struct sim *s, int64_t own, int64_t target)
-{
-	const char *pre = SIM_CANDS "/";
-	int64_t x;
-	int i;
-
-	for (i = 0; i < s->qu.tree.n; i++) {
-		if (strncmp(s->qu.tree.v[i].path, pre, strlen(pre)) != 0)
-			continue;
-		x = check_ops_seq(s->qu.tree.v[i].path);
-		if (x > own && x < target)
-			return 1;
-	}
-	return 0;
-}
-
 /*
  * A switchover's handoff begins (its demote, for it): its target is the
  * next to promote. Only once the switchover sent its delete of the nodes
@@ -104,7 +86,7 @@ check_ops_demote(struct sim *s, struct peer *p, const char *reason)
 		return;
 	election_view(p->el, &v);
 	if (!p->sw_deleted && (v.node == NULL ||
-	    check_ops_between(s, check_ops_seq(v.node),
+	    check_queue_has_node(s, 0, check_ops_seq(v.node),
 	    check_ops_seq(p->sw_node))))
 		return;
 	slash = strrchr(p->sw_node, '/');

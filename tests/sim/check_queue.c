@@ -159,9 +159,13 @@ check_queue_claim_taken(const struct sim *s, int64_t sid)
 	return 0;
 }
 
-/* Whether the quorum holds a candidate node of session sid. */
-static int
-check_queue_has_node(struct sim *s, int64_t sid)
+/*
+ * Whether the quorum holds a candidate node of session sid (any, when 0)
+ * whose sequence is strictly between after and before.
+ */
+int
+check_queue_has_node(struct sim *s, int64_t sid, int64_t after,
+    int64_t before)
 {
 	const char *pre = SIM_CANDS "/";
 	struct candidate c;
@@ -170,7 +174,8 @@ check_queue_has_node(struct sim *s, int64_t sid)
 	for (i = 0; i < s->qu.tree.n; i++)
 		if (strncmp(s->qu.tree.v[i].path, pre, strlen(pre)) == 0 &&
 		    candidate_parse(s->qu.tree.v[i].path + strlen(pre),
-		    &c) == 0 && c.sid == sid)
+		    &c) == 0 && (sid == 0 || c.sid == sid) &&
+		    c.seq > after && c.seq < before)
 			return 1;
 	return 0;
 }
@@ -195,7 +200,7 @@ check_hand_deleted(struct sim *s, const struct peer *p)
 		return 0;
 	election_view(p->el, &v);
 	if (v.node == NULL) {
-		if (check_queue_has_node(s, p->cl.sid))
+		if (check_queue_has_node(s, p->cl.sid, -1, INT64_MAX))
 			return 0;
 	} else {
 		(void)snprintf(path, sizeof(path), SIM_CANDS "/%s", v.node);

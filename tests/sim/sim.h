@@ -532,6 +532,8 @@ void check_ops_timeout(struct sim *s, struct peer *p);
 void check_ops_step(struct sim *s, struct peer *p);
 void check_ops_final(struct sim *s);
 void check_ops_demote(struct sim *s, struct peer *p, const char *reason);
+int check_queue_has_node(struct sim *s, int64_t sid, int64_t after,
+    int64_t before);
 void check_ops_promote(struct sim *s, struct peer *p, const char *node);
 
 /* ops.c: preempt.c and switchover.c of the simulated daemon */
