@@ -131,7 +131,12 @@
  * otherwise. A release deletes its claim, then its breadcrumb (the last
  * two operations of its multi), so the heir hears that its claim is first,
  * then that the breadcrumb is gone, in one transaction: it promotes on the
- * release alone. A crashed leader's expiry leaves the breadcrumb: one read,
+ * release alone. The release deletes the breadcrumb (at the version it
+ * read) only beside the node or the claim it was written under: while
+ * either exists no one else has led, so none has deleted ours and made
+ * its own at version 0 again (a read before a long stall, its node and
+ * claim deleted by hand meanwhile; mutant 100); without them it stays,
+ * and the next leader fences. A crashed leader's expiry leaves the breadcrumb: one read,
  * then the fence. A promote or fence is decided only once every such read
  * is in. Mutants 15-18, 60 and 86 make each of these unsafe and the unit
  * tests and the simulator catch them. A session's expiry deletes its

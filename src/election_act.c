@@ -155,6 +155,23 @@ el_sub(struct el_action *act, enum zk_mop_kind kind, const char *path,
 	act->nsub++;
 }
 
+/*
+ * The release deletes the node or the claim our breadcrumb was written
+ * under: a node of ours that was first when we led, or a claim that was
+ * the first, exists at the multi only if it existed all along (their
+ * names are never made again), and while it did no other candidate was
+ * first, so none led and wrote a breadcrumb of its own.
+ */
+static int
+el_crumb_guarded(const struct election *el)
+{
+	if (el->node_path != NULL && el->epoch != 0 &&
+	    el->epoch == el->crumb_node_epoch)
+		return 1;
+	return el->cl.have && el->cl.path != NULL &&
+	    el->crumb_claim_seq >= 0 && el->cl.seq == el->crumb_claim_seq;
+}
+
 void
 el_build_release(struct election *el, struct el_action *act)
 {
@@ -167,11 +184,16 @@ el_build_release(struct election *el, struct el_action *act)
 	 * makes the multi fail then, and it is read again; but not once
 	 * ours was deleted and a successor made its own, at version 0
 	 * again. So only while the leadership that wrote it is not yet
-	 * released, in this session (crumb_mine).
+	 * released, in this session (crumb_mine), and only beside the
+	 * delete of the node or the claim it was written under
+	 * (el_crumb_guarded()): while either exists no one else can have
+	 * led since, and a read made before a long stall cannot delete a
+	 * successor's.
 	 */
 	el->release_crumb = el->crumb_exists && el->lead_epoch != 0 &&
 	    el->crumb_epoch == el->lead_epoch &&
-	    (el->crumb_mine || EL_MUTANT(71));
+	    el->crumb_mine &&
+	    (el_crumb_guarded(el) || EL_MUTANT(100));
 	if (el->node_path != NULL)
 		el_sub(act, ZK_MOP_DELETE, el->node_path, NULL);
 	/*
@@ -222,6 +244,9 @@ el_build_ack(struct election *el, struct el_action *act)
 	el->crumb_version_next = el->crumb_exists ? el->crumb_version + 1 : 0;
 	/* Written from now on, maybe (a lost reply), until released. */
 	el->crumb_mine = 1;
+	el->crumb_node_epoch = el->epoch;
+	el->crumb_claim_seq = el->cl.have && el->cl.path != NULL ?
+	    el->cl.seq : -1;
 }
 
 /* New data goes to our candidate node and, when leading, to E/leader. */

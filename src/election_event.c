@@ -618,6 +618,8 @@ election_resume(struct election *el, const struct el_resume *r)
 	/* The claim it led on, named on (to its demote's end, for a crash). */
 	el->lead_claimed = r->claimed && !EL_MUTANT(98);
 	el->lead_claim_seq = r->claim_seq;
+	el->crumb_node_epoch = r->epoch;
+	el->crumb_claim_seq = r->claimed ? r->claim_seq : -1;
 	el->fenced = 1;
 	el->epoch = r->epoch;
 	el->lead_epoch = r->epoch;

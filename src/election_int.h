@@ -88,6 +88,8 @@
  * that names the epoch we last led with after that leadership was
  * released or its session replaced (a stale read of it passes the
  * version check once a successor made its own, at version 0 again).
+ * Retired with 100: its guard covers this case too (crumb_mine stays as
+ * a second guard, which no test can tell from none).
  * 86 (the campaign again) a promote trusts a view of the breadcrumb from
  * before our claim was first: a deletion notified late by a server behind
  * the quorum hides the breadcrumb a later leader wrote, and a crashed
@@ -111,6 +113,10 @@
  * 99 (a fresh sweep) the view gives the session file the node's epoch for
  * a leader, 0 once its node is deleted by hand: a crash before the demote
  * resumes a leader whose demote names epoch 0.
+ * 100 (the campaign) a release deletes the breadcrumb it read as its own
+ * without the node or the claim it was written under: a read made before
+ * a long stall passes the version check once a successor made its own,
+ * at version 0 again, after the administrator deleted both.
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS
@@ -402,6 +408,8 @@ struct election {
 	int32_t crumb_version_next;	/* after the ack or data in flight */
 	int crumb_mine;		/* maybe written (an ack sent) by a leadership
 				   of this session not yet released */
+	int64_t crumb_node_epoch;	/* ...under this node of ours */
+	int64_t crumb_claim_seq;	/* ...and this claim (-1: none) */
 	char *crumb_id;
 	char *crumb_data;
 

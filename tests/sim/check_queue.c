@@ -256,16 +256,6 @@ check_queue_crumb(struct sim *s, int64_t sid)
 		if (!s->peer[i].running || s->peer[i].cl.sid != sid ||
 		    strcmp(s->peer[i].id, id) == 0)
 			continue;
-		/*
-		 * Its claim and node deleted by hand ((a) excused): its
-		 * release deletes another's breadcrumb as an administrator
-		 * would, and a crashed leader that wrote it is excused too.
-		 */
-		if (s->pc[i].claim_admin_sid == sid &&
-		    s->pc[i].node_admin_at >= s->now - 2 * s->T) {
-			check_crumb_deleted(s);
-			continue;
-		}
 		check_fail(s, "(i) %s: deletes the breadcrumb of %s "
 		    "(epoch %lld): the next leader will not fence it",
 		    s->peer[i].id, id, (long long)epoch);

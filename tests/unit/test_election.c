@@ -1941,6 +1941,36 @@ test_own_node_deleted_while_leader(void **state)
 }
 
 /*
+ * Found by the 1,000,000-schedule campaign (sim -s 1001698419 -k 2000
+ * -A): a leader whose node and claim were deleted by hand read its own
+ * breadcrumb (version 0) for its release, then stalled; two others led
+ * meanwhile, and the second made the breadcrumb again, at version 0, so
+ * the stalled release's delete passed the version check. With neither
+ * the node nor the claim it was written under left to delete beside it,
+ * nothing in the multi shows that no one led since: the breadcrumb stays
+ * (the next leader fences), and the release deletes E/leader alone.
+ */
+static void
+test_release_without_node_or_claim_leaves_the_breadcrumb(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct el_action a;
+
+	(void)state;
+	become_leader(el);
+	election_watch(el, 1, CAND "/" OURS);
+	expect_hook(el, HOOK_DEMOTE, "node-deleted");
+	election_watch(el, 1, CLAIM_OURS);
+	expect_none(el);
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_RELEASE);
+	assert_int_equal(a.nsub, 1);
+	assert_string_equal(a.sub[0].path, E "/leader");
+	election_free(el);
+}
+
+/*
  * hooks.run ended on its own: an ordered handoff with its reason, the
  * release, then retry_backoff before the rejoin; a second report, or one
  * when not leading, changes nothing.
@@ -4070,6 +4100,7 @@ main(void)
 		cmocka_unit_test(test_renewal_read_after_the_demote_point),
 		cmocka_unit_test(test_promote_killed_then_renewed_still_demotes),
 		cmocka_unit_test(test_own_node_deleted_while_leader),
+		cmocka_unit_test(test_release_without_node_or_claim_leaves_the_breadcrumb),
 		cmocka_unit_test(test_resign_rejoins_at_back),
 		cmocka_unit_test(
 		 test_release_refused_for_a_version_reads_and_goes_again_at_once),
