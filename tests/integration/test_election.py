@@ -484,6 +484,41 @@ def test_fence_runs_after_leader_crash(election, kz):
     election.check_invariants()
 
 
+def test_release_without_node_or_claim_leaves_the_breadcrumb(election, kz):
+    """An administrator deletes the leader's candidate node and its claim
+    in one transaction. The leader demotes (node-deleted) and releases
+    E/leader, but leaves E/breadcrumb: with neither the node nor the claim
+    it was written under in the release, nothing in it shows that no one
+    else has led since the breadcrumb was read (the simulator's campaign,
+    seed 1001698419: a release that stalled after that read deleted a
+    successor's breadcrumb, made again at version 0). So the next leader
+    fences it, as after a crash."""
+    fence = {"hooks.fence": f"{RECORD_HOOK} fence"}
+    n1, n2, n3 = start_in_order(election, options=fence)
+    epoch1 = n1.leader()["epoch"]
+    name, sid, *_ = candidates(kz, election)["node1"]
+    claims = f"{election.path}/claims"
+    claim = [c for c in kz.get_children(claims) if c.startswith(f"claim-{sid}_")]
+    assert len(claim) == 1, f"node1's claims: {claim}"
+    before = len(election.events())
+    t = kz.transaction()
+    t.delete(f"{election.path}/candidates/{name}")
+    t.delete(f"{claims}/{claim[0]}")
+    assert all(r is True for r in t.commit()), "the administrator's delete"
+
+    assert election.wait_one_leader(timeout=20) is n2
+    ev = election.events()
+    d_start, d_end = last_run(ev, "node1", "demote")
+    assert d_start.n > before and d_start.reason == "node-deleted", d_start
+    f_start, f_end = last_run(ev, "node2", "fence")
+    assert f_start is not None, "node2 promoted without fencing node1"
+    assert d_end.n < f_start.n and f_end.n < last_run(ev, "node2", "promote")[0].n
+    fence_env = [env for e, env in n2.hook_env_runs() if e == "fence"]
+    assert [(e.get("ZKELECT_FENCE_ID"), e.get("ZKELECT_FENCE_EPOCH"))
+            for e in fence_env] == [("node1", epoch1)]
+    election.check_invariants()
+
+
 # ---------------------------------------------------------------- clients
 
 def test_zkelectctl(election):
