@@ -28,12 +28,12 @@ client_push(struct sim *s, struct peer *p, int64_t t, enum ev_type type,
 }
 
 void
-client_free(struct client *cl)
+client_free(struct sim *s, struct client *cl)
 {
 	int i;
 
 	for (i = 0; i < cl->npend; i++)
-		free(cl->pend[i].unsent);
+		zreq_free(s, cl->pend[i].unsent);
 	cl->npend = 0;
 	free(cl->w);
 	cl->w = NULL;
@@ -46,7 +46,7 @@ client_open(struct sim *s, struct peer *p)
 	struct client *cl = &p->cl;
 	int gen = cl->gen + 1;
 
-	client_free(cl);
+	client_free(s, cl);
 	memset(cl, 0, sizeof(*cl));
 	cl->gen = gen;
 	cl->state = CL_CONNECTING;
@@ -67,7 +67,7 @@ client_hangup(struct sim *s, struct peer *p)
 
 	if (c != NULL && c->c_open) {
 		c->c_open = 0;
-		conn_send_c2s(s, c, conn_msg_new(M_HANGUP));
+		conn_send_c2s(s, c, conn_msg_new(s, M_HANGUP));
 	}
 	p->cl.conn = -1;
 	p->cl.handshake = 0;
@@ -82,14 +82,14 @@ client_close(struct sim *s, struct peer *p, int send_close)
 	if (c != NULL && c->c_open) {
 		/* zookeeper_close() asks the server to end the session. */
 		if (send_close && cl->state == CL_CONNECTED && !cl->handshake)
-			conn_send_c2s(s, c, conn_msg_new(M_CLOSE_SESSION));
+			conn_send_c2s(s, c, conn_msg_new(s, M_CLOSE_SESSION));
 		else
-			conn_send_c2s(s, c, conn_msg_new(M_HANGUP));
+			conn_send_c2s(s, c, conn_msg_new(s, M_HANGUP));
 		c->c_open = 0;
 	}
 	cl->conn = -1;
 	cl->state = CL_CLOSED;
-	client_free(cl);
+	client_free(s, cl);
 	cl->gen++;		/* whatever is still on its way is dropped */
 }
 
@@ -97,7 +97,7 @@ static void
 client_send(struct sim *s, struct peer *p, struct zreq *r)
 {
 	struct client *cl = &p->cl;
-	struct msg *m = conn_msg_new(M_REQUEST);
+	struct msg *m = conn_msg_new(s, M_REQUEST);
 	int i;
 
 	m->req = r;
@@ -115,13 +115,13 @@ client_request(struct sim *s, struct peer *p, struct zreq *r, enum el_op op)
 	struct cpending *pd;
 
 	if (cl->state == CL_EXPIRED || cl->state == CL_CLOSED) {
-		zreq_free(r);
+		zreq_free(s, r);
 		return ZINVALIDSTATE;
 	}
 	if (cl->npend == SIM_MAX_PENDING) {
 		check_fail(s, "%s: more than %d ZooKeeper requests "
 		    "outstanding", p->id, SIM_MAX_PENDING);
-		zreq_free(r);
+		zreq_free(s, r);
 		return ZSYSTEMERROR;
 	}
 	r->xid = cl->xid_next++;
@@ -180,7 +180,7 @@ client_fail(struct sim *s, struct peer *p, struct cpending *copy, int n,
 	int i;
 
 	for (i = 0; i < n; i++) {
-		free(copy[i].unsent);
+		zreq_free(s, copy[i].unsent);
 		if (p->cl.gen != gen || !p->running)
 			continue;	/* the daemon replaced the handle */
 		memset(&rep, 0, sizeof(rep));
@@ -370,7 +370,7 @@ client_connect(struct sim *s, struct peer *p)
 	cl->attempts++;
 	cl->conn = c->id;
 	cl->handshake = 1;
-	m = conn_msg_new(M_CONNECT);
+	m = conn_msg_new(s, M_CONNECT);
 	m->sid = cl->sid;
 	m->zxid = cl->last_zxid;
 	m->timeout = cl->timeout;
@@ -414,7 +414,7 @@ client_timer(struct sim *s, struct peer *p, const struct ev *ev)
 		if (s->now - cl->last_send >= cl->timeout / 3) {
 			c = conn_get(s, cl->conn);
 			cl->last_send = s->now;
-			conn_send_c2s(s, c, conn_msg_new(M_PING));
+			conn_send_c2s(s, c, conn_msg_new(s, M_PING));
 		}
 		client_push(s, p, cl->last_send + cl->timeout / 3, EV_CL_PING,
 		    cl->conn);

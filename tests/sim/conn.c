@@ -84,34 +84,79 @@ conn_send_s2c(struct sim *s, struct conn *c, struct msg *m)
 	sim_push(s, c->s2c_last, EV_S2C, c->peer, c->id, c->client_gen, 0, m);
 }
 
+/*
+ * Messages and requests come and go by the hundred thousand a second,
+ * with a few dozen in flight: too many for malloc, whose per-size caches
+ * they overflow. A run keeps the ones it is done with on its free lists
+ * (conn_pool_free() returns them at its end) and hands them out again
+ * zeroed, as calloc would.
+ */
 struct msg *
-conn_msg_new(enum msg_type type)
+conn_msg_new(struct sim *s, enum msg_type type)
 {
-	struct msg *m = xcalloc(1, sizeof(*m));
+	struct msg *m = s->msg_pool;
 
+	if (m != NULL) {
+		s->msg_pool = m->next;
+		memset(m, 0, sizeof(*m));
+	} else
+		m = xcalloc(1, sizeof(*m));
 	m->type = type;
 	return m;
 }
 
+struct zreq *
+zreq_new(struct sim *s)
+{
+	struct zreq *r = s->zreq_pool;
+
+	if (r != NULL) {
+		s->zreq_pool = r->next;
+		memset(r, 0, sizeof(*r));
+	} else
+		r = xcalloc(1, sizeof(*r));
+	return r;
+}
+
 /* A request's own allocations: only a multi's operations. */
 void
-zreq_free(struct zreq *r)
+zreq_free(struct sim *s, struct zreq *r)
 {
 	if (r == NULL)
 		return;
 	free(r->mop);
-	free(r);
+	r->mop = NULL;
+	r->next = s->zreq_pool;
+	s->zreq_pool = r;
 }
 
 void
-conn_msg_free(struct msg *m)
+conn_msg_free(struct sim *s, struct msg *m)
 {
 	if (m == NULL)
 		return;
 	ztree_names_free(m->rep.children, m->rep.nchildren);
-	zreq_free(m->req);
+	zreq_free(s, m->req);
 	free(m->watches);
-	free(m);
+	m->next = s->msg_pool;
+	s->msg_pool = m;
+}
+
+/* The end of a run: the free lists go back to malloc. */
+void
+conn_pool_free(struct sim *s)
+{
+	struct msg *m;
+	struct zreq *r;
+
+	while ((m = s->msg_pool) != NULL) {
+		s->msg_pool = m->next;
+		free(m);
+	}
+	while ((r = s->zreq_pool) != NULL) {
+		s->zreq_pool = r->next;
+		free(r);
+	}
 }
 
 void
@@ -124,7 +169,7 @@ conn_free_all(struct sim *s)
 		for (r = s->conns[i]->q_head; r != NULL; r = next) {
 			next = r->next;
 			ztree_names_free(r->res.children, r->res.nchildren);
-			zreq_free(r);
+			zreq_free(s, r);
 		}
 		free(s->conns[i]->hs_watches);
 		free(s->conns[i]);

@@ -67,7 +67,7 @@ freeze_wake(struct sim *s, struct peer *p, int gen)
 				if (p->running && p->inc == inc)
 					freeze_defer(p, &def[i]);
 				else if (def[i].type == EV_S2C)
-					conn_msg_free(def[i].p);
+					conn_msg_free(s, def[i].p);
 				continue;
 			}
 			peer_dispatch(s, p, &def[i]);

@@ -110,7 +110,8 @@ enum zreq_state {
 };
 
 struct zreq {
-	struct zreq *next;	/* in the server's per-connection queue */
+	struct zreq *next;	/* in the server's per-connection queue, or
+				 * on the run's free list (conn.c) */
 	int64_t xid;
 	enum zreq_kind kind;
 	int flags;		/* CREATE: 1 ephemeral, 2 sequential */
@@ -127,7 +128,8 @@ struct zreq {
 	int64_t wait_zxid;	/* reply once the server applied this */
 	struct zreply res;
 };
-void zreq_free(struct zreq *r);
+struct zreq *zreq_new(struct sim *s);
+void zreq_free(struct sim *s, struct zreq *r);
 
 /* conn.c: messages on the wire. */
 enum msg_type {
@@ -168,6 +170,7 @@ struct msg {
 	/* CONNECT: the client's watches, for setWatches */
 	int nwatch;
 	struct cwatch *watches;
+	struct msg *next;	/* on the run's free list (conn.c) */
 };
 
 struct conn {
@@ -348,9 +351,10 @@ struct conn *conn_new(struct sim *s, int peer, int client_gen, int srv);
 struct conn *conn_get(struct sim *s, int id);
 void conn_send_c2s(struct sim *s, struct conn *c, struct msg *m);
 void conn_send_s2c(struct sim *s, struct conn *c, struct msg *m);
-struct msg *conn_msg_new(enum msg_type type);
-void conn_msg_free(struct msg *m);
+struct msg *conn_msg_new(struct sim *s, enum msg_type type);
+void conn_msg_free(struct sim *s, struct msg *m);
 void conn_free_all(struct sim *s);
+void conn_pool_free(struct sim *s);
 int64_t conn_latency(struct sim *s);
 
 /* client.c */
@@ -363,6 +367,6 @@ void client_timer(struct sim *s, struct peer *p, const struct ev *ev);
 int client_request(struct sim *s, struct peer *p, struct zreq *req,
     enum el_op op);
 void client_blip(struct sim *s, struct peer *p);
-void client_free(struct client *cl);
+void client_free(struct sim *s, struct client *cl);
 
 #endif

@@ -121,16 +121,16 @@ peer_draw_priority(struct sim *s)
 }
 
 void
-peer_free(struct peer *p)
+peer_free(struct sim *s, struct peer *p)
 {
 	int i;
 
 	election_free(p->el);
 	p->el = NULL;
-	client_free(&p->cl);
+	client_free(s, &p->cl);
 	for (i = 0; i < p->ndef; i++)
 		if (p->deferred[i].type == EV_S2C)
-			conn_msg_free(p->deferred[i].p);
+			conn_msg_free(s, p->deferred[i].p);
 	free(p->deferred);
 	p->deferred = NULL;
 	p->ndef = p->capdef = 0;
@@ -211,7 +211,7 @@ peer_exit(struct sim *s, struct peer *p, int send_close)
 	p->el = NULL;
 	for (i = 0; i < p->ndef; i++)
 		if (p->deferred[i].type == EV_S2C)
-			conn_msg_free(p->deferred[i].p);
+			conn_msg_free(s, p->deferred[i].p);
 	p->ndef = 0;
 	p->running = 0;
 	p->frozen = 0;
@@ -282,7 +282,7 @@ peer_schedule(struct sim *s, struct peer *p)
 static void
 peer_send(struct sim *s, struct peer *p, const struct el_action *act)
 {
-	struct zreq *r = xcalloc(1, sizeof(*r));
+	struct zreq *r = zreq_new(s);
 	struct zreply rep;
 	int i, rc;
 
@@ -356,7 +356,7 @@ peer_send(struct sim *s, struct peer *p, const struct el_action *act)
 	case EL_OP_NONE:
 	case EL_OP_COUNT:
 		check_fail(s, "%s: EL_ACT_ZK with EL_OP_NONE", p->id);
-		zreq_free(r);
+		zreq_free(s, r);
 		return;
 	}
 	if (act->op == EL_OP_SYNC)
@@ -663,7 +663,7 @@ peer_dispatch(struct sim *s, struct peer *p, const struct ev *ev)
 		c = conn_get(s, ev->a);
 		if (ev->b == p->cl.gen && c != NULL)
 			client_receive(s, p, c, ev->p);
-		conn_msg_free(ev->p);
+		conn_msg_free(s, ev->p);
 		break;
 	case EV_CL_PING:
 	case EV_CL_RECV:
@@ -720,7 +720,7 @@ peer_event(struct sim *s, struct peer *p, const struct ev *ev)
 	}
 	if (!live) {
 		if (ev->type == EV_S2C)
-			conn_msg_free(ev->p);
+			conn_msg_free(s, ev->p);
 		return;
 	}
 	if (p->frozen) {

@@ -126,7 +126,7 @@ server_hangup(struct sim *s, struct conn *c)
 {
 	if (!c->s_open)
 		return;
-	conn_send_s2c(s, c, conn_msg_new(M_HANGUP));
+	conn_send_s2c(s, c, conn_msg_new(s, M_HANGUP));
 	server_conn_gone(s, c);
 }
 
@@ -145,7 +145,7 @@ server_conn_gone(struct sim *s, struct conn *c)
 			continue;
 		}
 		ztree_names_free(r->res.children, r->res.nchildren);
-		zreq_free(r);
+		zreq_free(s, r);
 	}
 	c->q_head = c->q_tail = NULL;
 }
@@ -153,7 +153,7 @@ server_conn_gone(struct sim *s, struct conn *c)
 static void
 server_reply(struct sim *s, struct conn *c, struct zreq *r)
 {
-	struct msg *m = conn_msg_new(M_REPLY);
+	struct msg *m = conn_msg_new(s, M_REPLY);
 
 	m->xid = r->xid;
 	m->rep = r->res;
@@ -243,7 +243,7 @@ server_pump(struct sim *s, struct conn *c)
 		c->q_head = r->next;
 		if (c->q_head == NULL)
 			c->q_tail = NULL;
-		zreq_free(r);
+		zreq_free(s, r);
 	}
 }
 
@@ -325,7 +325,7 @@ server_forwarded(struct sim *s, struct zreq *r, int conn, int srv, int inc)
 	if (s->srv[srv].inc != inc && rng_permille(&s->rng, 500)) {
 		r->state = ZS_LOST;
 		if (r->orphan)
-			zreq_free(r);
+			zreq_free(s, r);
 		return;
 	}
 	quorum_commit(s, r, r->sid, srv);
@@ -336,7 +336,7 @@ server_forwarded(struct sim *s, struct zreq *r, int conn, int srv, int inc)
 		    r->res.rc, r->res.path);
 	if (r->orphan) {
 		ztree_names_free(r->res.children, r->res.nchildren);
-		zreq_free(r);
+		zreq_free(s, r);
 		return;
 	}
 	if (c == NULL || !c->s_open)
@@ -419,7 +419,7 @@ server_revalidate(struct sim *s, int conn, int inc)
 		c->sid = c->hs_sid;
 	qs = quorum_session(s, c->sid);
 	if (qs == NULL || !qs->live) {
-		conn_send_s2c(s, c, conn_msg_new(M_EXPIRED));
+		conn_send_s2c(s, c, conn_msg_new(s, M_EXPIRED));
 		server_hangup(s, c);
 		return;
 	}
@@ -428,13 +428,13 @@ server_revalidate(struct sim *s, int conn, int inc)
 	    c->server, (unsigned long long)c->sid, c->id);
 	quorum_touch(s, c->sid);
 	c->established = 1;
-	r = conn_msg_new(M_CONNECTED);
+	r = conn_msg_new(s, M_CONNECTED);
 	r->sid = c->sid;
 	r->timeout = qs->timeout;
 	conn_send_s2c(s, c, r);
 	if (s->now < s->auth_until) {
 		/* The client's zoo_add_auth() packet is refused. */
-		conn_send_s2c(s, c, conn_msg_new(M_AUTH_FAILED));
+		conn_send_s2c(s, c, conn_msg_new(s, M_AUTH_FAILED));
 		server_hangup(s, c);
 		return;
 	}
@@ -465,7 +465,7 @@ server_receive(struct sim *s, struct conn *c, struct msg *m)
 		r = m->req;
 		m->req = NULL;
 		if (!c->established) {
-			zreq_free(r);
+			zreq_free(s, r);
 			break;
 		}
 		server_touch(s, v, c->sid);
@@ -481,7 +481,7 @@ server_receive(struct sim *s, struct conn *c, struct msg *m)
 		if (!c->established)
 			break;
 		server_touch(s, v, c->sid);
-		conn_send_s2c(s, c, conn_msg_new(M_PONG));
+		conn_send_s2c(s, c, conn_msg_new(s, M_PONG));
 		break;
 	case M_CLOSE_SESSION:
 		if (c->established && v->state == SRV_UP)

@@ -51,7 +51,7 @@ sim_dispatch(struct sim *s, const struct ev *ev)
 	case EV_C2S:
 		c = conn_get(s, ev->a);
 		server_receive(s, c, ev->p);
-		conn_msg_free(ev->p);
+		conn_msg_free(s, ev->p);
 		break;
 	case EV_COMMIT:
 		r = ev->p;
@@ -122,11 +122,11 @@ sim_drain(struct sim *s)
 
 	while (evq_pop(&s->q, &ev)) {
 		if (ev.type == EV_C2S || ev.type == EV_S2C)
-			conn_msg_free(ev.p);
+			conn_msg_free(s, ev.p);
 		else if (ev.type == EV_COMMIT) {
 			r = ev.p;
 			if (r->orphan)
-				zreq_free(r);
+				zreq_free(s, r);
 		}
 	}
 }
@@ -274,8 +274,9 @@ sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
 	}
 	sim_drain(s);
 	for (i = 0; i < s->npeers; i++)
-		peer_free(&s->peer[i]);
+		peer_free(s, &s->peer[i]);
 	conn_free_all(s);
+	conn_pool_free(s);
 	server_free(s);
 	quorum_free(s);
 	evq_free(&s->q);

@@ -338,6 +338,8 @@ struct sim {
 	struct quorum qu;
 	struct conn **conns;
 	int nconns, capconns;
+	struct msg *msg_pool;	/* free lists (conn.c) */
+	struct zreq *zreq_pool;
 	int64_t T;		/* the negotiated session timeout of the run */
 	int64_t link_block[SIM_MAX_PEERS][SIM_SERVERS];
 	int64_t auth_until;	/* the servers refuse our credentials */
@@ -416,7 +418,7 @@ int64_t peer_draw_check_interval(struct sim *s);
 void peer_start(struct sim *s, struct peer *p);
 void peer_crash(struct sim *s, struct peer *p);
 void peer_reexec(struct sim *s, struct peer *p);
-void peer_free(struct peer *p);
+void peer_free(struct sim *s, struct peer *p);
 void peer_event(struct sim *s, struct peer *p, const struct ev *ev);
 void peer_session(struct sim *s, struct peer *p, enum el_zk state);
 void peer_reply(struct sim *s, struct peer *p, enum el_op op,

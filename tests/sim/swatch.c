@@ -39,7 +39,7 @@ swatch_notify(struct sim *s, struct conn *c, enum wev wev, const char *path,
 
 	if (sabotage_mute(s, wev, path))
 		return;
-	m = conn_msg_new(M_WATCH);
+	m = conn_msg_new(s, M_WATCH);
 	m->wev = wev;
 	m->zxid = zxid;
 	sim_copy(m->path, sizeof(m->path), path);
