@@ -93,7 +93,6 @@ enum ev_type {
 
 struct ev {
 	int64_t t;
-	uint64_t seq;
 	enum ev_type type;
 	int peer;		/* the daemon it is for, or -1 */
 	int inc;		/* the daemon's incarnation it is for */
@@ -103,13 +102,13 @@ struct ev {
 };
 
 /*
- * The heap holds only the keys and where the event is: a sift moves 24
- * bytes a level, not the whole event. The events wait in a pool whose
- * free slots are chained through their `a` field.
+ * The heap holds only the keys and where the event is: a sift moves 16
+ * bytes a level, not the whole event. The key is the time above the
+ * insertion count (evq.c). The events wait in a pool whose free slots
+ * are chained through their `a` field.
  */
 struct evq_key {
-	int64_t t;
-	uint64_t seq;
+	uint64_t key;
 	int slot;
 };
 
