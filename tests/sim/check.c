@@ -560,40 +560,38 @@ check_action(struct sim *s, struct peer *p, const struct el_action *act)
 }
 
 void
-check_step(struct sim *s, struct peer *p)
+check_step(struct sim *s, struct peer *p, const struct election_view *v)
 {
 	struct pcheck *pc = &s->pc[p->idx];
-	struct election_view v;
 	int want;
 
-	check_view(p, &v);
-	check_state_step(s, p, &v);
-	if (v.role != p->last_role)
+	check_state_step(s, p, v);
+	if (v->role != p->last_role)
 		trace(s, p->idx, "role %s (lease_end %lld)",
-		    election_role_name(v.role), (long long)v.lease_end);
-	p->last_role = v.role;
-	p->last_lease = v.lease_end;
-	check_lease_step(s, p);
-	if (v.role == ROLE_LEADER && s->now >= v.lease_end)
+		    election_role_name(v->role), (long long)v->lease_end);
+	p->last_role = v->role;
+	p->last_lease = v->lease_end;
+	check_lease_step(s, p, v);
+	if (v->role == ROLE_LEADER && s->now >= v->lease_end)
 		check_fail(s, "(c) %s: role leader at or past lease_end %lld",
-		    p->id, (long long)v.lease_end);
-	if (v.role == ROLE_LEADER && !pc->open)
+		    p->id, (long long)v->lease_end);
+	if (v->role == ROLE_LEADER && !pc->open)
 		check_fail(s, "(a) %s: role leader without a promote hook",
 		    p->id);
 	/*
 	 * (self): a leader shows itself, with the data set now (unless its
 	 * claim and its node were both deleted by hand: another leads).
 	 */
-	if (v.role == ROLE_LEADER && !check_hand_deleted(s, p) &&
-	    (strcmp(v.leader_id, p->id) != 0 ||
-	    strcmp(v.leader_data, p->data) != 0))
+	if (v->role == ROLE_LEADER && !check_hand_deleted(s, p) &&
+	    (strcmp(v->leader_id, p->id) != 0 ||
+	    strcmp(v->leader_data, p->data) != 0))
 		check_fail(s, "(self) %s: role leader, shows leader \"%s\" "
-		    "data \"%s\" (its data \"%s\")", p->id, v.leader_id,
-		    v.leader_data, p->data);
+		    "data \"%s\" (its data \"%s\")", p->id, v->leader_id,
+		    v->leader_data, p->data);
 	want = p->hook_on ? (int)p->hook_kind : -1;
-	if (v.hook != want)
+	if (v->hook != want)
 		check_fail(s, "%s: the view says hook %d, the daemon runs %d",
-		    p->id, v.hook, want);
+		    p->id, v->hook, want);
 }
 
 void

@@ -45,22 +45,21 @@ check_lease_expiry(struct sim *s, int64_t sid)
 
 /* (L1), for one daemon, after each of its steps. */
 void
-check_lease_step(struct sim *s, struct peer *p)
+check_lease_step(struct sim *s, struct peer *p,
+    const struct election_view *v)
 {
-	struct election_view v;
 	int64_t e;
 
-	election_view(p->el, &v);
 	/* Woke past its demote point, but a buffered reply renewed it. */
-	if (s->pc[p->idx].av_woke_late && v.demote_at > s->now)
+	if (s->pc[p->idx].av_woke_late && v->demote_at > s->now)
 		s->pc[p->idx].av_woke_late = 0;
-	if (v.lease_end == 0 || v.sid == 0)
+	if (v->lease_end == 0 || v->sid == 0)
 		return;
-	e = check_lease_expiry(s, v.sid);
-	if (v.lease_end > e)
+	e = check_lease_expiry(s, v->sid);
+	if (v->lease_end > e)
 		check_fail(s, "(L1) %s: lease_end %lld, but the quorum could "
 		    "expire session %016llx at %lld", p->id,
-		    (long long)v.lease_end, (unsigned long long)v.sid,
+		    (long long)v->lease_end, (unsigned long long)v->sid,
 		    (long long)e);
 }
 
@@ -68,11 +67,14 @@ check_lease_step(struct sim *s, struct peer *p)
 void
 check_lease_expired(struct sim *s, int64_t sid)
 {
+	struct election_view v;
 	int i;
 
 	for (i = 0; i < s->npeers; i++)
-		if (s->peer[i].running && s->peer[i].el != NULL)
-			check_lease_step(s, &s->peer[i]);
+		if (s->peer[i].running && s->peer[i].el != NULL) {
+			election_view(s->peer[i].el, &v);
+			check_lease_step(s, &s->peer[i], &v);
+		}
 	(void)sid;
 }
 

@@ -153,34 +153,33 @@ check_ops_truth(struct sim *s, int64_t sid, int64_t *prio)
  * markers lie, src/election.c's header).
  */
 void
-check_ops_step(struct sim *s, struct peer *p)
+check_ops_step(struct sim *s, struct peer *p,
+    const struct election_view *v)
 {
-	struct election_view v;
 	int64_t truth;
 
-	election_view(p->el, &v);
-	if (v.yields > p->yields_seen && v.yield_prio <= p->params.priority)
+	if (v->yields > p->yields_seen && v->yield_prio <= p->params.priority)
 		check_fail(s, "(prio) %s: yields the head to session %016llx "
 		    "of priority %lld, not above its own %lld", p->id,
-		    (unsigned long long)v.yield_sid, (long long)v.yield_prio,
+		    (unsigned long long)v->yield_sid, (long long)v->yield_prio,
 		    (long long)p->params.priority);
-	else if (v.yields > p->yields_seen &&
-	    check_ops_truth(s, v.yield_sid, &truth) == 0 &&
+	else if (v->yields > p->yields_seen &&
+	    check_ops_truth(s, v->yield_sid, &truth) == 0 &&
 	    truth <= p->params.priority)
 		check_fail(s, "(prio) %s: yields the head to session %016llx "
 		    "taken for priority %lld, but set to %lld, not above its "
-		    "own %lld", p->id, (unsigned long long)v.yield_sid,
-		    (long long)v.yield_prio, (long long)truth,
+		    "own %lld", p->id, (unsigned long long)v->yield_sid,
+		    (long long)v->yield_prio, (long long)truth,
 		    (long long)p->params.priority);
-	if (v.yields > p->yields_seen && p->yield_at >= 0 &&
-	    s->now < p->yield_at + v.session_timeout_ms)
+	if (v->yields > p->yields_seen && p->yield_at >= 0 &&
+	    s->now < p->yield_at + v->session_timeout_ms)
 		check_fail(s, "(prio) %s: yields the head again %lld ms after "
 		    "its last yield, within its session timeout %lld ms", p->id,
 		    (long long)(s->now - p->yield_at),
-		    (long long)v.session_timeout_ms);
-	if (v.yields > p->yields_seen)
+		    (long long)v->session_timeout_ms);
+	if (v->yields > p->yields_seen)
 		p->yield_at = s->now;
-	p->yields_seen = v.yields;
+	p->yields_seen = v->yields;
 }
 
 void

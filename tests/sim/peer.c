@@ -454,37 +454,35 @@ peer_perform(struct sim *s, struct peer *p, const struct el_action *act)
 #define SIM_BEGUN_MS 20
 
 static void
-peer_session_file(struct sim *s, struct peer *p)
+peer_session_file(struct sim *s, struct peer *p,
+    const struct election_view *v)
 {
-	struct election_view v;
-
 	if (!s->resume)
 		return;
-	election_view(p->el, &v);
-	if (p->resuming && !v.resuming) {
+	if (p->resuming && !v->resuming) {
 		p->resuming = 0;
-		check_resumed(s, p, v.role);
+		check_resumed(s, p, v->role);
 	}
-	if (v.sid == 0 || p->cl.sid != v.sid)
+	if (v->sid == 0 || p->cl.sid != v->sid)
 		return;
 	memset(&p->sf, 0, sizeof(p->sf));
-	p->sf.sid = v.sid;
-	p->sf.timeout_ms = v.session_timeout_ms;
-	p->sf.lease_sent = v.lease_end != 0 ? v.lease_end -
-	    v.session_timeout_ms : 0;
-	p->sf.leader = v.promoted;
-	if (!v.promote_begun)
+	p->sf.sid = v->sid;
+	p->sf.timeout_ms = v->session_timeout_ms;
+	p->sf.lease_sent = v->lease_end != 0 ? v->lease_end -
+	    v->session_timeout_ms : 0;
+	p->sf.leader = v->promoted;
+	if (!v->promote_begun)
 		p->begun_at = 0;
 	else if (p->begun_at == 0) {
 		p->begun_at = s->now;
 		sim_push(s, s->now + SIM_BEGUN_MS, EV_SESSION_LATE, p->idx, 0,
 		    0, 0, NULL);
 	}
-	p->sf.promoting = v.promote_begun &&
+	p->sf.promoting = v->promote_begun &&
 	    s->now - p->begun_at >= SIM_BEGUN_MS;
-	p->sf.claimed = v.claimed;
-	p->sf.claim_seq = v.claim_seq;
-	p->sf.epoch = v.promoted ? v.lead_epoch : v.epoch;
+	p->sf.claimed = v->claimed;
+	p->sf.claim_seq = v->claim_seq;
+	p->sf.epoch = v->promoted ? v->lead_epoch : v->epoch;
 	p->sf_valid = 1;
 }
 
@@ -492,6 +490,7 @@ void
 peer_step(struct sim *s, struct peer *p)
 {
 	struct el_action act;
+	struct election_view v;
 	int n = 0;
 
 	if (!p->running || p->frozen || p->in_step)
@@ -515,9 +514,11 @@ peer_step(struct sim *s, struct peer *p)
 	}
 	p->in_step = 0;
 	th_step(s, p);
-	check_step(s, p);
-	peer_session_file(s, p);
-	check_ops_step(s, p);
+	/* One view for every check of the step: none changes the election. */
+	election_view(p->el, &v);
+	check_step(s, p, &v);
+	peer_session_file(s, p, &v);
+	check_ops_step(s, p, &v);
 	ops_switch_step(s, p);
 	peer_schedule(s, p);
 }
@@ -656,6 +657,7 @@ peer_operator(struct sim *s, struct peer *p, int cmd)
 void
 peer_dispatch(struct sim *s, struct peer *p, const struct ev *ev)
 {
+	struct election_view v;
 	struct conn *c;
 
 	switch (ev->type) {
@@ -690,7 +692,8 @@ peer_dispatch(struct sim *s, struct peer *p, const struct ev *ev)
 		ops_queue_answer(s, p, ev);
 		break;
 	case EV_SESSION_LATE:
-		peer_session_file(s, p);
+		election_view(p->el, &v);
+		peer_session_file(s, p, &v);
 		break;
 	default:
 		break;

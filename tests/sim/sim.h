@@ -491,7 +491,8 @@ void check_hook_start(struct sim *s, struct peer *p,
 void check_hook_exit(struct sim *s, struct peer *p, enum hook_kind kind,
     int ok);
 void check_action(struct sim *s, struct peer *p, const struct el_action *act);
-void check_step(struct sim *s, struct peer *p);
+void check_step(struct sim *s, struct peer *p,
+    const struct election_view *v);
 void check_advance(struct sim *s, int64_t t);
 void check_freeze(struct sim *s, struct peer *p);
 void check_wake(struct sim *s, struct peer *p);
@@ -507,7 +508,8 @@ void check_queue_hook(struct sim *s, struct peer *p, const char *node,
     enum hook_kind kind);
 
 /* check_lease.c */
-void check_lease_step(struct sim *s, struct peer *p);
+void check_lease_step(struct sim *s, struct peer *p,
+    const struct election_view *v);
 void check_lease_expired(struct sim *s, int64_t sid);
 void check_lease_promote(struct sim *s, struct peer *p, enum hook_kind kind);
 void check_lease_demote(struct sim *s, struct peer *p,
@@ -530,7 +532,8 @@ void check_data_final(struct sim *s, int leader);
 void check_ops_action(struct sim *s, struct peer *p,
     const struct el_action *act);
 void check_ops_timeout(struct sim *s, struct peer *p);
-void check_ops_step(struct sim *s, struct peer *p);
+void check_ops_step(struct sim *s, struct peer *p,
+    const struct election_view *v);
 void check_ops_final(struct sim *s);
 void check_ops_demote(struct sim *s, struct peer *p, const char *reason);
 int check_queue_has_node(struct sim *s, int64_t sid, int64_t after,
