@@ -117,6 +117,10 @@
  * without the node or the claim it was written under: a read made before
  * a long stall passes the version check once a successor made its own,
  * at version 0 again, after the administrator deleted both.
+ * 101 (a blind round) a pause is answered before its release is done:
+ * the daemon still owns its node when it says it left the election.
+ * 102 (a blind round) a passing check does not end a run of failures:
+ * check_fall failures that are not in a row make the daemon unhealthy.
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS

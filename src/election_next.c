@@ -237,7 +237,7 @@ el_next_answer(struct election *el, struct el_action *act)
 		return 1;
 	}
 	if (el->pause_reply && !el_lead_hook(el) && !el_promoted(el) &&
-	    !el->release_pending) {
+	    (!el->release_pending || EL_MUTANT(101))) {
 		el->pause_reply = 0;
 		act->type = EL_ACT_PAUSED;
 		return 1;

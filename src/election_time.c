@@ -306,7 +306,8 @@ void
 el_check_done(struct election *el, int ok)
 {
 	if (ok) {
-		el->check_fails = 0;
+		if (!EL_MUTANT(102))
+			el->check_fails = 0;
 		if (el->unhealthy && ++el->check_oks >= el->check_rise) {
 			el->unhealthy = 0;
 			el->check_oks = 0;

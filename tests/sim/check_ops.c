@@ -123,7 +123,11 @@ check_ops_promote(struct sim *s, struct peer *p, const char *node)
  * truth a yield must follow: -1 (nothing to check) where no running daemon
  * has that session, where a hand-made marker may speak for it, or where
  * its priority was reloaded so lately that a server behind may still show
- * the old one (a cut server serves reads for up to 3T).
+ * the old one (a cut server serves reads for up to 3T), counted from when
+ * the daemon could first change its marker after the reload: awake and
+ * connected (seed 939001656, -W -P -L -R: a reload, then a crash, a
+ * restart and an isolation kept a session the ensemble's elections
+ * renewed, and its old marker, for 20 s).
  */
 static int
 check_ops_truth(struct sim *s, int64_t sid, int64_t *prio)
@@ -137,12 +141,79 @@ check_ops_truth(struct sim *s, int64_t sid, int64_t *prio)
 		q = &s->peer[i];
 		if (!q->running || q->cl.sid != sid)
 			continue;
-		if (q->prio_at != 0 && s->now - q->prio_at < 3 * s->T + 5000)
+		if (q->prio_at != 0 && (q->frozen || q->able_at == 0 ||
+		    s->now - (q->able_at > q->prio_at ? q->able_at :
+		    q->prio_at) < 3 * s->T + 5000))
 			return -1;
 		*prio = q->params.priority;
 		return 0;
 	}
 	return -1;
+}
+
+/*
+ * (health) The core's verdict is the one its checks' results make: a
+ * check the core did not cancel, with a check configured when it ends,
+ * counts; check_fall failures in a row make the daemon unhealthy,
+ * check_rise passes in a row healthy again, and a reload that removes the
+ * check makes it healthy. A restart starts from the session file's.
+ */
+void
+check_health_result(struct peer *p, int ok)
+{
+	int fall = p->params.check_fall > 0 ? p->params.check_fall : 1;
+	int rise = p->params.check_rise > 0 ? p->params.check_rise : 1;
+
+	if (p->hook_cancel_seen || !p->params.check)
+		return;
+	if (ok) {
+		p->h_fails = 0;
+		if (p->h_unhealthy && ++p->h_oks >= rise)
+			p->h_unhealthy = p->h_oks = 0;
+		return;
+	}
+	p->h_oks = 0;
+	if (!p->h_unhealthy && ++p->h_fails >= fall) {
+		p->h_unhealthy = 1;
+		p->h_fails = 0;
+	}
+}
+
+void
+check_health_reload(struct peer *p)
+{
+	if (!p->params.check)
+		p->h_unhealthy = p->h_fails = p->h_oks = 0;
+}
+
+/*
+ * (pause) A daemon answers "paused" once it is out of the election: no
+ * candidate node or E/leader of its session is left in the quorum (the
+ * contract: leave the election, then answer). A claim may be: one whose
+ * node was deleted (a switchover, by hand) is an orphan its owner deletes
+ * when it can, which stands for no place in the queue. A session whose auth
+ * failed cannot delete them: the server expires it, and them, within T.
+ * A resume asked before the answer may have put the daemon back in the
+ * queue by then: its pause is answered when its handoff is done.
+ */
+void
+check_ops_paused(struct sim *s, struct peer *p)
+{
+	const char *cands = SIM_CANDS "/";
+	const struct znode *z;
+	int i;
+
+	if (p->cl.sid == 0 || p->sess_gone || p->pause_resumed)
+		return;
+	for (i = 0; i < s->qu.tree.n; i++) {
+		z = &s->qu.tree.v[i];
+		if (z->owner != p->cl.sid)
+			continue;
+		if (strncmp(z->path, cands, strlen(cands)) == 0 ||
+		    strcmp(z->path, SIM_LEADER) == 0)
+			check_fail(s, "(pause) %s: answers paused while its "
+			    "session still owns %s", p->id, z->path);
+	}
 }
 
 /*
@@ -158,6 +229,13 @@ check_ops_step(struct sim *s, struct peer *p,
 {
 	int64_t truth;
 
+	if (v->unhealthy != p->h_unhealthy)
+		check_fail(s, "(health) %s: %s, but its checks make it %s "
+		    "(%d failed and %d passed in a row; fall %lld, rise %lld)",
+		    p->id, v->unhealthy ? "unhealthy" : "healthy",
+		    p->h_unhealthy ? "unhealthy" : "healthy", p->h_fails,
+		    p->h_oks, (long long)p->params.check_fall,
+		    (long long)p->params.check_rise);
 	if (v->yields > p->yields_seen && v->yield_prio <= p->params.priority)
 		check_fail(s, "(prio) %s: yields the head to session %016llx "
 		    "of priority %lld, not above its own %lld", p->id,

@@ -52,6 +52,8 @@ freeze_wake(struct sim *s, struct peer *p, int gen)
 	p->frozen = 0;
 	trace(s, p->idx, "wakes after %lld ms", (long long)(s->now -
 	    p->frozen_from));
+	if (p->told_connected)
+		p->able_at = s->now;
 	def = p->deferred;
 	n = p->ndef;
 	p->deferred = NULL;

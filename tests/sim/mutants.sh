@@ -70,6 +70,8 @@ spec() {
 91;;\(data\) .*no marker at the end;-P -W;p=1 w=1
 92;delete-leader,delete-node;\((g|h)\);-R;r=1
 100;;\(i\) .*deletes the breadcrumb;-k 2000 -A;k=2000 A=1
+101;;\(pause\)
+102;;\(health\)
 EOT
 }
 

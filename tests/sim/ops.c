@@ -202,5 +202,6 @@ ops_operator(struct sim *s, struct peer *p, int cmd)
 	p->check = p->params.check;
 	trace(s, p->idx, "reload: hooks.check %s", p->check ? "added" :
 	    "removed");
+	check_health_reload(p);
 	election_reconfigure(p->el, &p->params);
 }

@@ -159,16 +159,20 @@ peer_boot(struct sim *s, struct peer *p, int exact)
 	p->frozen = 0;
 	p->hook_on = 0;
 	p->out_el = p->out_sync = 0;
-	p->resign_wait = p->pause_wait = 0;
+	p->resign_wait = p->pause_wait = p->pause_resumed = 0;
 	p->timer_at = SIM_NEVER;
 	p->begun_at = 0;
 	p->told_connected = 0;
 	p->disc_at = 0;
+	p->able_at = 0;
+	p->sess_gone = 0;
 	p->busy = 0;
 	p->nrestarts = 0;
 	p->yields = 0;
 	p->yields_seen = 0;
 	p->yield_at = -1;
+	p->h_fails = p->h_oks = 0;
+	p->h_unhealthy = resume && p->sf.unhealthy && p->params.check;
 	p->el = election_new(&p->params);
 	trace(s, p->idx, "process starts (T requested %lld ms)",
 	    (long long)p->params.session_timeout_ms);
@@ -215,7 +219,7 @@ peer_exit(struct sim *s, struct peer *p, int send_close)
 	p->ndef = 0;
 	p->running = 0;
 	p->frozen = 0;
-	p->resign_wait = p->pause_wait = 0;
+	p->resign_wait = p->pause_wait = p->pause_resumed = 0;
 	p->inc++;		/* its pending events are dropped */
 }
 
@@ -436,6 +440,8 @@ peer_perform(struct sim *s, struct peer *p, const struct el_action *act)
 		break;
 	case EL_ACT_PAUSED:
 		p->pause_wait = 0;
+		check_ops_paused(s, p);
+		p->pause_resumed = 0;
 		break;
 	case EL_ACT_QUEUE:
 	case EL_ACT_OUTRANKED:
@@ -533,11 +539,16 @@ peer_session(struct sim *s, struct peer *p, enum el_zk state)
 	    "auth failed" : "connecting");
 	th_event(s, p, TH_SESSION, state, state == EL_ZK_CONNECTED ?
 	    p->cl.sid : 0, NULL);
-	if (state == EL_ZK_CONNECTED)
+	p->sess_gone = state == EL_ZK_EXPIRED || state == EL_ZK_AUTH_FAILED ||
+	    (p->sess_gone && state != EL_ZK_CONNECTED);
+	if (state == EL_ZK_CONNECTED) {
+		if (!p->told_connected)
+			p->able_at = s->now;
 		p->told_connected = 1;
-	else if (p->told_connected) {
+	} else if (p->told_connected) {
 		p->told_connected = 0;
 		p->disc_at = s->now;	/* a disconnect_grace starts */
+		p->able_at = 0;
 	}
 	/* As daemon.c: only CONNECTED carries the session and its T. */
 	if (state == EL_ZK_CONNECTED)
@@ -612,6 +623,7 @@ peer_operator(struct sim *s, struct peer *p, int cmd)
 			p->pause_since = s->now;
 		break;
 	case OP_RESUME:
+		p->pause_resumed = p->pause_wait > 0;
 		election_pause(p->el, 0);
 		break;
 	case OP_STOP:

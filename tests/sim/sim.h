@@ -159,6 +159,9 @@ struct peer {
 	int64_t hook_start, hook_ms;
 	int64_t hook_sid;	/* the session when it started */
 	int hook_exited;	/* the process group is gone */
+	int hook_cancel_seen;	/* the core cancelled it (EL_ACT_CANCEL) */
+	/* check_ops.c (health): the verdict its checks' results make */
+	int h_unhealthy, h_fails, h_oks;
 	int hook_ok;
 	int64_t timer_at;	/* the pending EV_PEER_TIMER, or SIM_NEVER */
 	int64_t begun_at;	/* a promote or fence seen begun (-R), or 0 */
@@ -185,6 +188,10 @@ struct peer {
 	int yields_seen;	/* check_ops.c: the core's yields, checked */
 	int64_t yield_at;	/* check_ops.c: its last yield, -1 none */
 	int64_t prio_at;	/* its last priority reload (0: none) */
+	int64_t able_at;	/* connected and awake since (0: not now) */
+	int pause_resumed;	/* a resume came while a pause waited */
+	int sess_gone;		/* the core was told its session expired or
+				 * failed its auth (the server expires it) */
 	/* check_data.c: markers the core cannot know it made: a MARK whose
 	 * reply was lost, and (-R) those made before its last start */
 	char sw_node[SIM_PATH];
@@ -532,6 +539,9 @@ void check_data_final(struct sim *s, int leader);
 void check_ops_action(struct sim *s, struct peer *p,
     const struct el_action *act);
 void check_ops_timeout(struct sim *s, struct peer *p);
+void check_health_result(struct peer *p, int ok);
+void check_health_reload(struct peer *p);
+void check_ops_paused(struct sim *s, struct peer *p);
 void check_ops_step(struct sim *s, struct peer *p,
     const struct election_view *v);
 void check_ops_final(struct sim *s);

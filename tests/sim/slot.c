@@ -24,6 +24,7 @@ slot_start(struct sim *s, struct peer *p, const struct el_action *act)
 	p->hook_sid = p->cl.sid;
 	p->hook_ms = act->ms;
 	p->hook_exited = 0;
+	p->hook_cancel_seen = 0;
 	check_hook_start(s, p, act);
 	fate = fault_hook_fate(s, p, act->hook, &dur);
 	if (fate != HF_HANG)
@@ -44,6 +45,8 @@ slot_reap(struct sim *s, struct peer *p, int seq)
 	    p->hook_ok ? "ok" : "failed");
 	if (p->hook_kind == HOOK_FENCE && p->cl.sid != p->hook_sid)
 		s->st.fence_lost++;
+	if (p->hook_kind == HOOK_CHECK)
+		check_health_result(p, p->hook_ok);
 	election_clock(p->el, s->now);
 	th_event(s, p, TH_HOOK_DONE, p->hook_kind, p->hook_ok, NULL);
 	election_hook_done(p->el, p->hook_kind, p->hook_ok);
@@ -70,6 +73,8 @@ slot_exit(struct sim *s, struct peer *p, int seq, int ok)
 void
 slot_cancel(struct sim *s, struct peer *p, const struct el_action *act)
 {
+	if (p->hook_on)
+		p->hook_cancel_seen = 1;
 	if (!p->hook_on || p->hook_exited)
 		return;
 	trace(s, p->idx, "hook %s cancelled (SIGKILL in %lld ms)",

@@ -2376,6 +2376,44 @@ test_orphan_leader_node_is_deleted(void **state)
 }
 
 /* Defect: checks ran beside promote; now one slot, killed when needed. */
+/*
+ * check_fall counts failures in a row: a pass between two failures ends
+ * the run (a blind round's mutant 102 let them add up).
+ */
+static void
+test_check_fall_counts_failures_in_a_row(void **state)
+{
+	struct election_params p;
+	struct election_view v;
+	struct election *el;
+	int i, results[] = { 0, 1, 0, 1, 0, 0 };
+
+	(void)state;
+	memset(&p, 0, sizeof(p));
+	p.preempt_delay_ms = -1;
+	p.path = E;
+	p.id = "node1";
+	p.data = "10.0.0.1:5432";
+	p.check = 1;
+	p.check_interval_ms = 100;
+	p.check_fall = 2;
+	p.check_rise = 1;
+	p.session_timeout_ms = T_MS;
+	p.hook_timeout_ms = 30000;
+	p.retry_backoff_ms = 5000;
+	el = election_new(&p);
+	election_clock(el, now);
+	for (i = 0; i < 6; i++) {
+		tick(el, 100);
+		expect_hook(el, HOOK_CHECK, "health");
+		election_hook_done(el, HOOK_CHECK, results[i]);
+		election_view(el, &v);
+		/* Unhealthy only after the last two, failures in a row. */
+		assert_int_equal(v.unhealthy, i == 5);
+	}
+	election_free(el);
+}
+
 static void
 test_check_shares_the_slot(void **state)
 {
@@ -4112,6 +4150,7 @@ main(void)
 		cmocka_unit_test(test_pause_after_lost_create_deletes_orphan),
 		cmocka_unit_test(test_pause_after_lost_create_without_parent),
 		cmocka_unit_test(test_orphan_leader_node_is_deleted),
+		cmocka_unit_test(test_check_fall_counts_failures_in_a_row),
 		cmocka_unit_test(test_check_shares_the_slot),
 		cmocka_unit_test(test_check_removed_while_it_runs),
 		cmocka_unit_test(test_check_interval_reload_applies_at_once),
