@@ -188,10 +188,11 @@ check_health_reload(struct peer *p)
 
 /*
  * (pause) A daemon answers "paused" once it is out of the election: no
- * candidate node or E/leader of its session is left in the quorum (the
- * contract: leave the election, then answer). A claim may be: one whose
- * node was deleted (a switchover, by hand) is an orphan its owner deletes
- * when it can, which stands for no place in the queue. A session whose auth
+ * candidate node of its session is left in the quorum (the contract:
+ * leave the election, then answer). A claim or E/leader may be: once its
+ * node was deleted (a switchover, by hand) they are orphans its owner
+ * deletes when it can ((f) checks that it does), which stand for no
+ * place in the queue. A session whose auth
  * failed cannot delete them: the server expires it, and them, within T.
  * A resume asked before the answer may have put the daemon back in the
  * queue by then: its pause is answered when its handoff is done.
@@ -209,8 +210,7 @@ check_ops_paused(struct sim *s, struct peer *p)
 		z = &s->qu.tree.v[i];
 		if (z->owner != p->cl.sid)
 			continue;
-		if (strncmp(z->path, cands, strlen(cands)) == 0 ||
-		    strcmp(z->path, SIM_LEADER) == 0)
+		if (strncmp(z->path, cands, strlen(cands)) == 0)
 			check_fail(s, "(pause) %s: answers paused while its "
 			    "session still owns %s", p->id, z->path);
 	}
