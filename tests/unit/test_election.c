@@ -2389,20 +2389,12 @@ test_check_fall_counts_failures_in_a_row(void **state)
 	int i, results[] = { 0, 1, 0, 1, 0, 0 };
 
 	(void)state;
-	memset(&p, 0, sizeof(p));
-	p.preempt_delay_ms = -1;
-	p.path = E;
-	p.id = "node1";
-	p.data = "10.0.0.1:5432";
+	params_init(&p, 0, 0, 0);
 	p.check = 1;
 	p.check_interval_ms = 100;
 	p.check_fall = 2;
 	p.check_rise = 1;
-	p.session_timeout_ms = T_MS;
-	p.hook_timeout_ms = 30000;
-	p.retry_backoff_ms = 5000;
-	el = election_new(&p);
-	election_clock(el, now);
+	el = el_start(&p);
 	for (i = 0; i < 6; i++) {
 		tick(el, 100);
 		expect_hook(el, HOOK_CHECK, "health");
