@@ -21,8 +21,10 @@ survivors=0
 # the session file given a leader's node epoch, 0 once the node is gone.
 # 71 is retired: 100's guard covers its case too.
 # 101 and 102 a third blind round's (a pause answered before its release,
-# check failures not in a row counted).
-for m in $(seq 1 25) 30 31 32 33 $(seq 40 49) 50 60 70 $(seq 83 94) 98 99 100 101 102; do
+# check failures not in a row counted). 103-105 are (idle)'s: a follower
+# that polls E/leader, a leader's queue reads without their pause,
+# keepalive syncs twice as often.
+for m in $(seq 1 25) 30 31 32 33 $(seq 40 49) 50 60 70 $(seq 83 94) 98 99 100 $(seq 101 105); do
 	t=test_election
 	{ [ "$m" -ge 30 ] && [ "$m" -le 33 ]; } || [ "$m" -eq 92 ] ||
 	    { [ "$m" -eq 94 ] || [ "$m" -eq 98 ]; } &&

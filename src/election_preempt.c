@@ -125,7 +125,7 @@ el_next_preempt(struct election *el, struct el_action *act, int on)
 	if (el->pre_reading || el->zk != EL_ZK_CONNECTED ||
 	    el->now < el->pre_due || el_preempt_outranked(el) != 1)
 		return 0;
-	el->pre_due = el->now + el_preempt_period(el);
+	el->pre_due = el->now + (EL_MUTANT(104) ? 0 : el_preempt_period(el));
 	el->pre_reading = 1;
 	act->type = EL_ACT_QUEUE;
 	act->path = el->cand_dir;

@@ -784,6 +784,9 @@ el_reply_sync(struct election *el, int rc)
 		el_confirmed(el, el->sync_sent);
 		if (el->sync_conn == el->conn_gen)
 			el->synced = 1;
+		/* A follower that polls E/leader with its keepalive. */
+		if (EL_MUTANT(103) && el->state != EL_ST_LEADING)
+			el->leader_armed = 0;
 	} else if (el->sync_conn == el->conn_gen)
 		/*
 		 * Refused (a handle whose session just expired, whose

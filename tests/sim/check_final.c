@@ -135,6 +135,80 @@ check_final_views(struct sim *s, int leader, int64_t epoch)
 			    v.leader_id[0] != '\0' ? v.leader_id : "(none)",
 			    (long long)v.leader_epoch, l->id,
 			    (long long)epoch);
+		/*
+		 * Its place in the queue (the status file's candidates and
+		 * the position beside it) comes from one listing: the
+		 * leader is first, and nobody is behind the last.
+		 */
+		if (s->peer[i].observer || v.paused || v.unhealthy)
+			continue;
+		if (v.position < 1 || v.position > v.candidates ||
+		    (i == leader && v.position != 1))
+			check_fail(s, "(f) %s: position %d of %d candidates%s",
+			    s->peer[i].id, v.position, v.candidates,
+			    i == leader ? ", and it leads" : "");
+	}
+}
+
+/*
+ * (idle): once nothing stirs, a daemon sends no request but its keepalive
+ * syncs, and a leader its queue reads. Only a change of the tree (the
+ * watches), a session event, an operator's command, a start or a wake-up
+ * gives a daemon a reason to ask ZooKeeper anything; a request long
+ * after the last of these (idle_slack: T for a request the core holds,
+ * a retry's backoff, a few round trips) is a retry that never converges
+ * or a poll that should not be (issue 21: a follower's requests per
+ * failover stay at 2). The periodic ones keep their pace: syncs at most
+ * EL_SYNCS_PER_T (10) per T, a leader's queue reads every 0.5 s at most.
+ */
+static int
+check_idle_now(const struct sim *s, int64_t t)
+{
+	return s->quiet && s->idle_slack > 0 && t > s->stir_at + s->idle_slack;
+}
+
+void
+check_idle_sync(struct sim *s, struct peer *p)
+{
+	int64_t prev = p->last_sync_at;
+
+	p->last_sync_at = s->now;
+	if (check_idle_now(s, s->now) && check_idle_now(s, prev) &&
+	    s->now - prev < p->cl.timeout / 10)
+		check_fail(s, "(idle) %s: keepalive syncs %lld ms apart, "
+		    "below T/10 (%lld ms)", p->id, (long long)(s->now - prev),
+		    (long long)(p->cl.timeout / 10));
+}
+
+void
+check_idle_queue(struct sim *s, struct peer *p)
+{
+	int64_t prev = p->last_queue_at;
+
+	p->last_queue_at = s->now;
+	if (check_idle_now(s, s->now) && check_idle_now(s, prev) &&
+	    s->now - prev < 500)
+		check_fail(s, "(idle) %s: queue reads %lld ms apart, below "
+		    "0.5 s", p->id, (long long)(s->now - prev));
+}
+
+static void
+check_final_idle(struct sim *s)
+{
+	struct peer *p;
+	int i;
+
+	for (i = 0; i < s->npeers && !s->failed; i++) {
+		p = &s->peer[i];
+		if (!check_idle_now(s, p->last_req_at))
+			continue;
+		check_fail(s, "(idle) %s: %s sent at %lld.%03lld, nothing "
+		    "stirred since %lld.%03lld", p->id,
+		    election_op_name(p->last_req_op),
+		    (long long)(p->last_req_at / 1000),
+		    (long long)(p->last_req_at % 1000),
+		    (long long)(s->stir_at / 1000),
+		    (long long)(s->stir_at % 1000));
 	}
 }
 
@@ -224,4 +298,5 @@ check_final(struct sim *s)
 		    p->id, v.node != NULL ? v.node : "(none)");
 	check_final_views(s, leader, v.epoch);
 	check_data_final(s, leader);
+	check_final_idle(s);
 }

@@ -269,6 +269,7 @@ check_ops_action(struct sim *s, struct peer *p, const struct el_action *act)
 			check_ops_delete(s, p, act);
 		break;
 	case EL_ACT_QUEUE:
+		check_idle_queue(s, p);
 		ops_queue_ask(s, p);
 		break;
 	case EL_ACT_OUTRANKED:

@@ -125,6 +125,11 @@ client_request(struct sim *s, struct peer *p, struct zreq *r, enum el_op op)
 		return ZSYSTEMERROR;
 	}
 	r->xid = cl->xid_next++;
+	if (op != EL_OP_SYNC) {
+		p->last_req_at = s->now;
+		p->last_req_op = op;
+	} else
+		check_idle_sync(s, p);
 	pd = &cl->pend[cl->npend++];
 	memset(pd, 0, sizeof(*pd));
 	pd->xid = r->xid;

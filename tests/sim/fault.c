@@ -521,6 +521,12 @@ fault_quiet(struct sim *s)
 	s->bound_ms = 3 * s->T + 2 * hook + 2 * demote + backoff + rise +
 	    3000 + 2000 + (s->fc.w[F_AUTH] > 0 ? 30000 : 0) + ops_bound_ms(s);
 	s->end_at = s->now + s->bound_ms;
+	/*
+	 * (idle): after the last stir, the core may hold a request for up to
+	 * T (a marker after a yield or a leadership), a failed one waits a
+	 * backoff before it goes again, and a few round trips follow.
+	 */
+	s->idle_slack = s->T + backoff + 2000;
 	sim_push(s, s->end_at, EV_END, -1, 0, 0, 0, NULL);
 }
 

@@ -72,6 +72,9 @@ spec() {
 100;;\(i\) .*deletes the breadcrumb;-k 2000 -A;k=2000 A=1
 101;;\(pause\)
 102;;\(health\)
+103;;\(idle\)
+104;;\(idle\) .*queue reads;-P;p=1
+105;;\(idle\) .*keepalive syncs
 EOT
 }
 

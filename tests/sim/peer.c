@@ -532,6 +532,7 @@ peer_step(struct sim *s, struct peer *p)
 void
 peer_session(struct sim *s, struct peer *p, enum el_zk state)
 {
+	s->stir_at = s->now;
 	peer_clock(s, p);
 	trace(s, p->idx, "session %016llx %s", (unsigned long long)p->cl.sid,
 	    state == EL_ZK_CONNECTED ? "connected" : state ==

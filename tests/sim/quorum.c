@@ -129,6 +129,8 @@ quorum_append(struct sim *s, const struct change *chg, int n,
 		memcpy(x->chg, chg, (size_t)n * sizeof(*chg));
 	}
 	quorum_txn_apply(&q->tree, x);
+	if (n > 0)
+		s->stir_at = s->now;
 	for (i = 0; i < n; i++)
 		if (chg[i].kind == CHG_CREATE)
 			quorum_born(s, chg[i].path, x->zxid);

@@ -85,6 +85,7 @@ sim_dispatch(struct sim *s, const struct ev *ev)
 		/* A resume planned during the faults is one of them. */
 		if (ev->x == 1 && s->quiet)
 			break;
+		s->stir_at = s->now;
 		peer_event(s, &s->peer[ev->peer], ev);
 		break;
 	case EV_S2C:
@@ -100,6 +101,8 @@ sim_dispatch(struct sim *s, const struct ev *ev)
 	case EV_PEER_START:
 	case EV_QUEUE:
 	case EV_SESSION_LATE:
+		if (ev->type == EV_WAKE || ev->type == EV_PEER_START)
+			s->stir_at = s->now;
 		peer_event(s, &s->peer[ev->peer], ev);
 		break;
 	case EV_FAULT:

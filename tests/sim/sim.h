@@ -144,6 +144,10 @@ struct peer {
 	int inc;		/* incarnation: bumped at every (re)start */
 	int stopped;		/* exited after EL_ACT_STOPPED */
 	struct client cl;
+	int64_t last_req_at;	/* when the core last sent a request */
+	enum el_op last_req_op;	/* and which */
+	int64_t last_sync_at;	/* its last keepalive sync */
+	int64_t last_queue_at;	/* its last queue read (a leader's) */
 	int out_el, out_sync;	/* election requests and syncs out */
 	int in_step;
 	int freeze_gen;
@@ -352,6 +356,14 @@ struct sim {
 	struct fault_cfg fc;
 	int quiet;		/* faults have stopped */
 	int64_t quiet_at, end_at, bound_ms;
+	/*
+	 * (idle): the last moment something happened that a daemon may
+	 * answer with requests: a change of the tree, a session event, an
+	 * operator's command, a start or a wake-up (check_final.c).
+	 */
+	int64_t stir_at;
+	int64_t idle_slack;
+	int idle;		/* quiet, and nothing stirred for idle_slack */
 	int failed;
 	char why[512];
 	struct sim_stats st;
@@ -531,6 +543,8 @@ void check_lease_cancel(struct sim *s, struct peer *p);
 
 /* check_final.c */
 void check_final(struct sim *s);
+void check_idle_sync(struct sim *s, struct peer *p);
+void check_idle_queue(struct sim *s, struct peer *p);
 
 /* check_data.c: (data), what an operator set is what the others see */
 void check_data_final(struct sim *s, int leader);

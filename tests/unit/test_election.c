@@ -594,6 +594,39 @@ test_follower_watches_predecessor_only(void **state)
 }
 
 /*
+ * A settled follower asks ZooKeeper nothing but its keepalive syncs, and
+ * those at most EL_SYNCS_PER_T (10) a T (the simulator's (idle)); here
+ * the tick's report lag (0.5 s) is below T/10, so T/10 sets the pace.
+ */
+static void
+test_settled_follower_sends_only_paced_syncs(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	char *three[] = { OURS, OTHER2, OTHER1 };
+	int i, syncs;
+
+	(void)state;
+	params_init(&p, 0, 0, 0);
+	p.tick_ms = 1000;
+	el = el_start(&p);
+	join(el, SID, CAND "/" OURS);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, three, 3);
+	expect_op(el, EL_OP_WATCH_PRED, CAND "/" OTHER2);
+	reply_get(el, EL_OP_WATCH_PRED, "id=b\n", 0xbb, 50);
+	expect_none(el);
+	syncs = syncs_seen;
+	for (i = 0; i < 400; i++) {
+		tick(el, T_MS / 100);
+		expect_none(el);
+	}
+	/* Four T: about 40, never 80. */
+	assert_in_range(syncs_seen - syncs, 30, 41);
+	election_free(el);
+}
+
+/*
  * The successor of a graceful handoff: the notifications tell it all, and
  * its promotion costs one round trip (the claim), with the watch on
  * E/leader and the breadcrumb's read pipelined before it.
@@ -4082,6 +4115,7 @@ main(void)
 		cmocka_unit_test(test_state_stopped_is_the_end),
 		cmocka_unit_test(test_state_unlisted_move_is_reported),
 		cmocka_unit_test(test_follower_watches_predecessor_only),
+		cmocka_unit_test(test_settled_follower_sends_only_paced_syncs),
 		cmocka_unit_test(test_unprepared_successor_claims_then_promotes),
 		cmocka_unit_test(test_head_promotes_only_on_a_watched_claim),
 		cmocka_unit_test(test_heir_promotes_on_the_release_alone),
