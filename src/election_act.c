@@ -36,6 +36,8 @@ el_act_zk_pipe(struct election *el, struct el_action *act, enum el_op op,
 	el->pipe[el->npipe].op = op;
 	el->pipe[el->npipe].sent = el->now;
 	el->pipe[el->npipe].bg = bg;
+	el->pipe[el->npipe].crumb = el->crumb_write;
+	el->crumb_write = EL_CRUMB_NONE;
 	el->npipe++;
 }
 
@@ -241,7 +243,7 @@ el_build_ack(struct election *el, struct el_action *act)
 	    el->leader_path, el->ack_data);
 	el_sub(act, el->crumb_exists ? ZK_MOP_SET : ZK_MOP_CREATE,
 	    el->crumb_path, el->ack_data);
-	el->crumb_version_next = el->crumb_exists ? el->crumb_version + 1 : 0;
+	el->crumb_write = el->crumb_exists ? EL_CRUMB_SET : EL_CRUMB_CREATE;
 	/* Written from now on, maybe (a lost reply), until released. */
 	el->crumb_mine = 1;
 	el->crumb_node_epoch = el->epoch;
@@ -254,14 +256,13 @@ void
 el_build_set_data(struct election *el, struct el_action *act)
 {
 	act->nsub = 0;
-	el->crumb_version_next = el->crumb_version;
 	el_sub(act, ZK_MOP_SET, el->node_path, el->create_data);
 	if (el->acked && el_owns_leader(el)) {
 		el_make_ack_data(el);
 		el_sub(act, ZK_MOP_SET, el->leader_path, el->ack_data);
 		if (el->crumb_exists && el->crumb_epoch == el->epoch) {
 			el_sub(act, ZK_MOP_SET, el->crumb_path, el->ack_data);
-			el->crumb_version_next = el->crumb_version + 1;
+			el->crumb_write = EL_CRUMB_SET;
 		}
 	}
 }

@@ -33,6 +33,14 @@
 #define EL_SYNCS_PER_T 10
 
 /*
+ * What a write of ours does to E/breadcrumb, counted when its reply comes
+ * (not when it went: a read answered meanwhile saw it before our write).
+ */
+#define EL_CRUMB_NONE	0
+#define EL_CRUMB_SET	1	/* its version goes up by one */
+#define EL_CRUMB_CREATE	2	/* made: version 0 */
+
+/*
  * A build with EL_MUTANTS puts one old defect back, the one numbered by
  * el_mutant (ZKELECT_MUTANT in the environment): 1 reads refresh the
  * lease, 2 a release cut short by expiry is forgotten, 3 a create in
@@ -241,6 +249,7 @@ struct election {
 		enum el_op op;
 		int64_t sent;
 		int bg;		/* a read nothing else waits behind */
+		int crumb;	/* EL_CRUMB_*: what it writes there */
 	} pipe[EL_PIPE_MAX];	/* election requests in flight, oldest first */
 	int npipe;
 	int conn_gen;		/* counts connections */
@@ -409,7 +418,12 @@ struct election {
 	int64_t crumb_epoch;
 	int64_t crumb_seq;	/* the event that made the view (el->evseq) */
 	int32_t crumb_version;
-	int32_t crumb_version_next;	/* after the ack or data in flight */
+	/*
+	 * What the write being built does to it (EL_CRUMB_*), kept with
+	 * the request in the pipe; reply_crumb is the one replied to.
+	 */
+	int crumb_write;
+	int reply_crumb;
 	int crumb_mine;		/* maybe written (an ack sent) by a leadership
 				   of this session not yet released */
 	int64_t crumb_node_epoch;	/* ...under this node of ours */

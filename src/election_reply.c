@@ -637,6 +637,25 @@ el_reply_crumb_exists(struct election *el, const struct el_result *res)
 	}
 }
 
+/*
+ * Our write of the breadcrumb (the ack, new data) was applied: its version
+ * counted from what we know now. A read answered since the write went
+ * was sent before it (replies come in the order of the requests), so it
+ * saw the breadcrumb before our write: counting from what we knew when
+ * it went would undo that read (sim seed 763000967: a resumed leader's
+ * read of the breadcrumb answered between its data update's request and
+ * reply; its release was refused BADVERSION, and went again after a
+ * read, in every handover of that leadership).
+ */
+static void
+el_crumb_written(struct election *el)
+{
+	if (el->reply_crumb == EL_CRUMB_CREATE)
+		el->crumb_version = 0;
+	else if (el->reply_crumb == EL_CRUMB_SET && !EL_MUTANT(106))
+		el->crumb_version++;
+}
+
 static void
 el_reply_ack(struct election *el, const struct el_result *res)
 {
@@ -657,7 +676,7 @@ el_reply_ack(struct election *el, const struct el_result *res)
 		el->crumb_fresh = 1;
 		el->crumb_seq = el->evseq;
 		el->crumb_epoch = el->epoch;
-		el->crumb_version = el->crumb_version_next;
+		el_crumb_written(el);
 	} else {
 		/* Something changed under us: learn it all again. */
 		el_invalidate(el);
@@ -674,11 +693,11 @@ el_reply_set_data(struct election *el, const struct el_result *res)
 		/* Data changed again while it flew: written again. */
 		if (el->data_sent_gen == el->data_gen || EL_MUTANT(47))
 			el->data_dirty = 0;
-		if (el->crumb_version_next != el->crumb_version) {
+		if (el->reply_crumb != EL_CRUMB_NONE) {
 			el->crumb_fresh = 1;	/* ours, as written */
 			el->crumb_seq = el->evseq;
 		}
-		el->crumb_version = el->crumb_version_next;
+		el_crumb_written(el);
 		if (el->acked && el_owns_leader(el))
 			el_replace(&el->leader_data, el->data);
 	} else {
@@ -830,6 +849,7 @@ election_op_done(struct election *el, enum el_op op,
 	if (el->npipe == 0 || op != el->pipe[0].op)
 		return;
 	sent = el->pipe[0].sent;
+	el->reply_crumb = el->pipe[0].crumb;
 	el->npipe--;
 	memmove(&el->pipe[0], &el->pipe[1], (size_t)el->npipe *
 	    sizeof(el->pipe[0]));

@@ -43,6 +43,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zookeeper/zookeeper.h>
+
 #include "candidate.h"
 #include "sim.h"
 
@@ -160,6 +162,27 @@ check_crumb_deleted(struct sim *s)
 			trace(s, i, "check: its breadcrumb deleted while "
 			    "crashed: excused");
 		}
+}
+
+/*
+ * (rel) A leader knows what it wrote: its release is never refused for
+ * a version (BADVERSION) unless an administrator deleted something since
+ * its ack (E/leader or the breadcrumb, made again by another leader, or
+ * its node or claim). A version the core failed to count up costs a
+ * refused release, a read and a second release in every handover (a
+ * blind round's mutant, 106) and nothing else would show it.
+ */
+void
+check_release_reply(struct sim *s, struct peer *p, enum el_op op, int rc)
+{
+	if (op == EL_OP_ACK && rc == ZOK)
+		p->ack_at = s->now;
+	if (op != EL_OP_RELEASE || rc != ZBADVERSION ||
+	    s->admin_last >= p->ack_at)
+		return;
+	check_fail(s, "(rel) %s: release refused (BADVERSION), nothing "
+	    "deleted by hand since its ack at %lld.%03lld", p->id,
+	    (long long)(p->ack_at / 1000), (long long)(p->ack_at % 1000));
 }
 
 void

@@ -247,6 +247,7 @@ client_reply(struct sim *s, struct peer *p, const struct msg *m)
 			client_watch_add(cl, W_DATA, pd.path);
 	}
 	check_lease_reply(s, p, &pd, m->rep.rc);
+	check_release_reply(s, p, pd.op, m->rep.rc);
 	peer_reply(s, p, pd.op, &m->rep);
 }
 

@@ -75,6 +75,7 @@ spec() {
 103;;\(idle\)
 104;;\(idle\) .*queue reads;-P;p=1
 105;;\(idle\) .*keepalive syncs
+106;;\(rel\)
 EOT
 }
 

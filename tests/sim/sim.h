@@ -147,6 +147,7 @@ struct peer {
 	int64_t last_req_at;	/* when the core last sent a request */
 	enum el_op last_req_op;	/* and which */
 	int64_t last_sync_at;	/* its last keepalive sync */
+	int64_t ack_at;		/* its last ack the quorum applied */
 	int64_t last_queue_at;	/* its last queue read (a leader's) */
 	int out_el, out_sync;	/* election requests and syncs out */
 	int in_step;
@@ -535,6 +536,8 @@ void check_lease_demote(struct sim *s, struct peer *p,
     const struct el_action *act);
 void check_lease_requested(struct sim *s, struct peer *p);
 void check_lease_connected(struct sim *s, struct peer *p, int64_t sid);
+void check_release_reply(struct sim *s, struct peer *p, enum el_op op,
+    int rc);
 void check_lease_reply(struct sim *s, struct peer *p,
     const struct cpending *pd, int rc);
 void check_lease_freeze(struct sim *s, struct peer *p);

@@ -1929,6 +1929,86 @@ test_fence_after_unclean_leader(void **state)
 	election_free(el);
 }
 
+/* A leader resigns: its release deletes the breadcrumb at that version. */
+static void
+resign_releases_crumb_at(struct election *el, int32_t version)
+{
+	struct el_action a;
+
+	assert_int_equal(election_resign(el), 0);
+	expect_hook(el, HOOK_DEMOTE, "resign");
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_RELEASE);
+	assert_string_equal(a.sub[a.nsub - 1].path, E "/breadcrumb");
+	assert_int_equal(a.sub[a.nsub - 1].version, version);
+	election_free(el);
+}
+
+/*
+ * A leader that acked over an old breadcrumb (rewriting it: version 0 to
+ * 1) releases it at version 1: a release refused for a version it failed
+ * to count costs every handover a read and a second release (the
+ * simulator's (rel), mutant 106).
+ */
+static void
+test_release_counts_the_version_its_ack_wrote(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct el_action a;
+
+	(void)state;
+	join_alone(el, "id=old\ndata=h:1\nepoch=7\n");
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	election_hook_done(el, HOOK_PROMOTE, 1);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_ACK);
+	assert_int_equal(a.sub[a.nsub - 1].kind, ZK_MOP_SET);
+	assert_string_equal(a.sub[a.nsub - 1].path, E "/breadcrumb");
+	reply(el, EL_OP_ACK, ZOK);
+	assert_int_equal(election_role(el), ROLE_LEADER);
+	resign_releases_crumb_at(el, 1);
+}
+
+/*
+ * New data goes out while the breadcrumb's second read flies; the read's
+ * answer (version 5, someone wrote it since the first read's 4) comes
+ * first and is the breadcrumb before our write: the data's reply must not
+ * put back what was known when it went (sim seed 763000967: the release,
+ * counted from that, was refused BADVERSION).
+ */
+static void
+test_a_read_answered_between_a_write_and_its_reply_counts(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *kids[] = { OURS };
+	struct el_result r;
+	struct el_action a;
+
+	(void)state;
+	join(el, SID, CAND "/" OURS);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, kids, 1);
+	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
+	memset(&r, 0, sizeof(r));
+	r.rc = ZOK;
+	r.data = "id=old\ndata=h:1\nepoch=7\n";
+	r.version = 4;
+	answer(el, EL_OP_BREADCRUMB, &r);
+	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
+	election_set_data(el, "10.0.0.9:5432");
+	expect_op(el, EL_OP_SET_DATA, NULL);
+	r.version = 5;
+	answer(el, EL_OP_BREADCRUMB, &r);
+	reply(el, EL_OP_SET_DATA, ZOK);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	election_hook_done(el, HOOK_PROMOTE, 1);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_ACK);
+	reply(el, EL_OP_ACK, ZOK);
+	resign_releases_crumb_at(el, 6);
+}
+
 static void
 test_own_node_deleted_while_leader(void **state)
 {
@@ -4116,6 +4196,9 @@ main(void)
 		cmocka_unit_test(test_state_unlisted_move_is_reported),
 		cmocka_unit_test(test_follower_watches_predecessor_only),
 		cmocka_unit_test(test_settled_follower_sends_only_paced_syncs),
+		cmocka_unit_test(test_release_counts_the_version_its_ack_wrote),
+		cmocka_unit_test(
+		    test_a_read_answered_between_a_write_and_its_reply_counts),
 		cmocka_unit_test(test_unprepared_successor_claims_then_promotes),
 		cmocka_unit_test(test_head_promotes_only_on_a_watched_claim),
 		cmocka_unit_test(test_heir_promotes_on_the_release_alone),
