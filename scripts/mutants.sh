@@ -24,8 +24,10 @@ survivors=0
 # check failures not in a row counted). 103-105 are (idle)'s: a follower
 # that polls E/leader, a leader's queue reads without their pause,
 # keepalive syncs twice as often. 106 (rel)'s: the breadcrumb's version
-# after an ack not counted up (a blind round's).
-for m in $(seq 1 25) 30 31 32 33 $(seq 40 49) 50 60 70 $(seq 83 94) 98 99 100 $(seq 101 106); do
+# after an ack not counted up (a blind round's); 107 (hand)'s: the
+# release deletes the breadcrumb before its claim (a blind round's); 108
+# (f)'s: the heir never prepares its claim (a mechanical mutant's).
+for m in $(seq 1 25) 30 31 32 33 $(seq 40 49) 50 60 70 $(seq 83 94) 98 99 100 $(seq 101 108); do
 	t=test_election
 	{ [ "$m" -ge 30 ] && [ "$m" -le 33 ]; } || [ "$m" -eq 92 ] ||
 	    { [ "$m" -eq 94 ] || [ "$m" -eq 98 ]; } &&

@@ -215,13 +215,15 @@ el_build_release(struct election *el, struct el_action *act)
 	 * breadcrumb from after its claim was first, which it needs to
 	 * promote without a read (see (7) in election.c).
 	 */
-	if (el->cl.have && el->cl.path != NULL)
+	if (el->cl.have && el->cl.path != NULL && !EL_MUTANT(107))
 		el_sub(act, ZK_MOP_DELETE, el->cl.path, NULL);
 	if (el->release_crumb) {
 		el_sub(act, ZK_MOP_DELETE, el->crumb_path, NULL);
 		if (!EL_MUTANT(19))
 			act->sub[act->nsub - 1].version = el->crumb_version;
 	}
+	if (el->cl.have && el->cl.path != NULL && EL_MUTANT(107))
+		el_sub(act, ZK_MOP_DELETE, el->cl.path, NULL);
 }
 
 /* The data of E/leader and E/breadcrumb. */

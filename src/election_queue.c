@@ -121,7 +121,7 @@ el_heir(const struct election *el)
 {
 	return el->pred_head && el->pred_czxid != 0 && el->leader_fresh &&
 	    el->leader_exists && el->leader_owner == el->pred_owner &&
-	    el->leader_epoch == el->pred_czxid;
+	    el->leader_epoch == el->pred_czxid && !EL_MUTANT(108);
 }
 
 /*

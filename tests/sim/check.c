@@ -386,6 +386,8 @@ check_hook_start(struct sim *s, struct peer *p, const struct el_action *act)
 	trace(s, p->idx, "HOOK %s start (reason %s, epoch %lld, timeout %lld)",
 	    trace_hook(act->hook), act->reason != NULL ? act->reason : "-",
 	    (long long)act->epoch, (long long)act->ms);
+	if (act->hook == HOOK_PROMOTE || act->hook == HOOK_FENCE)
+		check_hand_promoted(s, p);
 	switch (act->hook) {
 	case HOOK_PROMOTE:
 		check_promote(s, p, act);

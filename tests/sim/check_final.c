@@ -56,6 +56,38 @@ check_final_claims(struct sim *s, struct peer *p)
 	ztree_names_free(names, n);
 }
 
+/*
+ * And the heir has its claim (issue 21: the right to lead prepared before
+ * the failover, so that the release is its only signal), unless
+ * priorities may keep it from taking it (-P). Checked once everyone
+ * reports the leader (an heir that missed E/leader is (f)'s already).
+ */
+static void
+check_final_heir(struct sim *s)
+{
+	struct candidate *c, k;
+	char **names, **cand;
+	int i, n, nc, m, heir = 0;
+
+	if (!s->claims_seen || s->priorities)
+		return;
+	nc = ztree_children(&s->qu.tree, SIM_CANDS, &cand);
+	c = xcalloc((size_t)nc + 1, sizeof(*c));
+	m = candidate_order(cand, nc, c);
+	n = ztree_children(&s->qu.tree, SIM_CLAIMS, &names);
+	for (i = 0; i < n && m >= 2; i++)
+		if (candidate_parse_as(names[i], CANDIDATE_CLAIM_PREFIX,
+		    &k) == 0 && k.sid == c[1].sid)
+			heir = 1;
+	for (i = 0; i < s->npeers && m >= 2 && !heir; i++)
+		if (s->peer[i].running && s->peer[i].cl.sid == c[1].sid)
+			check_fail(s, "(f) %s: the heir, without a prepared "
+			    "claim", s->peer[i].id);
+	free(c);
+	ztree_names_free(cand, nc);
+	ztree_names_free(names, n);
+}
+
 static void
 check_final_answers(struct sim *s)
 {
@@ -297,6 +329,7 @@ check_final(struct sim *s)
 		check_fail(s, "(f) %s leads but its node %s is not the first",
 		    p->id, v.node != NULL ? v.node : "(none)");
 	check_final_views(s, leader, v.epoch);
+	check_final_heir(s);
 	check_data_final(s, leader);
 	check_final_idle(s);
 }

@@ -125,6 +125,7 @@ client_request(struct sim *s, struct peer *p, struct zreq *r, enum el_op op)
 		return ZSYSTEMERROR;
 	}
 	r->xid = cl->xid_next++;
+	r->release = op == EL_OP_RELEASE;
 	if (op != EL_OP_SYNC) {
 		p->last_req_at = s->now;
 		p->last_req_op = op;
@@ -248,6 +249,7 @@ client_reply(struct sim *s, struct peer *p, const struct msg *m)
 	}
 	check_lease_reply(s, p, &pd, m->rep.rc);
 	check_release_reply(s, p, pd.op, m->rep.rc);
+	check_hand_reply(s, p, pd.op, pd.sent);
 	peer_reply(s, p, pd.op, &m->rep);
 }
 
@@ -259,6 +261,7 @@ client_watch_fired(struct sim *s, struct peer *p, const struct msg *m)
 	    WE_CHILD ? W_CHILD : W_DATA;
 	int i, k = 0;
 
+	check_hand_notified(s, p, m->zxid);
 	/* A deletion ends the data and the child watches of the node. */
 	for (i = 0; i < cl->nw; i++)
 		if (!((cl->w[i].kind == kind || (m->wev == WE_DELETED &&

@@ -116,6 +116,7 @@ struct zreq {
 	enum zreq_kind kind;
 	int flags;		/* CREATE: 1 ephemeral, 2 sequential */
 	int watch;
+	int release;		/* the core's release (check_hand.c) */
 	char path[SIM_PATH];
 	char data[SIM_DATA];
 	struct zmop *mop;	/* MULTI: nmop of them (zreq_free) */

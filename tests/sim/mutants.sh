@@ -76,6 +76,8 @@ spec() {
 104;;\(idle\) .*queue reads;-P;p=1
 105;;\(idle\) .*keepalive syncs
 106;;\(rel\)
+107;;\(hand\)
+108;;without a prepared claim
 EOT
 }
 

@@ -86,6 +86,7 @@ sim_dispatch(struct sim *s, const struct ev *ev)
 		if (ev->x == 1 && s->quiet)
 			break;
 		s->stir_at = s->now;
+		s->fault_at = s->now;
 		peer_event(s, &s->peer[ev->peer], ev);
 		break;
 	case EV_S2C:
@@ -106,6 +107,7 @@ sim_dispatch(struct sim *s, const struct ev *ev)
 		peer_event(s, &s->peer[ev->peer], ev);
 		break;
 	case EV_FAULT:
+		s->fault_at = s->now;
 		fault_apply(s, ev);
 		break;
 	case EV_QUIET:

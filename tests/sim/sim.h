@@ -148,6 +148,7 @@ struct peer {
 	enum el_op last_req_op;	/* and which */
 	int64_t last_sync_at;	/* its last keepalive sync */
 	int64_t ack_at;		/* its last ack the quorum applied */
+	int64_t hand_since;	/* (hand): heir notified of a release, 0 */
 	int64_t last_queue_at;	/* its last queue read (a leader's) */
 	int out_el, out_sync;	/* election requests and syncs out */
 	int in_step;
@@ -364,7 +365,13 @@ struct sim {
 	 */
 	int64_t stir_at;
 	int64_t idle_slack;
-	int idle;		/* quiet, and nothing stirred for idle_slack */
+	/*
+	 * (hand), check_hand.c: the last release applied, whose first
+	 * candidate held the first claim (0: none to watch), and the last
+	 * fault or operator's command.
+	 */
+	int64_t hand_zxid, hand_sid, hand_at;
+	int64_t fault_at;
 	int failed;
 	char why[512];
 	struct sim_stats st;
@@ -538,6 +545,12 @@ void check_lease_requested(struct sim *s, struct peer *p);
 void check_lease_connected(struct sim *s, struct peer *p, int64_t sid);
 void check_release_reply(struct sim *s, struct peer *p, enum el_op op,
     int rc);
+/* check_hand.c */
+void check_hand_release(struct sim *s, const struct zreq *r);
+void check_hand_notified(struct sim *s, struct peer *p, int64_t zxid);
+void check_hand_promoted(struct sim *s, struct peer *p);
+void check_hand_reply(struct sim *s, struct peer *p, enum el_op op,
+    int64_t sent);
 void check_lease_reply(struct sim *s, struct peer *p,
     const struct cpending *pd, int rc);
 void check_lease_freeze(struct sim *s, struct peer *p);

@@ -1,0 +1,155 @@
+/*
+ * (hand) The heir promotes on the release alone (issue 21): when a leader's
+ * release is applied and the candidate it leaves first already holds the
+ * first claim (its prepared claim), that daemon starts its promote (or its
+ * fence) without waiting for the reply of any request it sent after the
+ * release's first notification reached it. A read it needs first (an
+ * extra round trip in every graceful handover: the release's deletes in
+ * another order, a breadcrumb read again) fails here; nothing else in the
+ * checker bounds a handover's latency.
+ *
+ * Only where the heir could know everything: it runs, is awake, connected
+ * in the session that holds the claim, neither paused nor unhealthy nor
+ * running a hook, with no request of its own in flight (but syncs), a
+ * lease that leaves a promote its room (as the core counts it, when the
+ * notification comes and when the reply does), and no priorities (-P: markers it may
+ * read, a yield); and no fault or operator's command for T before the
+ * release (a node deleted by hand, a leader that lost its lease: a
+ * handover of another kind) or after it, nor a new session of the heir.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "candidate.h"
+#include "sim.h"
+
+/* The daemon whose session is sid, or NULL. */
+static struct peer *
+check_hand_peer(struct sim *s, int64_t sid)
+{
+	int i;
+
+	for (i = 0; i < s->npeers; i++)
+		if (s->peer[i].running && s->peer[i].cl.sid == sid)
+			return &s->peer[i];
+	return NULL;
+}
+
+/* The session of the first candidate node and of the first claim. */
+static int64_t
+check_hand_first(struct sim *s, const char *dir, const char *prefix)
+{
+	struct candidate c;
+	char **names;
+	int64_t seq = -1, sid = 0;
+	int i, n;
+
+	n = ztree_children(&s->qu.tree, dir, &names);
+	for (i = 0; i < n; i++)
+		if (candidate_parse_as(names[i], prefix, &c) == 0 &&
+		    (seq < 0 || c.seq < seq)) {
+			seq = c.seq;
+			sid = c.sid;
+		}
+	ztree_names_free(names, n);
+	return sid;
+}
+
+/*
+ * A leader's release r was applied. Only one that deletes the breadcrumb
+ * is the heir's whole signal: without it the heir cannot know from its
+ * watches that nobody wrote one after its claim was first, and reads it
+ * (the one read issue 21 allows, election.c's (7)).
+ */
+void
+check_hand_release(struct sim *s, const struct zreq *r)
+{
+	int64_t sid;
+	int i, crumb = 0;
+
+	s->hand_zxid = 0;
+	for (i = 0; i < r->nmop; i++)
+		if (r->mop[i].kind == ZK_MOP_DELETE &&
+		    strcmp(r->mop[i].path, SIM_CRUMB) == 0)
+			crumb = 1;
+	if (!crumb || s->priorities || s->fault_at + s->T >= s->now)
+		return;
+	sid = check_hand_first(s, SIM_CANDS, CANDIDATE_NAME_PREFIX);
+	if (sid == 0 || check_hand_first(s, SIM_CLAIMS,
+	    CANDIDATE_CLAIM_PREFIX) != sid || check_hand_peer(s, sid) == NULL)
+		return;
+	s->hand_zxid = r->wait_zxid;
+	s->hand_sid = sid;
+	s->hand_at = s->now;
+}
+
+/*
+ * Whether p, as it is now, could promote on the release alone; notified:
+ * its first notification of it, when nothing of its own may be in flight.
+ */
+static int
+check_hand_able(struct sim *s, struct peer *p, int notified)
+{
+	struct election_view v;
+	int i;
+
+	if (!p->running || p->frozen || p->cl.state != CL_CONNECTED ||
+	    p->cl.sid != s->hand_sid || s->fault_at >= s->hand_at)
+		return 0;
+	for (i = 0; i < p->cl.npend && notified; i++)
+		if (p->cl.pend[i].op != EL_OP_SYNC)
+			return 0;
+	election_view(p->el, &v);
+	/* Its lease leaves a promote its room (T/8) before the demote. */
+	return !v.paused && !v.unhealthy && v.hook == -1 &&
+	    v.lease_end - v.demote_timeout_ms - 100 - s->now >
+	    v.session_timeout_ms / 8;
+}
+
+/* A notification of transaction zxid reaches p. */
+void
+check_hand_notified(struct sim *s, struct peer *p, int64_t zxid)
+{
+	if (zxid == 0 || zxid != s->hand_zxid || p->cl.sid != s->hand_sid)
+		return;
+	s->hand_zxid = 0;	/* its first notification only */
+	if (!check_hand_able(s, p, 1))
+		return;
+	p->hand_since = s->now;
+	trace(s, p->idx, "check: heir, notified of the release");
+}
+
+/* p starts a promote or a fence: the handover is done. */
+void
+check_hand_promoted(struct sim *s, struct peer *p)
+{
+	(void)s;
+	p->hand_since = 0;
+}
+
+/*
+ * A reply reaches p while it has still to promote on a release: if it
+ * asked after the release's notification, it waited for it.
+ */
+void
+check_hand_reply(struct sim *s, struct peer *p, enum el_op op, int64_t sent)
+{
+	if (p->hand_since == 0)
+		return;
+	if (s->fault_at >= p->hand_since || p->cl.sid != s->hand_sid) {
+		p->hand_since = 0;
+		return;
+	}
+	if (op == EL_OP_SYNC || sent < p->hand_since)
+		return;
+	/* Its lease may have run short since: then it waits, as it must. */
+	if (!check_hand_able(s, p, 0)) {
+		p->hand_since = 0;
+		return;
+	}
+	check_fail(s, "(hand) %s: heir with the first claim, notified of the "
+	    "release at %lld.%03lld, waits for %s before it promotes", p->id,
+	    (long long)(p->hand_since / 1000),
+	    (long long)(p->hand_since % 1000), election_op_name(op));
+}
