@@ -121,7 +121,7 @@ el_resume_decide(struct election *el)
 	    (el->resume_promoting && !EL_MUTANT(92)) ||
 	    (el_resume_claim_gone(el) && !EL_MUTANT(94))) {
 		el->startup_demote = 1;
-		if (el->resume_claimed) {
+		if (el->resume_claimed && !EL_MUTANT(109)) {
 			el->lead_claimed = 1;
 			el->lead_claim_seq = el->resume_claim_seq;
 		}
@@ -228,7 +228,8 @@ el_next_answer(struct election *el, struct el_action *act)
 	 * promote or leadership left before it) ends once what we own is
 	 * released, or cannot be.
 	 */
-	if (el->state == EL_ST_STOPPING && !el->startup_demote &&
+	if (el->state == EL_ST_STOPPING &&
+	    (!el->startup_demote || EL_MUTANT(110)) &&
 	    (!el->release_pending || el->zk != EL_ZK_CONNECTED)) {
 		/* The end is the state's alone: no flag says it. */
 		el_settle(el);
