@@ -132,11 +132,12 @@ def sites(path, name):
         if m and not NOT_STMT.match(m.group(2)) and balanced(m.group(2)) \
                 and ":" not in m.group(2).split("(")[0] \
                 and not NO_DELETE.match(m.group(2)):
-            stmt = m.group(2)
             # A statement's first line only: the line before ends one.
             prev = clines[no - 2].rstrip() if no >= 2 else ""
             if prev.endswith((";", "{", "}", ":")) or prev == "":
-                res.append((name, no, len(m.group(1)), stmt, ";", "sdl"))
+                # The original text: strings are blanked in cl.
+                res.append((name, no, m.start(2),
+                            line[m.start(2):m.end(2)], ";", "sdl"))
     return res
 
 
