@@ -506,6 +506,8 @@ def test_release_without_node_or_claim_leaves_the_breadcrumb(election, kz):
     t.delete(f"{claims}/{claim[0]}")
     assert all(r is True for r in t.commit()), "the administrator's delete"
 
+    # Until node1 hears of the delete, all three still agree that it leads.
+    n2.wait_role("leader", timeout=20)
     assert election.wait_one_leader(timeout=20) is n2
     ev = election.events()
     d_start, d_end = last_run(ev, "node1", "demote")
