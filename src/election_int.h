@@ -129,6 +129,16 @@
  * the daemon still owns its node when it says it left the election.
  * 102 (a blind round) a passing check does not end a run of failures:
  * check_fall failures that are not in a row make the daemon unhealthy.
+ * 103-105 (the simulator's (idle)) a follower re-arms E/leader after
+ * every keepalive sync; a leader reads the queue without its pause;
+ * keepalive syncs go twice as often. 106 (a blind round) the breadcrumb's
+ * version is not counted up after our write of it: the release is
+ * refused, read again and sent again. 107 (a blind round) the release
+ * deletes the breadcrumb before its claim: the heir reads it again
+ * before it promotes. 108 (a mechanical mutant) the heir never prepares
+ * its claim. 109 (a blind round) a resume's startup demote stops naming
+ * the claim its session file named; 110 (a blind round) a stop ends while
+ * a resume's startup demote waits for a check to be killed.
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS
