@@ -12,10 +12,12 @@
  * in the session that holds the claim, neither paused nor unhealthy nor
  * running a hook, with no request of its own in flight (but syncs), a
  * lease that leaves a promote its room (as the core counts it, when the
- * notification comes and when the reply does), and no priorities (-P: markers it may
- * read, a yield); and no fault or operator's command for T before the
- * release (a node deleted by hand, a leader that lost its lease: a
- * handover of another kind) or after it, nor a new session of the heir.
+ * notification comes and when the reply does), and no priorities (-P:
+ * markers it may read, a yield); and no fault or operator's command for
+ * T before the release (a node deleted by hand, a leader that lost its
+ * lease: a handover of another kind) or after it, nor a new session of
+ * the heir. A release that does not delete the breadcrumb is left out
+ * (check_hand_release()).
  */
 #include <stdio.h>
 #include <stdlib.h>
