@@ -62,20 +62,31 @@ check_hand_first(struct sim *s, const char *dir, const char *prefix)
  * A leader's release r was applied. Only one that deletes the breadcrumb
  * is the heir's whole signal: without it the heir cannot know from its
  * watches that nobody wrote one after its claim was first, and reads it
- * (the one read issue 21 allows, election.c's (7)).
+ * (the one read issue 21 allows, election.c's (7)). And only one that
+ * deletes the leader's node: one whose node was deleted by hand is a
+ * handover of another kind, however long ago (campaign seed 1,002,170,090,
+ * -W: the node went during a promote that then hung to its timeout; the
+ * heir, first since, listed the claims when E/leader went).
  */
 void
 check_hand_release(struct sim *s, const struct zreq *r)
 {
 	int64_t sid;
-	int i, crumb = 0;
+	size_t len = strlen(SIM_CANDS);
+	int i, crumb = 0, node = 0;
 
 	s->hand_zxid = 0;
-	for (i = 0; i < r->nmop; i++)
-		if (r->mop[i].kind == ZK_MOP_DELETE &&
-		    strcmp(r->mop[i].path, SIM_CRUMB) == 0)
+	for (i = 0; i < r->nmop; i++) {
+		if (r->mop[i].kind != ZK_MOP_DELETE)
+			continue;
+		if (strcmp(r->mop[i].path, SIM_CRUMB) == 0)
 			crumb = 1;
-	if (!crumb || s->priorities || s->fault_at + s->T >= s->now)
+		if (strncmp(r->mop[i].path, SIM_CANDS, len) == 0 &&
+		    r->mop[i].path[len] == '/')
+			node = 1;
+	}
+	if (!crumb || !node || s->priorities ||
+	    s->fault_at + s->T >= s->now)
 		return;
 	sid = check_hand_first(s, SIM_CANDS, CANDIDATE_NAME_PREFIX);
 	if (sid == 0 || check_hand_first(s, SIM_CLAIMS,
