@@ -266,11 +266,13 @@ fault_notice_leader(struct sim *s, int crashed)
 	    5));
 }
 
+static void fault_on_peer(struct sim *s, int kind, struct peer *p);
+
 static void
 fault_inject(struct sim *s, int kind)
 {
 	struct peer *p;
-	int srv, i;
+	int srv;
 	int64_t d;
 
 	s->st.faults[kind]++;
@@ -349,8 +351,17 @@ fault_inject(struct sim *s, int kind)
 	    kind == F_REEXEC || kind == F_RUN_EXIT ? 800 :
 	    kind == F_FREEZE ||
 	    kind == F_CRASH || kind == F_ISOLATE ? 500 : 200);
-	if (p == NULL)
-		return;
+	if (p != NULL)
+		fault_on_peer(s, kind, p);
+}
+
+/* A fault of one daemon's: its process, its links, its operator. */
+static void
+fault_on_peer(struct sim *s, int kind, struct peer *p)
+{
+	int i;
+	int64_t d;
+
 	switch (kind) {
 	case F_BLIP:
 		client_blip(s, p);
@@ -425,6 +436,148 @@ fault_inject(struct sim *s, int kind)
 	}
 }
 
+/*
+ * Faults tied to a daemon's own moves. The faults drawn above come at
+ * random moments, and the windows that follow a daemon's move are often
+ * a few milliseconds wide (a killed check is reaped at once): a stop, a
+ * crash or a hand's delete almost never falls inside one. In a run with
+ * ties (4 in 10, drawn from tie_rng; -y sets it), a share of the moves
+ * (a hook started or killed, a release or a new session asked for, a
+ * session resumed) is followed, within the window the move opens, by a
+ * fault of that daemon's own: its process, its link, its operator, its
+ * own claim or node deleted by hand. Every choice comes from tie_rng, so
+ * a run without ties draws from s->rng exactly what it did before.
+ */
+#define FAULT_TIED	2
+
+/* What may follow each kind of move, and how often (relative weights). */
+struct fault_tie_kind {
+	int kind;
+	int w[TIE_NMOVES];
+};
+
+static const struct fault_tie_kind fault_tie_kinds[] = {
+	/*		   hook	cancel	release	restart	resume */
+	{ F_CRASH,	{ 4,	3,	3,	2,	2 } },
+	{ F_STOP,	{ 3,	4,	2,	2,	2 } },
+	{ F_REEXEC,	{ 1,	1,	1,	1,	1 } },
+	{ F_BLIP,	{ 3,	2,	3,	2,	2 } },
+	{ F_FREEZE,	{ 2,	1,	1,	1,	1 } },
+	{ F_ISOLATE,	{ 1,	0,	1,	1,	1 } },
+	{ F_RESIGN,	{ 2,	2,	0,	1,	1 } },
+	{ F_PAUSE,	{ 2,	2,	1,	1,	1 } },
+	{ F_SWITCHOVER,	{ 1,	1,	0,	0,	1 } },
+	{ F_PRIORITY,	{ 1,	1,	1,	0,	1 } },
+	{ F_RUN_EXIT,	{ 1,	1,	0,	0,	1 } },
+	{ F_CHECK_RELOAD, { 1,	1,	0,	0,	1 } },
+	{ F_HEALTH,	{ 1,	1,	0,	0,	1 } },
+	{ F_DELETE_CLAIM, { 2,	1,	1,	1,	3 } },
+	{ F_DELETE_NODE, { 2,	1,	1,	1,	2 } },
+	{ F_DELETE_LEADER, { 1,	0,	1,	0,	1 } },
+};
+#define FAULT_TIE_KINDS	((int)(sizeof(fault_tie_kinds) / \
+	sizeof(fault_tie_kinds[0])))
+
+/* Whether this run may have a fault of this kind at all (its flags). */
+static int
+fault_kind_allowed(const struct sim *s, int kind)
+{
+	if (s->disabled & (1u << kind))
+		return 0;
+	switch (kind) {
+	case F_SWITCHOVER:
+		return s->switchover;
+	case F_PRIORITY:
+		return s->priorities;
+	case F_REEXEC:
+		return s->resume;
+	case F_RUN_EXIT:
+	case F_CHECK_RELOAD:
+		return s->reloads;
+	default:
+		return 1;
+	}
+}
+
+void
+fault_tie(struct sim *s, struct peer *p, enum tie_move move, int64_t window)
+{
+	int i, w, total = 0;
+	int64_t r;
+
+	if (s->tie_pm == 0 || s->quiet || !rng_permille(&s->tie_rng,
+	    s->tie_pm))
+		return;
+	for (i = 0; i < FAULT_TIE_KINDS; i++)
+		if (fault_kind_allowed(s, fault_tie_kinds[i].kind))
+			total += fault_tie_kinds[i].w[move];
+	if (total == 0)
+		return;
+	r = rng_between(&s->tie_rng, 0, total - 1);
+	for (i = 0; i < FAULT_TIE_KINDS; i++) {
+		w = fault_kind_allowed(s, fault_tie_kinds[i].kind) ?
+		    fault_tie_kinds[i].w[move] : 0;
+		if (r < w)
+			break;
+		r -= w;
+	}
+	sim_push(s, s->now + rng_between(&s->tie_rng, 0, window), EV_FAULT,
+	    p->idx, fault_tie_kinds[i].kind, p->idx, FAULT_TIED, NULL);
+}
+
+/* An administrator deletes a node of this daemon's session under dir. */
+static void
+fault_delete_own(struct sim *s, struct peer *p, const char *dir)
+{
+	char path[SIM_PATH];
+	const struct ztree *t = &s->qu.tree;
+	size_t len = strlen(dir);
+	int i;
+
+	if (p->cl.sid == 0)
+		return;
+	for (i = 0; i < t->n; i++)
+		if (t->v[i].owner == p->cl.sid &&
+		    strncmp(t->v[i].path, dir, len) == 0 &&
+		    t->v[i].path[len] == '/') {
+			sim_copy(path, sizeof(path), t->v[i].path);
+			quorum_admin_delete(s, path);
+			return;
+		}
+}
+
+static void
+fault_tied(struct sim *s, const struct ev *ev)
+{
+	struct peer *p = &s->peer[ev->b];
+	int kind = ev->a;
+
+	/* The incarnation that moved, before the faults stop. */
+	if (s->quiet || ev->inc != p->inc || !p->running)
+		return;
+	s->st.faults[kind]++;
+	s->st.tied++;
+	trace(s, p->idx, "fault: %s, tied to its last move", fault_name(kind));
+	switch (kind) {
+	case F_DELETE_CLAIM:
+	case F_DELETE_NODE:
+	case F_DELETE_LEADER:
+		if (s->qu.electing)
+			return;
+		if (kind == F_DELETE_LEADER) {
+			quorum_admin_delete(s, SIM_LEADER);
+			if (rng_permille(&s->tie_rng, 300))
+				quorum_admin_delete(s, SIM_CRUMB);
+		} else
+			fault_delete_own(s, p, kind == F_DELETE_CLAIM ?
+			    SIM_CLAIMS : SIM_CANDS);
+		return;
+	default:
+		if (!p->frozen)
+			fault_on_peer(s, kind, p);
+	}
+}
+
 void
 fault_apply(struct sim *s, const struct ev *ev)
 {
@@ -434,6 +587,10 @@ fault_apply(struct sim *s, const struct ev *ev)
 		if ((kind = fault_pick_kind(s)) >= 0)
 			fault_inject(s, kind);
 		fault_next(s);
+		return;
+	}
+	if (ev->x == FAULT_TIED) {
+		fault_tied(s, ev);
 		return;
 	}
 	/* The end of a fault, or one tied to an action (a create). */

@@ -2,7 +2,7 @@
  * build/sim: runs a campaign of simulated schedules.
  *
  *   sim [-s SEED] [-n COUNT] [-v] [-x] [-t LINES] [-l MAX] [-S] [-D KINDS]
- *       [-k TICK] [-B LIE]
+ *       [-k TICK] [-B LIE] [-W] [-P] [-L] [-K] [-A] [-R] [-H] [-X] [-y N]
  *   sim -f FILE [-M] [-v] [-t LINES]
  *
  * Runs seeds SEED .. SEED+COUNT-1, or the lines of a seeds file (see
@@ -22,7 +22,9 @@
  * -L models the ensemble's leader, its tick (drawn per run), elections
  * and server restarts, and leaves some settings unset (README.md); -K
  * lets the tick reach T (implies -L); -A checks availability: no
- * needless demote (invariant AV). -X prints per run a hash of every
+ * needless demote (invariant AV). -y N gives every run faults tied to the
+ * daemons' moves at N per mille of them (-y 0: none; unset, 4 runs in 10
+ * draw theirs: fault_tie() in fault.c). -X prints per run a hash of every
  * event fed to the core and every action it gave, and the count of events
  * (trace_hash.c, tests/sim/trace-hash.sh).
  * The last line is the summary that scripts/check.sh reads:
@@ -55,7 +57,7 @@ main_usage(void)
 {
 	(void)fprintf(stderr, "usage: sim [-s SEED] [-n COUNT] [-v] [-x] "
 	    "[-t LINES] [-l MAX] [-S] [-D KIND,...] [-k TICK] [-B LIE]\n"
-	    "       [-W] [-P] [-L] [-K] [-A] [-R] [-H] [-X]\n"
+	    "       [-W] [-P] [-L] [-K] [-A] [-R] [-H] [-X] [-y PERMILLE]\n"
 	    "       sim -f FILE [-M] [-v] [-t LINES]\n");
 	exit(2);
 }
@@ -189,6 +191,8 @@ main_stats(const struct main_run *r)
 	for (k = 0; k < F_NKINDS; k++)
 		(void)printf(" %s=%llu", fault_name(k),
 		    (unsigned long long)r->st.faults[k]);
+	(void)printf(" (tied to a daemon's move: %llu)",
+	    (unsigned long long)r->st.tied);
 	(void)printf("\nsim: promotes=%llu demotes=%llu session-expiries=%llu "
 	    "requests-lost=%llu fences-across-a-new-session=%llu\n",
 	    (unsigned long long)r->st.promotes,
@@ -231,7 +235,7 @@ main(int argc, char **argv)
 	memset(&r, 0, sizeof(r));
 	r.lines = 300;
 	r.max_shown = UINT64_MAX;
-	while ((ch = getopt(argc, argv, "s:n:vxf:t:l:SD:k:MB:WPLKARHX")) != -1) {
+	while ((ch = getopt(argc, argv, "s:n:vxf:t:l:SD:k:MB:WPLKARHXy:")) != -1) {
 		switch (ch) {
 		case 's':
 			seed = main_number(optarg);
@@ -293,6 +297,13 @@ main(int argc, char **argv)
 			break;
 		case 'X':
 			r.o.hash = 1;
+			break;
+		case 'y':
+			r.o.tie = (int)main_number(optarg);
+			if (r.o.tie > 1000)
+				main_usage();
+			if (r.o.tie == 0)
+				r.o.tie = -1;
 			break;
 		case 'B':
 			if ((r.o.sabotage = sabotage_parse(optarg)) == -1) {

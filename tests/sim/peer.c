@@ -183,6 +183,7 @@ peer_boot(struct sim *s, struct peer *p, int exact)
 		r.exact = exact;
 		election_resume(p->el, &r);
 		p->resuming = 1;
+		fault_tie(s, p, TIE_RESUME, 200);
 		trace(s, p->idx, "resumes session %016llx (%s, epoch %lld, "
 		    "lease from %lld)", (unsigned long long)r.sid,
 		    r.leader ? "leader" : "not leading", (long long)r.epoch,
@@ -402,14 +403,19 @@ peer_perform(struct sim *s, struct peer *p, const struct el_action *act)
 	case EL_ACT_NONE:
 		break;
 	case EL_ACT_ZK:
-		if (act->op == EL_OP_RELEASE)
+		if (act->op == EL_OP_RELEASE) {
 			peer_yields(s, p);
+			fault_tie(s, p, TIE_RELEASE, 30);
+		}
 		peer_send(s, p, act);
 		break;
 	case EL_ACT_HOOK:
+		fault_tie(s, p, TIE_HOOK, 300);
 		slot_start(s, p, act);
 		break;
 	case EL_ACT_CANCEL:
+		/* Its window: the grace, or the moment SIGKILL takes. */
+		fault_tie(s, p, TIE_CANCEL, act->ms + 20);
 		slot_cancel(s, p, act);
 		break;
 	case EL_ACT_RESTART:
@@ -420,6 +426,7 @@ peer_perform(struct sim *s, struct peer *p, const struct el_action *act)
 			    p->id, (long long)(s->now - p->restarts[
 			    p->nrestarts % 16]));
 		p->restarts[p->nrestarts++ % 16] = s->now;
+		fault_tie(s, p, TIE_RESTART, 100);
 		client_close(s, p, 1);
 		p->out_el = p->out_sync = 0;
 		election_restarted(p->el);

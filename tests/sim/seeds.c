@@ -13,8 +13,10 @@
  * must pass like every other line. B=KIND marks a self-test of the
  * checker: the model lies on purpose (sabotage.c, as -B does); run with
  * -M (with its m=, or the core as it is), it must fail with the violation
- * that KIND is for; a plain run skips it. Lines starting with '#' are
- * comments.
+ * that KIND is for; a plain run skips it. y=N gives the run tied faults
+ * at N per mille of the daemons' moves, y=c draws them as a campaign
+ * does (fault_tie()); without y= a line has none, as every line found
+ * before they existed. Lines starting with '#' are comments.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -61,6 +63,17 @@ seeds_word(struct seed_entry *e, const char *w, const char *path, int line)
 	} else if (strcmp(w, "h=1") == 0) {
 		e->opts.reloads = 1;
 		return 0;
+	} else if (strcmp(w, "y=c") == 0) {
+		e->opts.tie = 0;
+		return 0;
+	} else if (strncmp(w, "y=", 2) == 0) {
+		e->opts.tie = (int)strtol(w + 2, &end, 10);
+		if (errno == 0 && *end == '\0' && end != w + 2 &&
+		    e->opts.tie >= 0 && e->opts.tie <= 1000) {
+			if (e->opts.tie == 0)
+				e->opts.tie = -1;
+			return 0;
+		}
 	} else if (strncmp(w, "B=", 2) == 0) {
 		if ((e->opts.sabotage = sabotage_parse(w + 2)) > 0)
 			return 0;
@@ -101,6 +114,7 @@ seeds_load(const char *path, struct seed_entry **out, int *n)
 		}
 		e = &v[*n];
 		memset(e, 0, sizeof(*e));
+		e->opts.tie = -1;
 		errno = 0;
 		e->seed = strtoull(w, &end, 10);
 		if (errno != 0 || *end != '\0') {

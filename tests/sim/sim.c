@@ -233,6 +233,12 @@ sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
 	trace_init(s, o->tracing);
 	th_start(s, o->hash);
 	rng_seed(&s->rng, seed);
+	/* A stream of its own: runs without ties stay what they were. */
+	rng_seed(&s->tie_rng, seed ^ UINT64_C(0x7469656466617574));
+	if (o->tie > 0)
+		s->tie_pm = o->tie;
+	else if (o->tie == 0 && rng_permille(&s->tie_rng, 400))
+		s->tie_pm = (int)rng_between(&s->tie_rng, 50, 400);
 	evq_init(&s->q);
 	sim_setup(s);
 	while (!s->failed && evq_pop(&s->q, &ev)) {
@@ -276,6 +282,7 @@ sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
 		st->hash_events = s->th_events;
 		for (i = 0; i < F_NKINDS; i++)
 			st->faults[i] += s->st.faults[i];
+		st->tied += s->st.tied;
 	}
 	sim_drain(s);
 	for (i = 0; i < s->npeers; i++)

@@ -307,6 +307,7 @@ struct fault_cfg {
 struct sim_stats {
 	uint64_t events;
 	uint64_t faults[F_NKINDS];
+	uint64_t tied;		/* of them, tied to a daemon's move */
 	uint64_t promotes, demotes, expiries, losses;
 	uint64_t fence_lost;	/* fences whose session ended meanwhile */
 	uint64_t claims;	/* claim commits checked for (j) */
@@ -343,6 +344,13 @@ struct sim {
 	int avail;		/* the availability invariant (-A) */
 	int resume;		/* restarts resume the session (-R) */
 	int reloads;		/* F_RUN_EXIT, F_CHECK_RELOAD (-H) */
+	/*
+	 * Faults tied to a daemon's own moves (fault_tie()): drawn from a
+	 * stream of their own, so that a run without them is the run it
+	 * was before they existed.
+	 */
+	struct rng tie_rng;
+	int tie_pm;		/* per mille of moves that get one, or 0 */
 	int npeers;
 	struct peer peer[SIM_MAX_PEERS];
 	struct pcheck pc[SIM_MAX_PEERS];
@@ -420,6 +428,8 @@ struct sim_opts {
 	int resume;		/* crashes resume, F_REEXEC (-R) */
 	int reloads;		/* F_RUN_EXIT, F_CHECK_RELOAD may be drawn (-H) */
 	int hash;		/* -X: hash what the core got and gave */
+	int tie;		/* -y: tied faults: 0 drawn per run, -1 none,
+				 * N > 0 every run at N per mille */
 };
 int sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
     char *why, size_t whylen);
@@ -506,6 +516,17 @@ void fault_config(struct sim *s);
 void fault_next(struct sim *s);
 void fault_apply(struct sim *s, const struct ev *ev);
 void fault_quiet(struct sim *s);
+/* The moves a fault may be tied to (fault_tie()). */
+enum tie_move {
+	TIE_HOOK,		/* a hook started */
+	TIE_CANCEL,		/* a hook killed, or asked to end */
+	TIE_RELEASE,		/* a release sent */
+	TIE_RESTART,		/* a new session asked for */
+	TIE_RESUME,		/* a session resumed at a start */
+	TIE_NMOVES
+};
+void fault_tie(struct sim *s, struct peer *p, enum tie_move move,
+    int64_t window);
 enum hook_fate fault_hook_fate(struct sim *s, struct peer *p,
     enum hook_kind kind, int64_t *duration);
 const char *fault_name(int kind);
