@@ -273,7 +273,7 @@ election_hook_done(struct election *el, enum hook_kind kind, int ok)
 	 * attempt's, and must not demote the next one once the lease is
 	 * renewed. A promote ended by then is promoted, and still demotes.
 	 */
-	if (!el_leading(el))
+	if (!el_leading(el) && !EL_MUTANT(111))
 		el->conn_lost = 0;
 }
 

@@ -139,6 +139,9 @@
  * its claim. 109 (a blind round) a resume's startup demote stops naming
  * the claim its session file named; 110 (a blind round) a stop ends while
  * a resume's startup demote waits for a check to be killed.
+ * 111 (a blind round) a fence killed at the demote point leaves its lost
+ * contact behind when it ends without a promote: the next promote, once
+ * the lease is renewed, demotes at once.
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS

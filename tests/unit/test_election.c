@@ -2924,6 +2924,51 @@ test_fence_killed_at_the_demote_point_then_renewed(void **state)
 }
 
 /*
+ * The same, with the renewal read while the killed fence still runs (a
+ * blind round's mutant 111): a renewal then leaves the lost contact set,
+ * as it must for a killed promote; the fence's end, nothing promoted,
+ * clears it. Else the next promote, with no renewal before its end,
+ * demotes at once (lease-lost) inside a lease that holds.
+ */
+static void
+test_fence_killed_renewed_while_it_dies(void **state)
+{
+	struct election *el = el_new(0, 1);
+	struct election_view v;
+	struct el_action a;
+
+	(void)state;
+	join_alone(el, "id=old\ndata=h:1\nepoch=7\n");
+	expect_hook(el, HOOK_FENCE, "elected");
+	hold_syncs = 1;
+	tick(el, T_MS / 4);
+	expect_op(el, EL_OP_SYNC, "/");
+	now = election_deadline(el);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_CANCEL);
+	assert_int_equal(a.hook, HOOK_FENCE);
+	/* The quorum answers while the fence is being killed. */
+	reply(el, EL_OP_SYNC, ZOK);
+	election_hook_done(el, HOOK_FENCE, 0);
+	/* No renewal from here on: the one above holds the lease. */
+	while ((a = next(el)).type == EL_ACT_NONE) {
+		now = election_deadline(el);
+		election_view(el, &v);
+		assert_true(now < v.demote_at);
+	}
+	assert_int_equal(a.type, EL_ACT_HOOK);
+	assert_int_equal(a.hook, HOOK_FENCE);
+	election_hook_done(el, HOOK_FENCE, 1);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	election_hook_done(el, HOOK_PROMOTE, 1);
+	assert_int_equal(next(el).op, EL_OP_ACK);
+	election_view(el, &v);
+	assert_true(now < v.demote_at);
+	assert_int_equal(election_role(el), ROLE_PROMOTING);
+	election_free(el);
+}
+
+/*
  * Found by the simulator (-L -A): a leader woken from a freeze read the
  * clock past its demote point, then a reply already in its socket renewed
  * the lease; it demoted all the same (lease-lost) inside the new lease.
@@ -4244,6 +4289,7 @@ main(void)
 		cmocka_unit_test(test_waits_for_old_ack),
 		cmocka_unit_test(test_fence_after_unclean_leader),
 		cmocka_unit_test(test_fence_killed_at_the_demote_point_then_renewed),
+		cmocka_unit_test(test_fence_killed_renewed_while_it_dies),
 		cmocka_unit_test(test_renewal_read_after_the_demote_point),
 		cmocka_unit_test(test_promote_killed_then_renewed_still_demotes),
 		cmocka_unit_test(test_own_node_deleted_while_leader),
