@@ -2874,7 +2874,7 @@ test_promote_cut_short_at_the_demote_point(void **state)
  * inside its lease (or lease-lost where its promote had failed).
  */
 static void
-fence_killed_then_renewed(struct election *el)
+fence_killed_at_the_demote_point(struct election *el)
 {
 	struct el_action a;
 
@@ -2888,6 +2888,12 @@ fence_killed_then_renewed(struct election *el)
 	a = next(el);
 	assert_int_equal(a.type, EL_ACT_CANCEL);
 	assert_int_equal(a.hook, HOOK_FENCE);
+}
+
+static void
+fence_killed_then_renewed(struct election *el)
+{
+	fence_killed_at_the_demote_point(el);
 	election_hook_done(el, HOOK_FENCE, 0);
 	/* Nothing was promoted: nothing to demote. */
 	expect_none(el);
@@ -2938,15 +2944,7 @@ test_fence_killed_renewed_while_it_dies(void **state)
 	struct el_action a;
 
 	(void)state;
-	join_alone(el, "id=old\ndata=h:1\nepoch=7\n");
-	expect_hook(el, HOOK_FENCE, "elected");
-	hold_syncs = 1;
-	tick(el, T_MS / 4);
-	expect_op(el, EL_OP_SYNC, "/");
-	now = election_deadline(el);
-	a = next(el);
-	assert_int_equal(a.type, EL_ACT_CANCEL);
-	assert_int_equal(a.hook, HOOK_FENCE);
+	fence_killed_at_the_demote_point(el);
 	/* The quorum answers while the fence is being killed. */
 	reply(el, EL_OP_SYNC, ZOK);
 	election_hook_done(el, HOOK_FENCE, 0);
