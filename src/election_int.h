@@ -142,6 +142,12 @@
  * 111 (a blind round) a fence killed at the demote point leaves its lost
  * contact behind when it ends without a promote: the next promote, once
  * the lease is renewed, demotes at once.
+ * 112-114 (a fourth blind round) a switchover's delete of the nodes
+ * between answered NONODE taken for its target gone (given up,
+ * "target-gone", while the target stands); a switchover's handoff whose
+ * demote is told "resign", not "switchover" or "preempted"; a release
+ * that fails forgets that the breadcrumb is ours, so its retry leaves it
+ * and the successor fences a leader that demoted cleanly.
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS

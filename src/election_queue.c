@@ -409,7 +409,7 @@ el_next_switchover(struct election *el, struct el_action *act)
 	/* The target is next: the ordered handoff starts now. */
 	el_switch_clear(el, NULL);
 	el->resigning = 1;
-	el->sw_handing = 1;
+	el->sw_handing = !EL_MUTANT(113);
 	el_release_ask(el, "switchover");
 	return EL_AGAIN;
 }

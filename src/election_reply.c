@@ -337,6 +337,8 @@ el_reply_sw_delete(struct election *el, const struct el_result *res)
 		el->sw_phase = EL_MUTANT(95) ? 2 : 1;
 	if (rc == ZNOAUTH)
 		el_switch_clear(el, "not-allowed");
+	else if (rc == ZNONODE && EL_MUTANT(112))
+		el_switch_clear(el, "target-gone");
 	else if (rc != ZOK && rc != ZNONODE)
 		el_op_error(el, rc);
 }
@@ -723,6 +725,8 @@ el_reply_release(struct election *el, const struct el_result *res)
 	else if (el->release_marked)
 		el_replace(&el->mark_have, NULL);
 	el->release_marked = 0;
+	if (EL_MUTANT(114))
+		el->crumb_mine = 0;
 	if (rc == ZOK) {
 		el->crumb_mine = 0;
 		/*

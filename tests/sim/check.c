@@ -21,7 +21,8 @@
  *      past the start of its demote demotes before anything else
  *  (h) what hooks are told is true: a demote that ends a leadership
  *      carries that leadership's epoch; "session-expired" means the session
- *      it led in is gone
+ *      it led in is gone; "resign" means an operator asked it to resign
+ *      (a switchover's or a preemption's handoff says so)
  *  (i) with a fence hook, a promote over a breadcrumb of another epoch
  *      (the quorum's E/breadcrumb when the promote starts, whatever the
  *      daemon believes) comes after a successful fence of that epoch for
@@ -173,16 +174,77 @@ check_crumb_deleted(struct sim *s)
  * blind round's mutant, 106) and nothing else would show it.
  */
 void
-check_release_reply(struct sim *s, struct peer *p, enum el_op op, int rc)
+check_release_reply(struct sim *s, struct peer *p, enum el_op op, int rc,
+    int64_t sent)
 {
+	const struct znode *z;
+	char id[64];
+
 	if (op == EL_OP_ACK && rc == ZOK)
 		p->ack_at = s->now;
+	/*
+	 * The breadcrumb as this write left it, if it still names us: an
+	 * ack's, or new data written over the breadcrumb an ack of this
+	 * process and session wrote (the same epoch; a heir's new data
+	 * leaves the breadcrumb as it was).
+	 */
+	(void)snprintf(id, sizeof(id), "id=%s\n", p->id);
+	if ((op != EL_OP_ACK && op != EL_OP_SET_DATA) || rc != ZOK ||
+	    (z = ztree_get(&s->qu.tree, SIM_CRUMB)) == NULL ||
+	    strncmp(z->data, id, strlen(id)) != 0)
+		return;
+	if (op == EL_OP_SET_DATA && (p->crumb_sid != p->cl.sid ||
+	    p->crumb_inc != p->inc || z->mzxid == p->crumb_zxid ||
+	    check_epoch_of(z->data) != p->crumb_epoch))
+		return;
+	p->crumb_zxid = z->mzxid;
+	p->crumb_sid = p->cl.sid;
+	p->crumb_at = sent;
+	p->crumb_inc = p->inc;
+	p->crumb_epoch = check_epoch_of(z->data);
+}
+
+/* (rel): a release refused for a version nobody else changed. */
+void
+check_release_refused(struct sim *s, struct peer *p, enum el_op op, int rc)
+{
 	if (op != EL_OP_RELEASE || rc != ZBADVERSION ||
 	    s->admin_last >= p->ack_at)
 		return;
 	check_fail(s, "(rel) %s: release refused (BADVERSION), nothing "
 	    "deleted by hand since its ack at %lld.%03lld", p->id,
 	    (long long)(p->ack_at / 1000), (long long)(p->ack_at % 1000));
+}
+
+/*
+ * (rel), and a release deletes the breadcrumb its leadership wrote: in
+ * the process and session whose write of it was answered, while the
+ * quorum's is still that write and nothing was deleted by hand since the
+ * write was sent. A
+ * breadcrumb left behind makes the successor fence a leader that
+ * demoted cleanly, and costs the heir its promote on the release alone
+ * (a blind round: a failed release that forgot the breadcrumb was ours).
+ */
+void
+check_release_crumb(struct sim *s, struct peer *p,
+    const struct el_action *act)
+{
+	const struct znode *z;
+	int i;
+
+	if (p->crumb_sid == 0 || p->crumb_sid != p->cl.sid ||
+	    p->crumb_inc != p->inc || s->admin_last >= p->crumb_at ||
+	    (z = ztree_get(&s->qu.tree, SIM_CRUMB)) == NULL ||
+	    z->mzxid != p->crumb_zxid)
+		return;
+	for (i = 0; i < act->nsub; i++)
+		if (act->sub[i].kind == ZK_MOP_DELETE &&
+		    strcmp(act->sub[i].path, SIM_CRUMB) == 0)
+			return;
+	check_fail(s, "(rel) %s: release leaves the breadcrumb its write "
+	    "sent at %lld.%03lld left, unchanged and nothing deleted by hand "
+	    "since", p->id, (long long)(p->crumb_at / 1000),
+	    (long long)(p->crumb_at % 1000));
 }
 
 void
@@ -368,6 +430,11 @@ check_demote(struct sim *s, struct peer *p, const struct el_action *act)
 		check_fail(s, "(h) %s: demote with epoch %lld ends the "
 		    "leadership of epoch %lld", p->id, (long long)act->epoch,
 		    (long long)pc->epoch);
+	/* A switchover's or a preemption's handoff says so (a blind round). */
+	if (act->reason != NULL && strcmp(act->reason, "resign") == 0 &&
+	    p->resign_wait == 0)
+		check_fail(s, "(h) %s: demote reason resign, but no operator's "
+		    "resign is pending", p->id);
 	check_lease_demote(s, p, act);
 	qs = quorum_session(s, pc->sid);
 	/* The core reports an auth failure as an expiry, by design. */
@@ -518,6 +585,8 @@ check_action(struct sim *s, struct peer *p, const struct el_action *act)
 	case EL_ACT_ZK:
 		if (act->op == EL_OP_CLAIM)
 			s->claims_seen = 1;
+		if (act->op == EL_OP_RELEASE)
+			check_release_crumb(s, p, act);
 		trace(s, p->idx, "-> %s %s", trace_op(act->op),
 		    act->path != NULL ? act->path : act->nsub > 0 ?
 		    act->sub[0].path : "");

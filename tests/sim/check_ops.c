@@ -22,7 +22,11 @@
  *          stuck. (A target that yields at the head to someone who
  *          joined since, or a node its restarted session left behind, is
  *          the queue order deciding: answered "error timeout".) Resign and
- *          pause are answered by the end ((e), check_final.c).
+ *          pause are answered by the end ((e), check_final.c). And a
+ *          switchover given up as "target-gone" is one whose target the
+ *          daemon's last listing of E/candidates, since it began, did not
+ *          show (a blind round: a delete of the nodes between answered
+ *          NONODE taken for the target gone).
  */
 #include <stdio.h>
 #include <string.h>
@@ -308,6 +312,22 @@ check_ops_timeout(struct sim *s, struct peer *p)
 	check_fail(s, "(answer) %s: the switchover to %s begun at %lld.%03lld "
 	    "neither done nor given up by its deadline", p->id, p->sw_id,
 	    (long long)(p->sw_since / 1000), (long long)(p->sw_since % 1000));
+}
+
+/* (answer): the reason a switchover was given up for is what was read. */
+void
+check_ops_given_up(struct sim *s, struct peer *p, const char *why)
+{
+	if (strcmp(why, "target-gone") != 0)
+		return;
+	if (!p->sw_listed)
+		check_fail(s, "(answer) %s: gives up the switchover to %s as "
+		    "target-gone, with no listing of the candidates since it "
+		    "began", p->id, p->sw_id);
+	else if (p->sw_target_listed)
+		check_fail(s, "(answer) %s: gives up the switchover to %s as "
+		    "target-gone, but its last listing shows the target's node "
+		    "%s", p->id, p->sw_id, p->sw_node);
 }
 
 /* (top), once (f) has found one leader; and nobody unhealthy for good. */

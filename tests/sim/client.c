@@ -248,7 +248,8 @@ client_reply(struct sim *s, struct peer *p, const struct msg *m)
 			client_watch_add(cl, W_DATA, pd.path);
 	}
 	check_lease_reply(s, p, &pd, m->rep.rc);
-	check_release_reply(s, p, pd.op, m->rep.rc);
+	check_release_reply(s, p, pd.op, m->rep.rc, pd.sent);
+	check_release_refused(s, p, pd.op, m->rep.rc);
 	check_hand_reply(s, p, pd.op, pd.sent);
 	peer_reply(s, p, pd.op, &m->rep);
 }

@@ -80,6 +80,9 @@ spec() {
 107;;\(hand\)
 108;;without a prepared claim
 110;;exits without demoting;-R -A -y 200;r=1 A=1 y=200
+112;;\(answer\) .*target-gone;-W;w=1
+113;;\(h\) .*resign;-W;w=1
+114;;\(rel\) .*leaves the breadcrumb
 EOT
 }
 

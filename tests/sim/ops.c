@@ -104,7 +104,28 @@ ops_switch_begin(struct sim *s, struct peer *p, const char *node,
 	p->sw_inc = p->inc;
 	p->sw_handed = 0;
 	p->sw_deleted = 0;
+	p->sw_listed = 0;
 	p->sw_on = 1;
+}
+
+/*
+ * A listing of E/candidates reached the daemon during a switchover: what
+ * it can know of its target (read before the core steps on it).
+ */
+void
+ops_switch_listed(struct peer *p, char *const *children, int n)
+{
+	const char *slash = strrchr(p->sw_node, '/');
+	const char *name = slash != NULL ? slash + 1 : p->sw_node;
+	int i;
+
+	if (!p->sw_on)
+		return;
+	p->sw_listed = 1;
+	p->sw_target_listed = 0;
+	for (i = 0; i < n; i++)
+		if (strcmp(children[i], name) == 0)
+			p->sw_target_listed = 1;
 }
 
 /* After a step: its target leads, the core gave it up, or it timed out. */
@@ -133,6 +154,7 @@ ops_switch_step(struct sim *s, struct peer *p)
 		trace(s, p->idx, "switchover to %s given up: %s", p->sw_id,
 		    why);
 		p->sw_on = 0;
+		check_ops_given_up(s, p, why);
 		return;
 	}
 	if (s->now < p->sw_since + p->params.hook_timeout_ms + 2 * s->T)

@@ -588,6 +588,8 @@ peer_reply(struct sim *s, struct peer *p, enum el_op op,
 	trace(s, p->idx, "reply %s: %s%s%s", trace_op(op), trace_rc(rep->rc),
 	    rep->path[0] != '\0' ? " " : "", rep->path);
 	peer_clock(s, p);
+	if (op == EL_OP_LIST && rep->rc == ZOK)
+		ops_switch_listed(p, rep->children, rep->nchildren);
 	th_result(s, p, op, &res);
 	election_op_done(p->el, op, &res);
 	peer_step(s, p);

@@ -148,6 +148,9 @@ struct peer {
 	enum el_op last_req_op;	/* and which */
 	int64_t last_sync_at;	/* its last keepalive sync */
 	int64_t ack_at;		/* its last ack the quorum applied */
+	/* (rel): the breadcrumb its last answered write left, and when */
+	int64_t crumb_zxid, crumb_sid, crumb_at, crumb_epoch;
+	int crumb_inc;
 	int64_t hand_since;	/* (hand): heir notified of a release, 0 */
 	int64_t last_queue_at;	/* its last queue read (a leader's) */
 	int out_el, out_sync;	/* election requests and syncs out */
@@ -191,6 +194,8 @@ struct peer {
 	int sw_on, sw_inc, sw_preempt;
 	int sw_handed;		/* it stopped leading since (handed over) */
 	int sw_deleted;		/* it sent the delete of the nodes between */
+	int sw_listed;		/* a listing of E/candidates came since, */
+	int sw_target_listed;	/* ...and the last one had the target */
 	int yields_seen;	/* check_ops.c: the core's yields, checked */
 	int64_t yield_at;	/* check_ops.c: its last yield, -1 none */
 	int64_t prio_at;	/* its last priority reload (0: none) */
@@ -565,7 +570,11 @@ void check_lease_demote(struct sim *s, struct peer *p,
 void check_lease_requested(struct sim *s, struct peer *p);
 void check_lease_connected(struct sim *s, struct peer *p, int64_t sid);
 void check_release_reply(struct sim *s, struct peer *p, enum el_op op,
+    int rc, int64_t sent);
+void check_release_refused(struct sim *s, struct peer *p, enum el_op op,
     int rc);
+void check_release_crumb(struct sim *s, struct peer *p,
+    const struct el_action *act);
 /* check_hand.c */
 void check_hand_release(struct sim *s, const struct zreq *r);
 void check_hand_notified(struct sim *s, struct peer *p, int64_t zxid);
@@ -590,6 +599,7 @@ void check_data_final(struct sim *s, int leader);
 void check_ops_action(struct sim *s, struct peer *p,
     const struct el_action *act);
 void check_ops_timeout(struct sim *s, struct peer *p);
+void check_ops_given_up(struct sim *s, struct peer *p, const char *why);
 void check_health_result(struct peer *p, int ok);
 void check_health_reload(struct peer *p);
 void check_ops_paused(struct sim *s, struct peer *p);
@@ -604,6 +614,7 @@ void check_ops_promote(struct sim *s, struct peer *p, const char *node);
 /* ops.c: preempt.c and switchover.c of the simulated daemon */
 void ops_queue_ask(struct sim *s, struct peer *p);
 void ops_queue_answer(struct sim *s, struct peer *p, const struct ev *ev);
+void ops_switch_listed(struct peer *p, char *const *children, int n);
 void ops_switch_begin(struct sim *s, struct peer *p, const char *node,
     const char *id, int preempt);
 void ops_switch_step(struct sim *s, struct peer *p);
