@@ -613,7 +613,7 @@ election_resume(struct election *el, const struct el_resume *r)
 		return;
 	el_go(el, EL_ST_LEADING, el->cause);
 	el->acked = 1;
-	el->crumb_mine = 1;
+	el->crumb_mine = !EL_MUTANT(115);
 	el->cl.have = 1;
 	/* The claim it led on, named on (to its demote's end, for a crash). */
 	el->lead_claimed = r->claimed && !EL_MUTANT(98);

@@ -142,12 +142,17 @@
  * 111 (a blind round) a fence killed at the demote point leaves its lost
  * contact behind when it ends without a promote: the next promote, once
  * the lease is renewed, demotes at once.
- * 112-114 (a fourth blind round) a switchover's delete of the nodes
+ * 112-116 (a fourth blind round) a switchover's delete of the nodes
  * between answered NONODE taken for its target gone (given up,
  * "target-gone", while the target stands); a switchover's handoff whose
  * demote is told "resign", not "switchover" or "preempted"; a release
  * that fails forgets that the breadcrumb is ours, so its retry leaves it
- * and the successor fences a leader that demoted cleanly.
+ * and the successor fences a leader that demoted cleanly. 115 (the same
+ * round) a resumed leader does not know the breadcrumb is its own: its
+ * release leaves it, and the successor fences a leader that demoted
+ * cleanly. 116 (the same round) "lease-lost" only for a promoted leader,
+ * not during a promote: a renewal read before the killed promote is
+ * reaped lets the daemon lead on an application whose promote was killed.
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS

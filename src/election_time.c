@@ -340,7 +340,8 @@ election_clock(struct election *el, int64_t now_ms)
 			el_lose_contact(el, "disconnected");
 	}
 	/* A leader that cannot count on its session any more demotes. */
-	if (el_leading(el) && el_lease_short(el))
+	if ((EL_MUTANT(116) ? el_promoted(el) : el_leading(el)) &&
+	    el_lease_short(el))
 		el_lose_contact(el, "lease-lost");
 	/*
 	 * Past the lease nothing learned before is trusted for the next

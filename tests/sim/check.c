@@ -80,6 +80,7 @@ check_start(struct sim *s, struct peer *p)
 	pc->last_pd = 0;
 	pc->fenced_between = 0;
 	pc->must_demote = 0;
+	pc->promote_killed = 0;
 	p->last_role = ROLE_UNKNOWN;
 	p->last_lease = 0;
 }
@@ -146,6 +147,9 @@ check_resumed(struct sim *s, struct peer *p, enum role role)
 	trace(s, p->idx, "resumed: %s", election_role_name(role));
 	if (role != ROLE_LEADER || !pc->open)
 		return;
+	/* A leader resumed leads on with its breadcrumb: (rel) follows it. */
+	if (p->crumb_sid == p->cl.sid)
+		p->crumb_inc = p->inc;
 	pc->excused = 0;
 	pc->crashed = 0;
 }
@@ -229,11 +233,22 @@ void
 check_release_crumb(struct sim *s, struct peer *p,
     const struct el_action *act)
 {
+	const struct pcheck *pc = &s->pc[p->idx];
 	const struct znode *z;
 	int i;
 
+	/*
+	 * The leadership of its last promote, in the process that wrote the
+	 * breadcrumb or one that resumed it as the leader (a resume that
+	 * ends in a startup demote knows not what it led with), ended by
+	 * a demote of its own choosing: one for a lost lease, contact or
+	 * session may leave the breadcrumb, and the successor fences.
+	 */
 	if (p->crumb_sid == 0 || p->crumb_sid != p->cl.sid ||
-	    p->crumb_inc != p->inc || s->admin_last >= p->crumb_at ||
+	    p->crumb_inc != p->inc ||
+	    p->crumb_epoch != pc->epoch || pc->startup_demoted ||
+	    pc->lost_demoted ||
+	    s->admin_last >= p->crumb_at ||
 	    (z = ztree_get(&s->qu.tree, SIM_CRUMB)) == NULL ||
 	    z->mzxid != p->crumb_zxid)
 		return;
@@ -548,6 +563,11 @@ check_action_hook(struct sim *s, struct peer *p, const struct el_action *act)
 	if (act->hook != HOOK_DEMOTE && check_past_demote(s, p))
 		check_fail(s, "(g) %s: woke past its lease but starts %s "
 		    "before demoting", p->id, trace_hook(act->hook));
+	if (pc->promote_killed && act->hook != HOOK_DEMOTE &&
+	    act->hook != HOOK_CHECK)
+		check_fail(s, "(b) %s: starts %s after its promote was killed, "
+		    "before the demote that undoes it", p->id,
+		    trace_hook(act->hook));
 	switch (act->hook) {
 	case HOOK_PROMOTE:
 		if (pc->last_pd == 'P')
@@ -555,6 +575,8 @@ check_action_hook(struct sim *s, struct peer *p, const struct el_action *act)
 			    p->id);
 		pc->last_pd = 'P';
 		pc->fenced_between = 0;
+		pc->startup_demoted = 0;
+		pc->lost_demoted = 0;
 		break;
 	case HOOK_DEMOTE:
 		if (pc->last_pd == 'D' && !pc->fenced_between)
@@ -563,6 +585,14 @@ check_action_hook(struct sim *s, struct peer *p, const struct el_action *act)
 		pc->last_pd = 'D';
 		pc->fenced_between = 0;
 		pc->must_demote = 0;
+		pc->promote_killed = 0;
+		if (act->reason != NULL && strcmp(act->reason, "startup") == 0)
+			pc->startup_demoted = 1;
+		if (act->reason != NULL && (strcmp(act->reason,
+		    "lease-lost") == 0 || strcmp(act->reason,
+		    "disconnected") == 0 || strcmp(act->reason,
+		    "session-expired") == 0))
+			pc->lost_demoted = 1;
 		check_ops_demote(s, p, act->reason);
 		break;
 	case HOOK_FENCE:
@@ -607,6 +637,9 @@ check_action(struct sim *s, struct peer *p, const struct el_action *act)
 		break;
 	case EL_ACT_CANCEL:
 		trace(s, p->idx, "-> cancel hook");
+		/* A killed promote may have half promoted: a demote undoes it. */
+		if (p->hook_on && !p->hook_exited && p->hook_kind == HOOK_PROMOTE)
+			pc->promote_killed = 1;
 		check_lease_cancel(s, p);
 		/*
 		 * (g) A leader past its demote point kills what stands in
@@ -671,6 +704,9 @@ check_step(struct sim *s, struct peer *p, const struct election_view *v)
 		    p->id, (long long)v->lease_end);
 	if (v->role == ROLE_LEADER && !pc->open)
 		check_fail(s, "(a) %s: role leader without a promote hook",
+		    p->id);
+	if (v->role == ROLE_LEADER && pc->promote_killed)
+		check_fail(s, "(b) %s: role leader on a promote that was killed",
 		    p->id);
 	/*
 	 * (self): a leader shows itself, with the data set now (unless its

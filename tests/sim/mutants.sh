@@ -83,6 +83,8 @@ spec() {
 112;;\(answer\) .*target-gone;-W;w=1
 113;;\(h\) .*resign;-W;w=1
 114;;\(rel\) .*leaves the breadcrumb
+115;;\(rel\) .*leaves the breadcrumb;-R;r=1
+116;;\(b\) .*killed;-L;l=1
 EOT
 }
 

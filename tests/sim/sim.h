@@ -230,6 +230,9 @@ struct pcheck {
 	int last_pd;		/* 'P', 'D' or 0 this incarnation */
 	int fenced_between;	/* a fence ran since the last demote */
 	int must_demote;	/* woke past its lease: demote first */
+	int promote_killed;	/* its promote was killed: demote next */
+	int startup_demoted;	/* a startup demote since its last promote */
+	int lost_demoted;	/* ...or one for lost contact or session */
 	char node[SIM_PATH];
 	int64_t sid;		/* the session it promoted in */
 	char fenced_node[SIM_PATH];	/* the node of its last good fence */
