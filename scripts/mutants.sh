@@ -38,7 +38,12 @@ survivors=0
 # found by the simulator alone (tests/sim/seeds.txt), as is 115 (a
 # resumed leader not knowing its breadcrumb); 116 ("lease-lost" only for a
 # promoted leader) fails test_promote_killed_then_renewed_still_demotes.
-for m in $(seq 1 25) 30 31 32 33 $(seq 40 49) 50 60 70 $(seq 83 94) 98 99 100 $(seq 101 111) 113 116; do
+# 117 (the campaign on the tied faults: "paused" before the session a
+# third refused release replaces is gone) fails
+# test_pause_refused_three_times_answers_after_the_restart; 118 (a
+# reconnection clearing the loss a promote was killed for) fails
+# test_promote_killed_for_a_disconnect_demotes_after_the_reconnect.
+for m in $(seq 1 25) 30 31 32 33 $(seq 40 49) 50 60 70 $(seq 83 94) 98 99 100 $(seq 101 111) 113 116 117 118; do
 	t=test_election
 	{ [ "$m" -ge 30 ] && [ "$m" -le 33 ]; } || [ "$m" -eq 92 ] ||
 	    { [ "$m" -eq 94 ] || [ "$m" -eq 98 ]; } ||

@@ -153,6 +153,11 @@
  * cleanly. 116 (the same round) "lease-lost" only for a promoted leader,
  * not during a promote: a renewal read before the killed promote is
  * reaped lets the daemon lead on an application whose promote was killed.
+ * 117 (the campaign on the tied faults) a pause whose release was refused
+ * three times is answered before the session that owns the node is
+ * replaced. 118 (the same) a reconnection read before a promote killed
+ * for the lost contact is reaped clears that loss: the daemon leads on
+ * an application whose promote was killed.
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS

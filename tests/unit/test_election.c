@@ -2321,6 +2321,41 @@ test_release_leaves_an_old_leaderships_breadcrumb(void **state)
 }
 
 
+/*
+ * Found by the simulator ((b), -W -P -L -R): a promote killed at the
+ * demote point while disconnected, the session back before the killed
+ * hook is reaped. The
+ * reconnection must not clear the loss the kill was for: the promote may
+ * have half promoted the application, and only a demote undoes it.
+ */
+static void
+test_promote_killed_for_a_disconnect_demotes_after_the_reconnect(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct el_action a;
+
+	(void)state;
+	join_alone(el, NULL);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
+	/* Disconnected to the demote point: the promote is killed. */
+	while ((a = next(el)).type == EL_ACT_NONE)
+		now = election_deadline(el);
+	assert_int_equal(a.type, EL_ACT_CANCEL);
+	assert_int_equal(a.hook, HOOK_PROMOTE);
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+	election_hook_done(el, HOOK_PROMOTE, 0);
+	/* Nothing in the leader's name before it: no ack. */
+	for (a = next(el); a.type == EL_ACT_ZK; a = next(el)) {
+		assert_int_not_equal(a.op, EL_OP_ACK);
+		reply(el, a.op, ZOK);
+	}
+	assert_int_equal(a.type, EL_ACT_HOOK);
+	assert_int_equal(a.hook, HOOK_DEMOTE);
+	assert_string_equal(a.reason, "disconnected");
+	election_free(el);
+}
+
 /* Defect: a failed promote, then expiry, must not leave the election. */
 static void
 test_promote_failed_then_expiry_rejoins(void **state)
@@ -2405,6 +2440,46 @@ lost_create_then_pause(struct election *el)
 	reply(el, EL_OP_SYNC, ZOK);
 	hold_syncs = 0;
 	expect_op(el, EL_OP_LIST, NULL);
+}
+
+/*
+ * Found by the simulator's campaign (tied faults): a pause whose release
+ * is refused three times ends it by replacing the session, and answers
+ * only once the session that owns the node is gone, not before.
+ */
+static void
+test_pause_refused_three_times_answers_after_the_restart(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *kids[] = { OURS };
+	struct el_action a;
+	int refused = 0;
+
+	(void)state;
+	up_no_leader(el);
+	for (a = next(el); a.op == EL_OP_PARENT; a = next(el))
+		reply(el, EL_OP_PARENT, ZOK);
+	assert_int_equal(a.op, EL_OP_CREATE);
+	election_pause(el, 1);
+	reply_create(el, CAND "/" OURS);
+	for (a = next(el); refused < 3; a = next(el)) {
+		assert_int_equal(a.type, EL_ACT_ZK);
+		if (a.op == EL_OP_RELEASE) {
+			reply(el, EL_OP_RELEASE, ZNONODE);
+			refused++;
+		} else if (a.op == EL_OP_LIST || a.op == EL_OP_CLAIMS)
+			reply_children(el, a.op, a.op == EL_OP_LIST ? kids :
+			    NULL, a.op == EL_OP_LIST ? 1 : 0);
+		else if (a.op == EL_OP_WATCH_OWN)
+			reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
+		else
+			reply(el, a.op, ZNONODE);
+	}
+	/* Not out of the election yet: its session still owns the node. */
+	assert_int_equal(a.type, EL_ACT_RESTART);
+	restarted(el);
+	assert_int_equal(next(el).type, EL_ACT_PAUSED);
+	election_free(el);
 }
 
 /* Defect: a lost create, then pause: the orphan is found and deleted. */
@@ -4288,6 +4363,8 @@ main(void)
 		cmocka_unit_test(test_fence_after_unclean_leader),
 		cmocka_unit_test(test_fence_killed_at_the_demote_point_then_renewed),
 		cmocka_unit_test(test_fence_killed_renewed_while_it_dies),
+		cmocka_unit_test(test_pause_refused_three_times_answers_after_the_restart),
+		cmocka_unit_test(test_promote_killed_for_a_disconnect_demotes_after_the_reconnect),
 		cmocka_unit_test(test_renewal_read_after_the_demote_point),
 		cmocka_unit_test(test_promote_killed_then_renewed_still_demotes),
 		cmocka_unit_test(test_own_node_deleted_while_leader),
