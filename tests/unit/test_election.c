@@ -2324,10 +2324,18 @@ test_release_leaves_an_old_leaderships_breadcrumb(void **state)
 /*
  * Found by the simulator ((b), -W -P -L -R): a promote killed at the
  * demote point while disconnected, the session back before the killed
- * hook is reaped. The
- * reconnection must not clear the loss the kill was for: the promote may
- * have half promoted the application, and only a demote undoes it.
+ * hook is reaped. The reconnection must not clear the loss the kill was
+ * for: the promote may have half promoted the application, and only a
+ * demote undoes it.
  */
+static void
+promote_then_disconnected(struct election *el)
+{
+	join_alone(el, NULL);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
+}
+
 static void
 test_promote_killed_for_a_disconnect_demotes_after_the_reconnect(void **state)
 {
@@ -2335,9 +2343,7 @@ test_promote_killed_for_a_disconnect_demotes_after_the_reconnect(void **state)
 	struct el_action a;
 
 	(void)state;
-	join_alone(el, NULL);
-	expect_hook(el, HOOK_PROMOTE, "elected");
-	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
+	promote_then_disconnected(el);
 	/* Disconnected to the demote point: the promote is killed. */
 	while ((a = next(el)).type == EL_ACT_NONE)
 		now = election_deadline(el);
@@ -2364,9 +2370,7 @@ test_promote_failed_then_expiry_rejoins(void **state)
 	struct election_view v;
 
 	(void)state;
-	join_alone(el, NULL);
-	expect_hook(el, HOOK_PROMOTE, "elected");
-	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
+	promote_then_disconnected(el);
 	election_hook_done(el, HOOK_PROMOTE, 0);
 	expect_hook(el, HOOK_DEMOTE, "disconnected");
 	election_hook_done(el, HOOK_DEMOTE, 1);
@@ -2387,6 +2391,20 @@ test_promote_failed_then_expiry_rejoins(void **state)
 	election_free(el);
 }
 
+/* Paused while its create is in flight; the create's reply then in. */
+static void
+pause_during_create(struct election *el)
+{
+	struct el_action a;
+
+	up_no_leader(el);
+	for (a = next(el); a.op == EL_OP_PARENT; a = next(el))
+		reply(el, EL_OP_PARENT, ZOK);
+	assert_int_equal(a.op, EL_OP_CREATE);
+	election_pause(el, 1);
+	reply_create(el, CAND "/" OURS);
+}
+
 /* Defect: pause while the create is in flight leaves a live node. */
 static void
 test_pause_during_create_releases_it(void **state)
@@ -2395,12 +2413,7 @@ test_pause_during_create_releases_it(void **state)
 	struct el_action a;
 
 	(void)state;
-	up_no_leader(el);
-	for (a = next(el); a.op == EL_OP_PARENT; a = next(el))
-		reply(el, EL_OP_PARENT, ZOK);
-	assert_int_equal(a.op, EL_OP_CREATE);
-	election_pause(el, 1);
-	reply_create(el, CAND "/" OURS);
+	pause_during_create(el);
 	expect_op(el, EL_OP_BREADCRUMB, NULL);
 	reply(el, EL_OP_BREADCRUMB, ZNONODE);
 	expect_op(el, EL_OP_WATCH_OWN, NULL);
@@ -2456,12 +2469,7 @@ test_pause_refused_three_times_answers_after_the_restart(void **state)
 	int refused = 0;
 
 	(void)state;
-	up_no_leader(el);
-	for (a = next(el); a.op == EL_OP_PARENT; a = next(el))
-		reply(el, EL_OP_PARENT, ZOK);
-	assert_int_equal(a.op, EL_OP_CREATE);
-	election_pause(el, 1);
-	reply_create(el, CAND "/" OURS);
+	pause_during_create(el);
 	for (a = next(el); refused < 3; a = next(el)) {
 		assert_int_equal(a.type, EL_ACT_ZK);
 		if (a.op == EL_OP_RELEASE) {
