@@ -41,6 +41,19 @@ el_hook_cause(enum hook_kind kind, int ok)
 }
 
 
+/*
+ * Contact is back, but a promote killed for its loss may have half
+ * promoted the application: it still ends in a demote (the simulator's
+ * (b), -W -P -L -R, seed 1108000112).
+ */
+static void
+el_contact_back(struct election *el)
+{
+	if (!(el->hook_cancelled && el->hook == HOOK_PROMOTE) ||
+	    EL_MUTANT(118))
+		el->conn_lost = 0;
+}
+
 void
 election_session(struct election *el, enum el_zk state, int64_t sid,
     int64_t timeout_ms)
@@ -70,14 +83,7 @@ election_session(struct election *el, enum el_zk state, int64_t sid,
 		el->sid = sid;
 		el->sync_retry = 0;
 		el->zk = EL_ZK_CONNECTED;
-		/*
-		 * Contact is back, but a promote killed for its loss may have
-		 * half promoted the application: it still ends in a demote
-		 * (the simulator's (b), -W -P -L -R, seed 1108000112).
-		 */
-		if (!(el->hook_cancelled && el->hook == HOOK_PROMOTE) ||
-		    EL_MUTANT(118))
-			el->conn_lost = 0;
+		el_contact_back(el);
 		if (!EL_MUTANT(96))
 			el->grace_until = 0;
 		el->auth_failures = 0;
