@@ -152,12 +152,14 @@ def test_promoting_again_on_the_same_node_keeps_the_epoch(election, faults):
 
     def promoted_again():
         runs = [r for r in hook_runs(election.events(), id="node1")
-                if r[0].n > before and r[1] is not None]
+                if r[0].n > before]
+        # A demote killed at its timeout on a loaded machine has no end
+        # line; the promote still comes only after it is reaped.
         demotes = [r for r in runs if r[0].event == "demote"]
         if not demotes:
             return None
         again = [r for r in runs if r[0].event == "promote" and
-                 r[0].n > demotes[0][1].n]
+                 r[1] is not None and r[0].n > demotes[0][0].n]
         return (demotes[0], again[0]) if again else None
 
     demote, promote = wait_for(promoted_again, 30,
