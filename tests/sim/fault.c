@@ -61,6 +61,29 @@ fault_kinds(const char *list, uint32_t *mask)
 	return 0;
 }
 
+/* Whether the run's flags (-W, -P, -L, -R, -H) allow a kind of fault. */
+static int
+fault_kind_flagged(const struct sim *s, int kind)
+{
+	switch (kind) {
+	case F_SWITCHOVER:
+		return s->switchover;
+	case F_PRIORITY:
+	case F_FORGE_MARK:
+		return s->priorities;
+	case F_SRV_RESTART:
+	case F_ELECTION:
+		return s->lease_model;
+	case F_REEXEC:
+		return s->resume;
+	case F_RUN_EXIT:
+	case F_CHECK_RELOAD:
+		return s->reloads;
+	default:
+		return 1;
+	}
+}
+
 void
 fault_config(struct sim *s)
 {
@@ -82,12 +105,7 @@ fault_config(struct sim *s)
 	}
 	for (i = 0; i < F_NKINDS; i++) {
 		/* No draw without -W: the seeds found before stay the same. */
-		if ((i == F_SWITCHOVER && !s->switchover) ||
-		    ((i == F_PRIORITY || i == F_FORGE_MARK) &&
-		    !s->priorities) ||
-		    ((i == F_SRV_RESTART || i == F_ELECTION) &&
-		    !s->lease_model) || (i == F_REEXEC && !s->resume) ||
-		    ((i == F_RUN_EXIT || i == F_CHECK_RELOAD) && !s->reloads)) {
+		if (!fault_kind_flagged(s, i)) {
 			fc->w[i] = 0;
 			continue;
 		}
@@ -478,25 +496,11 @@ static const struct fault_tie_kind fault_tie_kinds[] = {
 #define FAULT_TIE_KINDS	((int)(sizeof(fault_tie_kinds) / \
 	sizeof(fault_tie_kinds[0])))
 
-/* Whether this run may have a fault of this kind at all (its flags). */
+/* Whether this run may have a fault of this kind at all (flags, -D). */
 static int
 fault_kind_allowed(const struct sim *s, int kind)
 {
-	if (s->disabled & (1u << kind))
-		return 0;
-	switch (kind) {
-	case F_SWITCHOVER:
-		return s->switchover;
-	case F_PRIORITY:
-		return s->priorities;
-	case F_REEXEC:
-		return s->resume;
-	case F_RUN_EXIT:
-	case F_CHECK_RELOAD:
-		return s->reloads;
-	default:
-		return 1;
-	}
+	return !(s->disabled & (1u << kind)) && fault_kind_flagged(s, kind);
 }
 
 void
