@@ -42,8 +42,11 @@ survivors=0
 # third refused release replaces is gone) fails
 # test_pause_refused_three_times_answers_after_the_restart; 118 (a
 # reconnection clearing the loss a promote was killed for) fails
-# test_promote_killed_for_a_disconnect_demotes_after_the_reconnect.
-for m in $(seq 1 25) 30 31 32 33 $(seq 40 49) 50 60 70 $(seq 83 94) 98 99 100 $(seq 101 111) 113 116 117 118; do
+# test_promote_killed_for_a_disconnect_demotes_after_the_reconnect; 119
+# (an ack on a claim made behind a heir's, found by the campaign) fails
+# test_leader_acks_again_only_on_the_first_claim; 120 (the ack's multi
+# without the claim's check) fails test_elected.
+for m in $(seq 1 25) 30 31 32 33 $(seq 40 49) 50 60 70 $(seq 83 94) 98 99 100 $(seq 101 111) 113 116 117 118 119 120; do
 	t=test_election
 	{ [ "$m" -ge 30 ] && [ "$m" -le 33 ]; } || [ "$m" -eq 92 ] ||
 	    { [ "$m" -eq 94 ] || [ "$m" -eq 98 ]; } ||

@@ -113,7 +113,15 @@
  * notification: its watch is set again with an exists that goes out
  * beside the next request, and whatever it finds is read. A new E/leader
  * of another session can only be written by the holder of the first
- * claim, which is us once we promote. (7) The breadcrumb is kept by a
+ * claim, which is us once we promote: an ack goes out only once our
+ * claim is known first (el_claim_ready()), and its multi checks that
+ * claim, first for as long as it exists. A leader whose claim and
+ * E/leader were deleted by hand makes its claim again and places it
+ * first (el_next_unclaim()) before it acks again. (Mutant 119 acks on a
+ * claim made behind the heir's: the heir, whose claim is first, never
+ * hears of that E/leader or breadcrumb and promotes past them; the
+ * simulator's (j) finds the write. Mutant 120 leaves the claim out of
+ * the ack's multi.) (7) The breadcrumb is kept by a
  * watch from before our claim: read with a watch (an exists when it is
  * absent), read again after every change, and known absent from its
  * deletion's notification. Once our claim is first, only we could write

@@ -241,6 +241,9 @@ el_build_ack(struct election *el, struct el_action *act)
 	el_make_ack_data(el);
 	act->nsub = 0;
 	el_sub(act, ZK_MOP_CHECK, el->node_path, NULL);
+	/* The claim it rests on: first while it exists (el_claim_ready()). */
+	if (el->cl.have && el->cl.path != NULL && !EL_MUTANT(120))
+		el_sub(act, ZK_MOP_CHECK, el->cl.path, NULL);
 	el_sub(act, el_owns_leader(el) ? ZK_MOP_SET : ZK_MOP_CREATE_EPHEMERAL,
 	    el->leader_path, el->ack_data);
 	el_sub(act, el->crumb_exists ? ZK_MOP_SET : ZK_MOP_CREATE,

@@ -350,6 +350,18 @@ el_next_queue(struct election *el, struct el_action *act)
 	}
 	if (el_promoted(el)) {
 		if (!el->acked && el->hook == -1) {
+			/*
+			 * E/leader and the breadcrumb are written only
+			 * with the first claim (see (6), (7)): ours deleted
+			 * by hand and made again behind a heir's is placed
+			 * first (el_next_unclaim()) before the ack.
+			 */
+			if (!el_claim_ready(&el->cl) && !EL_MUTANT(12) &&
+			    !EL_MUTANT(119)) {
+				if (!el_lease_short(el))
+					(void)el_next_right(el, act);
+				return 0;
+			}
 			if (el_need_crumb(el, act))
 				return 0;
 			el_build_ack(el, act);

@@ -34,9 +34,10 @@
  *      session holding a claim; when a promote or fence hook starts, the
  *      daemon's node is the first of the quorum's queue, or already gone,
  *      deleted by hand or with its session (it will demote), not by its
- *      own release, and its session holds the first claim. Sequence
- *      numbers only grow, so nothing can come before a node that was
- *      first once
+ *      own release, and its session holds the first claim; when it
+ *      commits an ack's creation of E/leader or the breadcrumb, the
+ *      acker's session holds the first claim. Sequence numbers only
+ *      grow, so nothing can come before a node that was first once
  * The first violation stops the run.
  */
 #include <stdarg.h>

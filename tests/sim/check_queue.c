@@ -15,7 +15,10 @@
  *    its own session is no excuse. And its session holds the first claim
  *    of E/claims (once the core takes claims): a prepared claim is no
  *    right to lead before the claims ahead of it are gone
- *    (check_queue_hook()).
+ *    (check_queue_hook());
+ *  - when the quorum commits an ack that creates E/leader or the
+ *    breadcrumb, the acker's session holds the first claim: a heir whose
+ *    claim is first knows both from watches (check_queue_ack()).
  * A daemon that believes itself first without being so (a listing
  * skipped on the strength of a watch, say) is caught the moment it acts
  * on it.
@@ -326,6 +329,29 @@ check_queue_unclaim(struct sim *s, const char *name, int64_t sid)
 		    mine < 0 ? "while it has no node itself" : "ahead of it");
 }
 
+/*
+ * (j) E/leader or the breadcrumb created (an ack): only by the session
+ * that holds the first claim of E/claims. A heir whose claim is first
+ * knows both from watches ((6) and (7) in election.c): a write by anyone
+ * else (a leader whose claim was deleted by hand and made again behind
+ * the heir's) is one it never hears of, and it promotes past it.
+ */
+static void
+check_queue_ack(struct sim *s, const char *path, int64_t sid)
+{
+	char buf[40];
+	int64_t first;
+	int n;
+
+	if (!s->claims_seen)
+		return;
+	first = check_queue_claim(s, 0, &n, NULL, 0);
+	if (first != sid)
+		check_fail(s, "(j) %s: creates %s without the first claim "
+		    "(%s)", check_queue_who(s, sid, buf, sizeof(buf)), path,
+		    n == 0 ? "there is none" : "another session's is");
+}
+
 void
 check_queue_commit(struct sim *s, const struct zreq *req, int64_t sid)
 {
@@ -354,6 +380,11 @@ check_queue_commit(struct sim *s, const struct zreq *req, int64_t sid)
 				sim_copy(node, sizeof(node), m->path + dirlen);
 			else if (m->kind == ZK_MOP_DELETE && cand)
 				check_queue_released(s, m->path + dirlen, sid);
+			else if ((m->kind == ZK_MOP_CREATE ||
+			    m->kind == ZK_MOP_CREATE_EPHEMERAL) &&
+			    (strcmp(m->path, SIM_CRUMB) == 0 ||
+			    strcmp(m->path, SIM_LEADER) == 0))
+				check_queue_ack(s, m->path, sid);
 			else if (m->kind == ZK_MOP_DELETE &&
 			    strcmp(m->path, SIM_CRUMB) == 0)
 				check_queue_crumb(s, sid);

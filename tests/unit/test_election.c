@@ -388,15 +388,18 @@ become_leader(struct election *el)
 	a = next(el);
 	assert_int_equal(a.type, EL_ACT_ZK);
 	assert_int_equal(a.op, EL_OP_ACK);
-	assert_int_equal(a.nsub, 3);
+	assert_int_equal(a.nsub, 4);
 	assert_int_equal(a.sub[0].kind, ZK_MOP_CHECK);
 	assert_string_equal(a.sub[0].path, CAND "/" OURS);
-	assert_int_equal(a.sub[1].kind, ZK_MOP_CREATE_EPHEMERAL);
-	assert_string_equal(a.sub[1].path, E "/leader");
-	assert_string_equal(a.sub[1].data,
+	/* The claim it leads on, first while it exists. */
+	assert_int_equal(a.sub[1].kind, ZK_MOP_CHECK);
+	assert_string_equal(a.sub[1].path, CLAIM_OURS);
+	assert_int_equal(a.sub[2].kind, ZK_MOP_CREATE_EPHEMERAL);
+	assert_string_equal(a.sub[2].path, E "/leader");
+	assert_string_equal(a.sub[2].data,
 	    "id=node1\ndata=10.0.0.1:5432\nepoch=100\n");
-	assert_int_equal(a.sub[2].kind, ZK_MOP_CREATE);
-	assert_string_equal(a.sub[2].path, E "/breadcrumb");
+	assert_int_equal(a.sub[3].kind, ZK_MOP_CREATE);
+	assert_string_equal(a.sub[3].path, E "/breadcrumb");
 	assert_int_equal(election_role(el), ROLE_PROMOTING);
 	reply(el, EL_OP_ACK, ZOK);
 	assert_int_equal(election_role(el), ROLE_LEADER);
@@ -1407,6 +1410,56 @@ test_leader_whose_claim_was_deleted_claims_first_again(void **state)
 	expect_op(el, EL_OP_CLAIMS, CLAIMS);
 	reply_children(el, EL_OP_CLAIMS, mine, 1);
 	expect_none(el);
+	assert_int_equal(election_role(el), ROLE_LEADER);
+	election_free(el);
+}
+
+/*
+ * A leader whose claim and E/leader were deleted by hand (a heir's claim
+ * is first now) makes its claim again, behind the heir's, and acks only
+ * once its own is first again: a heir whose claim is first knows E/leader
+ * and the breadcrumb from watches, and would never hear of an ack written
+ * without the first claim (seed 1002376399, mutant 119).
+ */
+static void
+test_leader_acks_again_only_on_the_first_claim(void **state)
+{
+	struct election *el = el_new(0, 0);
+	char *claims[] = { CLAIM_AA, "claim-000000001234abcd_0000000007" };
+	char *mine[] = { "claim-000000001234abcd_0000000007" };
+	char *two[] = { OURS, OTHER1_LATER };
+	struct el_action a;
+
+	(void)state;
+	become_leader(el);
+	hold_claims = 1;
+	election_watch(el, 1, CLAIM_OURS);
+	election_watch(el, 1, E "/leader");
+	assert_int_equal(election_role(el), ROLE_PROMOTING);
+	a = next(el);
+	while (a.type == EL_ACT_ZK && a.op != EL_OP_CLAIM) {
+		assert_int_not_equal(a.op, EL_OP_ACK);
+		reply(el, a.op, a.op == EL_OP_LEADER_EXISTS ? ZNONODE : ZOK);
+		a = next(el);
+	}
+	assert_int_equal(a.op, EL_OP_CLAIM);
+	reply(el, EL_OP_CLAIM, ZOK);
+	/* Made behind the heir's: placed, not acked on. */
+	expect_op(el, EL_OP_CLAIMS, CLAIMS);
+	reply_children(el, EL_OP_CLAIMS, claims, 2);
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, two, 2);
+	expect_op(el, EL_OP_UNCLAIM, NULL);
+	reply(el, EL_OP_UNCLAIM, ZOK);
+	expect_op(el, EL_OP_CLAIMS, CLAIMS);
+	reply_children(el, EL_OP_CLAIMS, mine, 1);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_ZK);
+	assert_int_equal(a.op, EL_OP_ACK);
+	assert_int_equal(a.sub[1].kind, ZK_MOP_CHECK);
+	assert_string_equal(a.sub[1].path,
+	    CLAIMS "/claim-000000001234abcd_0000000007");
+	reply(el, EL_OP_ACK, ZOK);
 	assert_int_equal(election_role(el), ROLE_LEADER);
 	election_free(el);
 }
@@ -4066,7 +4119,7 @@ test_leader_node_rewritten(void **state)
 	expect_op(el, EL_OP_LEADER_EXISTS, NULL);
 	a = next(el);
 	assert_int_equal(a.op, EL_OP_ACK);
-	assert_int_equal(a.sub[1].kind, ZK_MOP_CREATE_EPHEMERAL);
+	assert_int_equal(a.sub[2].kind, ZK_MOP_CREATE_EPHEMERAL);
 	election_free(el);
 }
 
@@ -4353,6 +4406,8 @@ main(void)
 		cmocka_unit_test(test_disconnect_demotes_at_once),
 		cmocka_unit_test(
 		    test_leader_whose_claim_was_deleted_claims_first_again),
+		cmocka_unit_test(
+		    test_leader_acks_again_only_on_the_first_claim),
 		cmocka_unit_test(test_lease_expired_relearns_before_promoting),
 		cmocka_unit_test(test_reads_do_not_refresh_the_lease),
 		cmocka_unit_test(test_disconnect_grace),
