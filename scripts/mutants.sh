@@ -45,8 +45,10 @@ survivors=0
 # test_promote_killed_for_a_disconnect_demotes_after_the_reconnect; 119
 # (an ack on a claim made behind a heir's, found by the campaign) fails
 # test_leader_acks_again_only_on_the_first_claim; 120 (the ack's multi
-# without the claim's check) fails test_elected.
-for m in $(seq 1 25) 30 31 32 33 $(seq 40 49) 50 60 70 $(seq 83 94) 98 99 100 $(seq 101 111) 113 116 117 118 119 120; do
+# without the claim's check) fails test_elected; 121 (a disconnection told
+# during a promote starts no disconnect_grace: the fourth blind round's)
+# fails test_demote_waits_for_promote.
+for m in $(seq 1 25) 30 31 32 33 $(seq 40 49) 50 60 70 $(seq 83 94) 98 99 100 $(seq 101 111) 113 116 117 118 119 120 121; do
 	t=test_election
 	{ [ "$m" -ge 30 ] && [ "$m" -le 33 ]; } || [ "$m" -eq 92 ] ||
 	    { [ "$m" -eq 94 ] || [ "$m" -eq 98 ]; } ||

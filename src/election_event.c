@@ -103,8 +103,8 @@ election_session(struct election *el, enum el_zk state, int64_t sid,
 		if (state == EL_ZK_READONLY && EL_MUTANT(24))
 			el_reconnected(el);
 		/* Unless told otherwise, a leader leads on while its lease holds. */
-		if (el_leading(el) && !el->conn_lost &&
-		    el->grace_ms != EL_GRACE_LEASE) {
+		if ((EL_MUTANT(121) ? el_promoted(el) : el_leading(el)) &&
+		    !el->conn_lost && el->grace_ms != EL_GRACE_LEASE) {
 			if (el->grace_ms == 0)
 				el_lose_contact(el, "disconnected");
 			else if (el->grace_until == 0)

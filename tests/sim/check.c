@@ -1,7 +1,7 @@
 /*
  * The invariants, checked as the run goes (this file, but (j) in
  * check_queue.c, (e) and (f), at the end of a run, in check_final.c, and
- * the lease's L1, L2 and AV in check_lease.c):
+ * the lease's L1, L2, AV and G in check_lease.c):
  *  (a) no two daemons between promote start and demote end at the same
  *      instant, unless the older one is excused: frozen at or past the
  *      point its demote had to start (it could not act), or crashed while
@@ -700,6 +700,7 @@ check_step(struct sim *s, struct peer *p, const struct election_view *v)
 	p->last_role = v->role;
 	p->last_lease = v->lease_end;
 	check_lease_step(s, p, v);
+	check_lease_grace(s, p, v);
 	if (v->role == ROLE_LEADER && s->now >= v->lease_end)
 		check_fail(s, "(c) %s: role leader at or past lease_end %lld",
 		    p->id, (long long)v->lease_end);

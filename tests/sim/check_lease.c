@@ -26,6 +26,8 @@
 #define CHECK_LEASE_MARGIN_MS 100
 /* What AV allows for the daemon's timers and the model's rounding. */
 #define CHECK_AV_SLACK_MS 50
+/* (G): a hook killed in a demote's way, reaped (tied faults: 1-30 ms). */
+#define CHECK_GRACE_SLACK_MS 50
 
 /*
  * The earliest moment the quorum could expire session sid: SIM_NEVER
@@ -61,6 +63,35 @@ check_lease_step(struct sim *s, struct peer *p,
 		    "expire session %016llx at %lld", p->id,
 		    (long long)v->lease_end, (unsigned long long)v->sid,
 		    (long long)e);
+}
+
+/*
+ * (G) disconnect_grace is an upper bound too: a daemon whose application
+ * leads, told of a disconnection and of no connection since, has started
+ * its demote once the grace has run from that moment (from its waking,
+ * if it was frozen then), give or take the kill of a hook in the demote's
+ * way (the tied faults' slow SIGKILLs take up to 30 ms). A disconnection
+ * the core forgot (told while a promote ran, say) leaves a leader that
+ * rides on to its lease's end against its configuration.
+ */
+void
+check_lease_grace(struct sim *s, struct peer *p,
+    const struct election_view *v)
+{
+	int64_t g = p->params.disconnect_grace_ms, from;
+
+	if (!v->promoted || !p->grace_set || g < 0 || p->told_connected ||
+	    p->disc_at == 0)
+		return;
+	from = p->disc_at + g;
+	if (p->woke_at > from)
+		from = p->woke_at;
+	if (s->now <= from + CHECK_GRACE_SLACK_MS)
+		return;
+	check_fail(s, "(G) %s: leads at %lld, %lld ms into a disconnection "
+	    "(told at %lld), past its disconnect_grace of %lld", p->id,
+	    (long long)s->now, (long long)(s->now - p->disc_at),
+	    (long long)p->disc_at, (long long)g);
 }
 
 /* (L1) when the quorum expires a session: nobody's lease may go on. */

@@ -50,6 +50,7 @@ freeze_wake(struct sim *s, struct peer *p, int gen)
 	if (!p->frozen || gen != p->freeze_gen)
 		return;
 	p->frozen = 0;
+	p->woke_at = s->now;
 	trace(s, p->idx, "wakes after %lld ms", (long long)(s->now -
 	    p->frozen_from));
 	if (p->told_connected)

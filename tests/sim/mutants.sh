@@ -85,6 +85,7 @@ spec() {
 114;;\(rel\) .*leaves the breadcrumb
 115;;\(rel\) .*leaves the breadcrumb;-R;r=1
 116;;\(b\) .*killed;-L;l=1
+121;;\(G\)
 119;;\(j\) .*creates .*without the first claim;-W -y 200;w=1 y=200
 120;;\(j\) .*creates .*without the first claim|\(i\);-W -y 200;w=1 y=200
 EOT

@@ -158,6 +158,7 @@ struct peer {
 	int freeze_gen;
 	int frozen;
 	int64_t frozen_from, wake_at;
+	int64_t woke_at;	/* the last freeze's end (0: never frozen) */
 	struct ev *deferred;
 	int ndef, capdef;
 	int healthy;		/* what the check hook would say */
@@ -564,6 +565,8 @@ void check_queue_hook(struct sim *s, struct peer *p, const char *node,
     enum hook_kind kind);
 
 /* check_lease.c */
+void check_lease_grace(struct sim *s, struct peer *p,
+    const struct election_view *v);
 void check_lease_step(struct sim *s, struct peer *p,
     const struct election_view *v);
 void check_lease_expired(struct sim *s, int64_t sid);
