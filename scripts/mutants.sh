@@ -47,12 +47,16 @@ survivors=0
 # test_leader_acks_again_only_on_the_first_claim; 120 (the ack's multi
 # without the claim's check) fails test_elected; 121 (a disconnection told
 # during a promote starts no disconnect_grace: the fourth blind round's)
-# fails test_demote_waits_for_promote.
-for m in $(seq 1 25) 30 31 32 33 $(seq 40 49) 50 60 70 $(seq 83 94) 98 99 100 $(seq 101 111) 113 116 117 118 119 120 121; do
+# fails test_demote_waits_for_promote; 122 (a confirmation's reply time as
+# the reconnection's base, the fourth blind round's, found by loop stalls)
+# fails test_reconnect_renews_the_lease; 123 (a resume's owed demote
+# dropped from the session file before it starts, found by loop stalls)
+# fails test_owed_startup_demote_kept_until_it_starts.
+for m in $(seq 1 25) 30 31 32 33 $(seq 40 49) 50 60 70 $(seq 83 94) 98 99 100 $(seq 101 111) 113 116 117 118 119 120 121 122 123; do
 	t=test_election
 	{ [ "$m" -ge 30 ] && [ "$m" -le 33 ]; } || [ "$m" -eq 92 ] ||
 	    { [ "$m" -eq 94 ] || [ "$m" -eq 98 ]; } ||
-	    { [ "$m" -eq 109 ] || [ "$m" -eq 110 ]; } &&
+	    { [ "$m" -eq 109 ] || [ "$m" -eq 110 ]; } || [ "$m" -eq 123 ] &&
 	    t=test_election_resume
 	if ZKELECT_MUTANT=$m "$build/unit/$t" >/dev/null 2>&1; then
 		echo "mutant $m: survived (no unit test fails)"

@@ -467,7 +467,8 @@ el_view_claim(const struct election *el, struct election_view *v)
 {
 	v->claimed = 0;
 	v->claim_seq = 0;
-	if (el->lead_claimed && (el_lead_hook(el) || el_promoted(el))) {
+	if (el->lead_claimed && (el_lead_hook(el) || el_promoted(el) ||
+	    (el->startup_demote && !EL_MUTANT(123)))) {
 		v->claimed = 1;
 		v->claim_seq = el->lead_claim_seq;
 	} else if (el->resume_check && el->resume_claimed) {
@@ -518,8 +519,14 @@ election_view(const struct election *el, struct election_view *v)
 	v->report_lag_ms = el->lag_ms;
 	v->lease_error = el->lease_error;
 	v->resuming = el->resume_check;
+	/*
+	 * A resume's promote that may have run is kept until the demote
+	 * it owes has started: a crash between the decision and the
+	 * demote (a check being killed for it) must not lose it.
+	 */
 	v->promote_begun = el->state == EL_ST_PROMOTING ||
-	    (el->resume_check && el->resume_promoting);
+	    ((el->resume_check || (el->startup_demote && !EL_MUTANT(123))) &&
+	    el->resume_promoting);
 	v->promoted = el_promoted(el);
 	v->lead_epoch = EL_MUTANT(99) ? el->epoch : el->lead_epoch;
 	el_view_claim(el, v);

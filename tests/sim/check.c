@@ -179,10 +179,12 @@ check_crumb_deleted(struct sim *s)
  * blind round's mutant, 106) and nothing else would show it.
  */
 void
-check_release_reply(struct sim *s, struct peer *p, enum el_op op, int rc,
-    int64_t sent)
+check_release_reply(struct sim *s, struct peer *p, const struct cpending *pd,
+    int rc)
 {
 	const struct znode *z;
+	enum el_op op = pd->op;
+	int64_t sent = pd->sent;
 	char id[64];
 
 	if (op == EL_OP_ACK && rc == ZOK)
@@ -198,7 +200,8 @@ check_release_reply(struct sim *s, struct peer *p, enum el_op op, int rc,
 	    (z = ztree_get(&s->qu.tree, SIM_CRUMB)) == NULL ||
 	    strncmp(z->data, id, strlen(id)) != 0)
 		return;
-	if (op == EL_OP_SET_DATA && (p->crumb_sid != p->cl.sid ||
+	/* New data that left the breadcrumb alone wrote nothing of it. */
+	if (op == EL_OP_SET_DATA && (!pd->crumb || p->crumb_sid != p->cl.sid ||
 	    p->crumb_inc != p->inc || z->mzxid == p->crumb_zxid ||
 	    check_epoch_of(z->data) != p->crumb_epoch))
 		return;

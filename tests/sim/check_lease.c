@@ -185,7 +185,7 @@ check_lease_requested(struct sim *s, struct peer *p)
  * after the library asked for the new connection.)
  */
 void
-check_lease_connected(struct sim *s, struct peer *p, int64_t sid)
+check_lease_connected(struct sim *s, struct peer *p, int64_t sid, int conn)
 {
 	struct pcheck *pc = &s->pc[p->idx];
 
@@ -196,7 +196,7 @@ check_lease_connected(struct sim *s, struct peer *p, int64_t sid)
 		pc->av_answered = pc->av_req;
 	} else
 		check_lease_base(pc, pc->av_answered, "reconnect");
-	pc->av_conn = p->cl.conn;
+	pc->av_conn = conn;
 	pc->av_nconf = 0;
 }
 
@@ -208,25 +208,25 @@ check_lease_connected(struct sim *s, struct peer *p, int64_t sid)
  */
 void
 check_lease_reply(struct sim *s, struct peer *p, const struct cpending *pd,
-    int rc)
+    int rc, int conn)
 {
 	struct pcheck *pc = &s->pc[p->idx];
 	int64_t lag = check_lease_lag(s);
 	int i;
 
-	if (p->cl.sid != pc->av_sid || pd->sent == 0)
+	if (p->cl.sid != pc->av_sid || pd->issued == 0)
 		return;
-	if (pd->sent > pc->av_answered)
-		pc->av_answered = pd->sent;
+	if (pd->issued > pc->av_answered)
+		pc->av_answered = pd->issued;
 	if ( !check_lease_answered(rc) || (pd->kind !=
 	    ZR_SYNC && pd->kind != ZR_CREATE && pd->kind != ZR_MULTI))
 		return;
-	if (p->cl.conn != pc->av_conn) {
-		pc->av_conn = p->cl.conn;
+	if (conn != pc->av_conn) {
+		pc->av_conn = conn;
 		pc->av_nconf = 0;
 	}
 	for (i = pc->av_nconf - 1; i >= 0; i--)
-		if (pc->av_conf[i].replied + lag <= pd->sent) {
+		if (pc->av_conf[i].replied + lag <= pd->issued) {
 			check_lease_base(pc, pc->av_conf[i].sent, "pair");
 			break;
 		}
@@ -235,7 +235,7 @@ check_lease_reply(struct sim *s, struct peer *p, const struct cpending *pd,
 		    15 * sizeof(pc->av_conf[0]));
 		pc->av_nconf--;
 	}
-	pc->av_conf[pc->av_nconf].sent = pd->sent;
+	pc->av_conf[pc->av_nconf].sent = pd->issued;
 	pc->av_conf[pc->av_nconf].replied = s->now;
 	pc->av_nconf++;
 }

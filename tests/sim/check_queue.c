@@ -456,7 +456,7 @@ check_queue_right(struct sim *s, struct peer *p, enum hook_kind kind)
 		 * not know. One it could have heard of is a defect.
 		 */
 		if (pc->claim_admin_sid == p->cl.sid &&
-		    pc->claim_admin_zxid > p->cl.last_zxid)
+		    pc->claim_admin_zxid > stall_told_zxid(p))
 			return;
 		if (quorum_session(s, p->cl.sid) != NULL &&
 		    quorum_session(s, p->cl.sid)->live)

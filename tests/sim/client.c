@@ -113,6 +113,7 @@ client_request(struct sim *s, struct peer *p, struct zreq *r, enum el_op op)
 {
 	struct client *cl = &p->cl;
 	struct cpending *pd;
+	int i;
 
 	if (cl->state == CL_EXPIRED || cl->state == CL_CLOSED) {
 		zreq_free(s, r);
@@ -135,6 +136,10 @@ client_request(struct sim *s, struct peer *p, struct zreq *r, enum el_op op)
 	memset(pd, 0, sizeof(*pd));
 	pd->xid = r->xid;
 	pd->op = op;
+	pd->issued = s->now;
+	for (i = 0; i < r->nmop; i++)
+		if (strcmp(r->mop[i].path, SIM_CRUMB) == 0)
+			pd->crumb = 1;
 	pd->kind = r->kind;
 	pd->watch = r->watch;
 	sim_copy(pd->path, sizeof(pd->path), r->path);
@@ -200,7 +205,7 @@ static void
 client_connected(struct sim *s, struct peer *p, const struct msg *m)
 {
 	struct client *cl = &p->cl;
-	int i, gen = cl->gen;
+	int i;
 
 	cl->handshake = 0;
 	cl->state = CL_CONNECTED;
@@ -208,17 +213,20 @@ client_connected(struct sim *s, struct peer *p, const struct msg *m)
 	cl->timeout = m->timeout;
 	cl->attempts = 0;
 	cl->last_send = s->now;
-	check_lease_connected(s, p, m->sid);
 	client_push(s, p, s->now + cl->timeout / 3, EV_CL_PING, cl->conn);
 	client_push(s, p, s->now + cl->timeout * 2 / 3, EV_CL_RECV, cl->conn);
-	peer_session(s, p, EL_ZK_CONNECTED);
-	if (cl->gen != gen)
-		return;
+	/*
+	 * What was asked while it connected goes first, in order: the
+	 * library's queue is one, and what the daemon asks once told of the
+	 * connection comes after (a stalled loop may have asked, believing
+	 * an older connection was up).
+	 */
 	for (i = 0; i < cl->npend; i++)
 		if (cl->pend[i].unsent != NULL && cl->conn != -1) {
 			client_send(s, p, cl->pend[i].unsent);
 			cl->pend[i].unsent = NULL;
 		}
+	peer_session(s, p, EL_ZK_CONNECTED);
 }
 
 static void
@@ -247,11 +255,9 @@ client_reply(struct sim *s, struct peer *p, const struct msg *m)
 		else if (m->rep.rc == ZOK)
 			client_watch_add(cl, W_DATA, pd.path);
 	}
-	check_lease_reply(s, p, &pd, m->rep.rc);
-	check_release_reply(s, p, pd.op, m->rep.rc, pd.sent);
+	check_release_reply(s, p, &pd, m->rep.rc);
 	check_release_refused(s, p, pd.op, m->rep.rc);
-	check_hand_reply(s, p, pd.op, pd.sent);
-	peer_reply(s, p, pd.op, &m->rep);
+	peer_reply_pd(s, p, &pd, &m->rep, cl->conn);
 }
 
 static void
@@ -304,7 +310,6 @@ client_receive(struct sim *s, struct peer *p, struct conn *c, struct msg *m)
 		client_hangup(s, p);
 		cl->state = CL_EXPIRED;
 		trace(s, p->idx, "zk: authentication failed");
-		p->auth_failed_at = s->now;
 		n = client_take_pending(cl, copy);
 		peer_session(s, p, EL_ZK_AUTH_FAILED);
 		client_fail(s, p, copy, n, gen, ZAUTHFAILED);

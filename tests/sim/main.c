@@ -24,9 +24,11 @@
  * lets the tick reach T (implies -L); -A checks availability: no
  * needless demote (invariant AV). -y N gives every run faults tied to the
  * daemons' moves at N per mille of them (-y 0: none; unset, 4 runs in 10
- * draw theirs: fault_tie() in fault.c). -X prints per run a hash of every
- * event fed to the core and every action it gave, and the count of events
- * (trace_hash.c, tests/sim/trace-hash.sh).
+ * draw theirs: fault_tie() in fault.c). -Y MS stalls each daemon's loop
+ * while its client library runs, one stall every MS ms on average (-Y 0:
+ * none; unset, 3 runs in 10 draw theirs: stall.c). -X prints per run a
+ * hash of every event fed to the core and every action it gave, and the
+ * count of events (trace_hash.c, tests/sim/trace-hash.sh).
  * The last line is the summary that scripts/check.sh reads:
  *   sim: N schedules, N passed, N failed, N events, N.N s, N sched/s,
  *   N events/s
@@ -57,7 +59,7 @@ main_usage(void)
 {
 	(void)fprintf(stderr, "usage: sim [-s SEED] [-n COUNT] [-v] [-x] "
 	    "[-t LINES] [-l MAX] [-S] [-D KIND,...] [-k TICK] [-B LIE]\n"
-	    "       [-W] [-P] [-L] [-K] [-A] [-R] [-H] [-X] [-y PERMILLE]\n"
+	    "       [-W] [-P] [-L] [-K] [-A] [-R] [-H] [-X] [-y PERMILLE] [-Y MS]\n"
 	    "       sim -f FILE [-M] [-v] [-t LINES]\n");
 	exit(2);
 }
@@ -191,8 +193,9 @@ main_stats(const struct main_run *r)
 	for (k = 0; k < F_NKINDS; k++)
 		(void)printf(" %s=%llu", fault_name(k),
 		    (unsigned long long)r->st.faults[k]);
-	(void)printf(" (tied to a daemon's move: %llu)",
-	    (unsigned long long)r->st.tied);
+	(void)printf(" (tied to a daemon's move: %llu) loop-stalls=%llu",
+	    (unsigned long long)r->st.tied,
+	    (unsigned long long)r->st.stalls);
 	(void)printf("\nsim: promotes=%llu demotes=%llu session-expiries=%llu "
 	    "requests-lost=%llu fences-across-a-new-session=%llu\n",
 	    (unsigned long long)r->st.promotes,
@@ -235,7 +238,7 @@ main(int argc, char **argv)
 	memset(&r, 0, sizeof(r));
 	r.lines = 300;
 	r.max_shown = UINT64_MAX;
-	while ((ch = getopt(argc, argv, "s:n:vxf:t:l:SD:k:MB:WPLKARHXy:")) != -1) {
+	while ((ch = getopt(argc, argv, "s:n:vxf:t:l:SD:k:MB:WPLKARHXy:Y:")) != -1) {
 		switch (ch) {
 		case 's':
 			seed = main_number(optarg);
@@ -297,6 +300,11 @@ main(int argc, char **argv)
 			break;
 		case 'X':
 			r.o.hash = 1;
+			break;
+		case 'Y':
+			r.o.stall = (int)main_number(optarg);
+			if (r.o.stall == 0)
+				r.o.stall = -1;
 			break;
 		case 'y':
 			r.o.tie = (int)main_number(optarg);

@@ -266,6 +266,9 @@ struct cpending {
 	int64_t xid;
 	enum el_op op;
 	int64_t sent;		/* when it went on the wire */
+	int64_t issued;		/* when the daemon asked (its own clock's
+				 * send time: <= sent) */
+	int crumb;		/* a multi that writes E/breadcrumb */
 	struct zreq *unsent;	/* issued while connecting: sent once
 				 * connected */
 	enum zreq_kind kind;

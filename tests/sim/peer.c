@@ -43,6 +43,7 @@ peer_setup(struct sim *s, int i)
 	(void)snprintf(p->id, sizeof(p->id), "n%d", i);
 	(void)snprintf(p->data, sizeof(p->data), "10.0.0.%d:5432", i + 1);
 	p->healthy = 1;
+	p->told_conn = -1;
 	p->timer_at = SIM_NEVER;
 	p->cl.conn = -1;
 	p->cl.state = CL_CLOSED;
@@ -131,6 +132,8 @@ peer_free(struct sim *s, struct peer *p)
 	for (i = 0; i < p->ndef; i++)
 		if (p->deferred[i].type == EV_S2C)
 			conn_msg_free(s, p->deferred[i].p);
+		else
+			stall_news_free(&p->deferred[i]);
 	free(p->deferred);
 	p->deferred = NULL;
 	p->ndef = p->capdef = 0;
@@ -157,6 +160,8 @@ peer_boot(struct sim *s, struct peer *p, int exact)
 	p->running = 1;
 	p->stopped = 0;
 	p->frozen = 0;
+	p->lib_live = 0;
+	p->news_pending = 0;
 	p->hook_on = 0;
 	p->out_el = p->out_sync = 0;
 	p->resign_wait = p->pause_wait = p->pause_resumed = 0;
@@ -217,9 +222,13 @@ peer_exit(struct sim *s, struct peer *p, int send_close)
 	for (i = 0; i < p->ndef; i++)
 		if (p->deferred[i].type == EV_S2C)
 			conn_msg_free(s, p->deferred[i].p);
+		else
+			stall_news_free(&p->deferred[i]);
 	p->ndef = 0;
 	p->running = 0;
 	p->frozen = 0;
+	p->lib_live = 0;
+	p->news_pending = 0;
 	p->resign_wait = p->pause_wait = p->pause_resumed = 0;
 	p->inc++;		/* its pending events are dropped */
 }
@@ -539,6 +548,14 @@ peer_step(struct sim *s, struct peer *p)
 void
 peer_session(struct sim *s, struct peer *p, enum el_zk state)
 {
+	if (stall_defer_session(s, p, state))
+		return;
+	/* AV's base, as the core learns of the connection (check_lease.c). */
+	if (state == EL_ZK_CONNECTED)
+		check_lease_connected(s, p, p->cl.sid, p->told_conn != -1 ?
+		    p->told_conn : p->cl.conn);
+	if (state == EL_ZK_AUTH_FAILED)
+		p->auth_failed_at = s->now;	/* as the core is told */
 	s->stir_at = s->now;
 	peer_clock(s, p);
 	trace(s, p->idx, "session %016llx %s", (unsigned long long)p->cl.sid,
@@ -566,8 +583,8 @@ peer_session(struct sim *s, struct peer *p, enum el_zk state)
 	peer_step(s, p);
 }
 
-void
-peer_reply(struct sim *s, struct peer *p, enum el_op op,
+static void
+peer_reply_now(struct sim *s, struct peer *p, enum el_op op,
     const struct zreply *rep)
 {
 	struct el_result res;
@@ -595,9 +612,41 @@ peer_reply(struct sim *s, struct peer *p, enum el_op op,
 	peer_step(s, p);
 }
 
+/*
+ * A reply to a request of the daemon's, as its loop reads it: the checks
+ * that compare with what the core knows, then the core. conn: the
+ * connection it came on (-1: failed by the library, no reply).
+ */
+void
+peer_reply_pd(struct sim *s, struct peer *p, const struct cpending *pd,
+    const struct zreply *rep, int conn)
+{
+	if (stall_defer_reply(s, p, pd, rep, conn))
+		return;
+	if (conn != -1) {
+		check_lease_reply(s, p, pd, rep->rc, conn);
+		check_hand_reply(s, p, pd->op, pd->issued);
+	}
+	peer_reply_now(s, p, pd->op, rep);
+}
+
+/* A request the library failed itself (no reply came: conn -1). */
+void
+peer_reply(struct sim *s, struct peer *p, enum el_op op,
+    const struct zreply *rep)
+{
+	struct cpending pd;
+
+	memset(&pd, 0, sizeof(pd));
+	pd.op = op;
+	peer_reply_pd(s, p, &pd, rep, -1);
+}
+
 void
 peer_watch(struct sim *s, struct peer *p, enum wev wev, const char *path)
 {
+	if (stall_defer_watch(s, p, wev, path))
+		return;
 	trace(s, p->idx, "watch %s %s", wev == WE_DELETED ? "deleted" :
 	    wev == WE_CREATED ? "created" : wev == WE_CHILD ? "children" :
 	    "changed", path);
@@ -717,6 +766,9 @@ peer_dispatch(struct sim *s, struct peer *p, const struct ev *ev)
 		election_view(p->el, &v);
 		peer_session_file(s, p, &v);
 		break;
+	case EV_NEWS:
+		stall_news(s, p, ev);
+		break;
 	default:
 		break;
 	}
@@ -748,7 +800,7 @@ peer_event(struct sim *s, struct peer *p, const struct ev *ev)
 			conn_msg_free(s, ev->p);
 		return;
 	}
-	if (p->frozen) {
+	if (p->frozen && !stall_library_event(p, ev)) {
 		freeze_defer(p, ev);
 		return;
 	}

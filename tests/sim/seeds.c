@@ -15,8 +15,10 @@
  * -M (with its m=, or the core as it is), it must fail with the violation
  * that KIND is for; a plain run skips it. y=N gives the run tied faults
  * at N per mille of the daemons' moves, y=c draws them as a campaign
- * does (fault_tie()); without y= a line has none, as every line found
- * before they existed. Lines starting with '#' are comments.
+ * does (fault_tie()); Y=N stalls each daemon's loop once every N ms on
+ * average, Y=c draws stalls as a campaign does (stall.c). Without y= (Y=)
+ * a line has no tied faults (stalls), as every line found before they
+ * existed. Lines starting with '#' are comments.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -63,6 +65,14 @@ seeds_word(struct seed_entry *e, const char *w, const char *path, int line)
 	} else if (strcmp(w, "h=1") == 0) {
 		e->opts.reloads = 1;
 		return 0;
+	} else if (strcmp(w, "Y=c") == 0) {
+		e->opts.stall = 0;
+		return 0;
+	} else if (strncmp(w, "Y=", 2) == 0) {
+		e->opts.stall = (int)strtol(w + 2, &end, 10);
+		if (errno == 0 && *end == '\0' && end != w + 2 &&
+		    e->opts.stall > 0)
+			return 0;
 	} else if (strcmp(w, "y=c") == 0) {
 		e->opts.tie = 0;
 		return 0;
@@ -115,6 +125,7 @@ seeds_load(const char *path, struct seed_entry **out, int *n)
 		e = &v[*n];
 		memset(e, 0, sizeof(*e));
 		e->opts.tie = -1;
+		e->opts.stall = -1;
 		errno = 0;
 		e->seed = strtoull(w, &end, 10);
 		if (errno != 0 || *end != '\0') {

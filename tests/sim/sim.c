@@ -113,6 +113,11 @@ sim_dispatch(struct sim *s, const struct ev *ev)
 	case EV_QUIET:
 		fault_quiet(s);
 		break;
+	case EV_STALL:
+		stall_event(s, ev);
+		break;
+	case EV_NEWS:		/* only ever in a stalled daemon's list */
+		break;
 	case EV_END:
 		break;
 	}
@@ -241,6 +246,7 @@ sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
 		s->tie_pm = (int)rng_between(&s->tie_rng, 50, 400);
 	evq_init(&s->q);
 	sim_setup(s);
+	stall_init(s, o, seed);
 	while (!s->failed && evq_pop(&s->q, &ev)) {
 		if (ev.t > s->now) {
 			check_advance(s, ev.t);
@@ -283,6 +289,7 @@ sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
 		for (i = 0; i < F_NKINDS; i++)
 			st->faults[i] += s->st.faults[i];
 		st->tied += s->st.tied;
+		st->stalls += s->st.stalls;
 	}
 	sim_drain(s);
 	for (i = 0; i < s->npeers; i++)

@@ -89,6 +89,8 @@ enum ev_type {
 	EV_QUIET,		/* faults stop */
 	EV_END,			/* the convergence bound is over */
 	EV_SESSION_LATE,	/* the session file's deferred promote line */
+	EV_STALL,		/* a daemon's next loop stall (-Y, stall.c) */
+	EV_NEWS,		/* the library's news a stalled loop reads late */
 };
 
 struct ev {
@@ -157,6 +159,11 @@ struct peer {
 	int in_step;
 	int freeze_gen;
 	int frozen;
+	int lib_live;		/* frozen is a loop stall: the library runs */
+	int news_pending;	/* the library's news not yet told the core */
+	int64_t told_zxid;	/* then: the latest zxid the core was told */
+	int told_conn;		/* the connection news being told came on */
+	int telling;		/* stall_news() tells the core its next news */
 	int64_t frozen_from, wake_at;
 	int64_t woke_at;	/* the last freeze's end (0: never frozen) */
 	struct ev *deferred;
@@ -317,6 +324,7 @@ struct sim_stats {
 	uint64_t events;
 	uint64_t faults[F_NKINDS];
 	uint64_t tied;		/* of them, tied to a daemon's move */
+	uint64_t stalls;	/* loop stalls (-Y) */
 	uint64_t promotes, demotes, expiries, losses;
 	uint64_t fence_lost;	/* fences whose session ended meanwhile */
 	uint64_t claims;	/* claim commits checked for (j) */
@@ -360,6 +368,9 @@ struct sim {
 	 */
 	struct rng tie_rng;
 	int tie_pm;		/* per mille of moves that get one, or 0 */
+	/* Loop stalls (stall.c): a stream of their own as well. */
+	struct rng stall_rng;
+	int64_t stall_ms;	/* a daemon's mean time between them, or 0 */
 	int npeers;
 	struct peer peer[SIM_MAX_PEERS];
 	struct pcheck pc[SIM_MAX_PEERS];
@@ -439,6 +450,8 @@ struct sim_opts {
 	int hash;		/* -X: hash what the core got and gave */
 	int tie;		/* -y: tied faults: 0 drawn per run, -1 none,
 				 * N > 0 every run at N per mille */
+	int stall;		/* -Y: loop stalls: 0 drawn per run, -1 none,
+				 * N > 0 every run, one each N ms a daemon */
 };
 int sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
     char *why, size_t whylen);
@@ -468,6 +481,8 @@ void peer_event(struct sim *s, struct peer *p, const struct ev *ev);
 void peer_session(struct sim *s, struct peer *p, enum el_zk state);
 void peer_reply(struct sim *s, struct peer *p, enum el_op op,
     const struct zreply *rep);
+void peer_reply_pd(struct sim *s, struct peer *p, const struct cpending *pd,
+    const struct zreply *rep, int conn);
 void peer_watch(struct sim *s, struct peer *p, enum wev wev,
     const char *path);
 void peer_dispatch(struct sim *s, struct peer *p, const struct ev *ev);
@@ -504,6 +519,18 @@ void slot_abort(struct sim *s, struct peer *p);
 void freeze_start(struct sim *s, struct peer *p, int64_t ms);
 void freeze_defer(struct peer *p, const struct ev *ev);
 void freeze_wake(struct sim *s, struct peer *p, int gen);
+/* stall.c: the daemon's loop stalls while its client library runs */
+void stall_init(struct sim *s, const struct sim_opts *o, uint64_t seed);
+void stall_event(struct sim *s, const struct ev *ev);
+int stall_library_event(const struct peer *p, const struct ev *ev);
+int stall_defer_reply(struct sim *s, struct peer *p,
+    const struct cpending *pd, const struct zreply *rep, int conn);
+int stall_defer_watch(struct sim *s, struct peer *p, enum wev wev,
+    const char *path);
+int stall_defer_session(struct sim *s, struct peer *p, enum el_zk state);
+void stall_news(struct sim *s, struct peer *p, const struct ev *ev);
+void stall_news_free(struct ev *ev);
+int64_t stall_told_zxid(const struct peer *p);
 void peer_operator(struct sim *s, struct peer *p, int cmd);
 void peer_step(struct sim *s, struct peer *p);
 int peer_is_live_candidate(const struct peer *p);
@@ -574,9 +601,10 @@ void check_lease_promote(struct sim *s, struct peer *p, enum hook_kind kind);
 void check_lease_demote(struct sim *s, struct peer *p,
     const struct el_action *act);
 void check_lease_requested(struct sim *s, struct peer *p);
-void check_lease_connected(struct sim *s, struct peer *p, int64_t sid);
-void check_release_reply(struct sim *s, struct peer *p, enum el_op op,
-    int rc, int64_t sent);
+void check_lease_connected(struct sim *s, struct peer *p, int64_t sid,
+    int conn);
+void check_release_reply(struct sim *s, struct peer *p,
+    const struct cpending *pd, int rc);
 void check_release_refused(struct sim *s, struct peer *p, enum el_op op,
     int rc);
 void check_release_crumb(struct sim *s, struct peer *p,
@@ -588,7 +616,7 @@ void check_hand_promoted(struct sim *s, struct peer *p);
 void check_hand_reply(struct sim *s, struct peer *p, enum el_op op,
     int64_t sent);
 void check_lease_reply(struct sim *s, struct peer *p,
-    const struct cpending *pd, int rc);
+    const struct cpending *pd, int rc, int conn);
 void check_lease_freeze(struct sim *s, struct peer *p);
 void check_lease_wake(struct sim *s, struct peer *p);
 void check_lease_cancel(struct sim *s, struct peer *p);

@@ -3,8 +3,8 @@
 # core changes no behaviour). For each flag set below, seeds 1..SEEDS run
 # with -X: one line per run, its flags, seed, the hash of every event fed
 # to the core and every action it gave (tests/sim/trace_hash.c) and the
-# count of events. Tied faults (fault.c) only in the sets that ask for
-# them with -y.
+# count of events. Tied faults (fault.c) and loop stalls (stall.c) only in
+# the sets that ask for them with -y and -Y.
 #
 #   tests/sim/trace-hash.sh [SIM]            print the lines
 #   tests/sim/trace-hash.sh --record [SIM]   write tests/sim/trace-hashes.txt
@@ -37,6 +37,8 @@ sets=(
 	"-P -W -L -R -H -A"
 	"-y 200 -R -H"
 	"-y 200 -P -W -L -R -H -A"
+	"-Y 3000 -R -H"
+	"-Y 3000 -y 200 -P -W -L -R -H -A"
 )
 
 run() {
@@ -44,8 +46,9 @@ run() {
 	for f in "${sets[@]}"; do
 		# A failing run (exit status 1) is hashed and marked FAILED.
 		# shellcheck disable=SC2086
-		# Tied faults only where a set asks for them (-y).
-		{ nice "$sim" -s 1 -n "$seeds" -X -t 0 -y 0 $f ||
+		# Tied faults and loop stalls only where a set asks for
+		# them (-y, -Y).
+		{ nice "$sim" -s 1 -n "$seeds" -X -t 0 -y 0 -Y 0 $f ||
 		    [ $? -eq 1 ]; } |
 		    sed -nE "s/^sim: seed ([0-9]+) hash /[${f:-none}] seed \\1 hash /p"
 	done

@@ -531,6 +531,55 @@ test_stop_waits_for_a_pending_startup_demote(void **state)
 	election_free(el);
 }
 
+/*
+ * A resume that owes a startup demote (a promote had begun; the claim its
+ * file named is gone) while a check runs: until the check is killed and
+ * the demote starts, what the session file is written from still says a
+ * promote may have run, and names that claim. A crash in that window must
+ * not leave a third process nothing that says so (the loop-stall model's
+ * first find, sim -P -L -R -H -A -Y 3000 1384000593, mutant 123).
+ */
+static void
+test_owed_startup_demote_kept_until_it_starts(void **state)
+{
+	struct world w = { SID, 0, 0, 0, NULL, 0 };
+	struct election_view v;
+	struct el_resume r;
+	struct election *el;
+	struct el_action a;
+
+	(void)state;
+	resume_hint(&r, 0, 0);
+	r.promoting = 1;
+	r.claimed = 1;
+	r.claim_seq = 5;
+	with_check = 1;
+	check_ms = 1000;
+	el = resumed(&r, 0);
+	with_check = 0;
+	check_ms = 60000;
+	now += 1000;		/* the check is due before the session is back */
+	election_clock(el, now);
+	next_action(el, &a);
+	assert_int_equal(a.type, EL_ACT_HOOK);
+	assert_int_equal(a.hook, HOOK_CHECK);
+	connect_session(el);
+	a = serve(el, &w);
+	assert_int_equal(a.type, EL_ACT_CANCEL);
+	/* Decided, the check still being killed: a crash now must know. */
+	election_view(el, &v);
+	assert_int_equal(v.resuming, 0);
+	assert_int_equal(v.promote_begun, 1);
+	assert_int_equal(v.claimed, 1);
+	assert_int_equal(v.claim_seq, 5);
+	election_hook_done(el, HOOK_CHECK, 0);
+	a = serve(el, &w);
+	assert_int_equal(a.type, EL_ACT_HOOK);
+	assert_int_equal(a.hook, HOOK_DEMOTE);
+	assert_string_equal(a.reason, "startup");
+	election_free(el);
+}
+
 /* The claim named is still ours and not first: no promote rested on it. */
 static void
 test_named_heir_claim_kept_runs_no_hook(void **state)
@@ -749,6 +798,7 @@ main(void)
 		cmocka_unit_test(test_resumed_leader_names_the_claim_it_led_on),
 		cmocka_unit_test(test_startup_demote_keeps_naming_the_claim),
 		cmocka_unit_test(test_stop_waits_for_a_pending_startup_demote),
+		cmocka_unit_test(test_owed_startup_demote_kept_until_it_starts),
 		cmocka_unit_test(test_named_heir_claim_kept_runs_no_hook),
 		cmocka_unit_test(test_resumed_follower_runs_no_hook),
 		cmocka_unit_test(
