@@ -491,6 +491,34 @@ test_startup_demote_keeps_naming_the_claim(void **state)
 }
 
 /*
+ * Resumed with r while a health check runs (due before the session is
+ * back), in world w: the checks decide on a startup demote, and the
+ * check is being killed to make way for it (its end not told yet).
+ */
+static struct election *
+resumed_check_killed_for_a_demote(const struct el_resume *r,
+    const struct world *w)
+{
+	struct election *el;
+	struct el_action a;
+
+	with_check = 1;
+	check_ms = 1000;
+	el = resumed(r, 0);
+	with_check = 0;
+	check_ms = 60000;
+	now += 1000;		/* the check is due before the session is back */
+	election_clock(el, now);
+	next_action(el, &a);
+	assert_int_equal(a.type, EL_ACT_HOOK);
+	assert_int_equal(a.hook, HOOK_CHECK);
+	connect_session(el);
+	a = serve(el, w);
+	assert_int_equal(a.type, EL_ACT_CANCEL);
+	return el;
+}
+
+/*
  * A stop while a startup demote waits for a running check to end (the
  * resume found our claim first without E/leader: a promote may have
  * begun): the daemon runs the demote before it stops (a third blind
@@ -506,19 +534,7 @@ test_stop_waits_for_a_pending_startup_demote(void **state)
 
 	(void)state;
 	resume_hint(&r, 0, 0);
-	with_check = 1;
-	check_ms = 1000;
-	el = resumed(&r, 0);
-	with_check = 0;
-	check_ms = 60000;
-	now += 1000;		/* the check is due before the session is back */
-	election_clock(el, now);
-	next_action(el, &a);
-	assert_int_equal(a.type, EL_ACT_HOOK);
-	assert_int_equal(a.hook, HOOK_CHECK);
-	connect_session(el);
-	a = serve(el, &w);
-	assert_int_equal(a.type, EL_ACT_CANCEL);
+	el = resumed_check_killed_for_a_demote(&r, &w);
 	election_stop(el);
 	/* The check is still being killed: no end before the demote. */
 	a = serve(el, &w);
@@ -553,19 +569,7 @@ test_owed_startup_demote_kept_until_it_starts(void **state)
 	r.promoting = 1;
 	r.claimed = 1;
 	r.claim_seq = 5;
-	with_check = 1;
-	check_ms = 1000;
-	el = resumed(&r, 0);
-	with_check = 0;
-	check_ms = 60000;
-	now += 1000;		/* the check is due before the session is back */
-	election_clock(el, now);
-	next_action(el, &a);
-	assert_int_equal(a.type, EL_ACT_HOOK);
-	assert_int_equal(a.hook, HOOK_CHECK);
-	connect_session(el);
-	a = serve(el, &w);
-	assert_int_equal(a.type, EL_ACT_CANCEL);
+	el = resumed_check_killed_for_a_demote(&r, &w);
 	/* Decided, the check still being killed: a crash now must know. */
 	election_view(el, &v);
 	assert_int_equal(v.resuming, 0);
