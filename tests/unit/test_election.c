@@ -1378,21 +1378,19 @@ test_disconnect_demotes_at_once(void **state)
  * made no claim until it was the head again would wait behind the heir's
  * claim while the heir waits for its node.
  */
+/*
+ * Our claim made again (its CLAIM answered) behind the heir's CLAIM_AA:
+ * listed, the heir found behind us in the queue, its claim deleted in a
+ * multi that checks our node, ours listed first.
+ */
 static void
-test_leader_whose_claim_was_deleted_claims_first_again(void **state)
+claim_placed_first_again(struct election *el)
 {
-	struct election *el = el_new(0, 0);
 	char *claims[] = { CLAIM_AA, "claim-000000001234abcd_0000000007" };
 	char *mine[] = { "claim-000000001234abcd_0000000007" };
 	char *two[] = { OURS, OTHER1_LATER };
 	struct el_action a;
 
-	(void)state;
-	become_leader(el);
-	hold_claims = 1;
-	election_watch(el, 1, CLAIM_OURS);
-	expect_op(el, EL_OP_CLAIM, NULL);
-	reply(el, EL_OP_CLAIM, ZOK);
 	expect_op(el, EL_OP_CLAIMS, CLAIMS);
 	reply_children(el, EL_OP_CLAIMS, claims, 2);
 	/* Whose is the one before ours? Listed: behind us. */
@@ -1409,6 +1407,20 @@ test_leader_whose_claim_was_deleted_claims_first_again(void **state)
 	reply(el, EL_OP_UNCLAIM, ZOK);
 	expect_op(el, EL_OP_CLAIMS, CLAIMS);
 	reply_children(el, EL_OP_CLAIMS, mine, 1);
+}
+
+static void
+test_leader_whose_claim_was_deleted_claims_first_again(void **state)
+{
+	struct election *el = el_new(0, 0);
+
+	(void)state;
+	become_leader(el);
+	hold_claims = 1;
+	election_watch(el, 1, CLAIM_OURS);
+	expect_op(el, EL_OP_CLAIM, NULL);
+	reply(el, EL_OP_CLAIM, ZOK);
+	claim_placed_first_again(el);
 	expect_none(el);
 	assert_int_equal(election_role(el), ROLE_LEADER);
 	election_free(el);
@@ -1425,9 +1437,6 @@ static void
 test_leader_acks_again_only_on_the_first_claim(void **state)
 {
 	struct election *el = el_new(0, 0);
-	char *claims[] = { CLAIM_AA, "claim-000000001234abcd_0000000007" };
-	char *mine[] = { "claim-000000001234abcd_0000000007" };
-	char *two[] = { OURS, OTHER1_LATER };
 	struct el_action a;
 
 	(void)state;
@@ -1444,15 +1453,8 @@ test_leader_acks_again_only_on_the_first_claim(void **state)
 	}
 	assert_int_equal(a.op, EL_OP_CLAIM);
 	reply(el, EL_OP_CLAIM, ZOK);
-	/* Made behind the heir's: placed, not acked on. */
-	expect_op(el, EL_OP_CLAIMS, CLAIMS);
-	reply_children(el, EL_OP_CLAIMS, claims, 2);
-	expect_op(el, EL_OP_LIST, CAND);
-	reply_list(el, two, 2);
-	expect_op(el, EL_OP_UNCLAIM, NULL);
-	reply(el, EL_OP_UNCLAIM, ZOK);
-	expect_op(el, EL_OP_CLAIMS, CLAIMS);
-	reply_children(el, EL_OP_CLAIMS, mine, 1);
+	/* Made behind the heir's: placed first, not acked on before. */
+	claim_placed_first_again(el);
 	a = next(el);
 	assert_int_equal(a.type, EL_ACT_ZK);
 	assert_int_equal(a.op, EL_OP_ACK);
