@@ -134,20 +134,30 @@ stall_holds(struct peer *p)
 	return p->frozen || p->news_pending > 0;
 }
 
-static void
-stall_keep(struct sim *s, struct peer *p, struct stall_news *n)
+/*
+ * The news of this kind kept for the loop, or NULL when the loop takes it
+ * at once.
+ */
+static struct stall_news *
+stall_keep(struct sim *s, struct peer *p, enum stall_kind kind)
 {
+	struct stall_news *n;
 	struct ev ev;
 
+	if (!stall_holds(p))
+		return NULL;
+	n = xcalloc(1, sizeof(*n));
+	n->kind = kind;
+	n->zxid = p->cl.last_zxid;
+	p->news_pending++;
 	memset(&ev, 0, sizeof(ev));
 	ev.t = s->now;
 	ev.type = EV_NEWS;
 	ev.peer = p->idx;
 	ev.inc = p->inc;
 	ev.p = n;
-	n->zxid = p->cl.last_zxid;
-	p->news_pending++;
 	freeze_defer(p, &ev);
+	return n;
 }
 
 /* 1 if the loop stalls: the reply is kept for it. */
@@ -158,21 +168,18 @@ stall_defer_reply(struct sim *s, struct peer *p, const struct cpending *pd,
 	struct stall_news *n;
 	int i;
 
-	if (!stall_holds(p))
+	if ((n = stall_keep(s, p, NEWS_REPLY)) == NULL)
 		return 0;
-	n = xcalloc(1, sizeof(*n));
-	n->kind = NEWS_REPLY;
 	n->pd = *pd;
 	n->rep = *rep;
 	n->conn = conn;
+	n->rep.children = NULL;
 	if (rep->nchildren > 0) {
 		n->rep.children = xcalloc((size_t)rep->nchildren,
 		    sizeof(*n->rep.children));
 		for (i = 0; i < rep->nchildren; i++)
 			n->rep.children[i] = xstrdup(rep->children[i]);
-	} else
-		n->rep.children = NULL;
-	stall_keep(s, p, n);
+	}
 	return 1;
 }
 
@@ -182,13 +189,10 @@ stall_defer_watch(struct sim *s, struct peer *p, enum wev wev,
 {
 	struct stall_news *n;
 
-	if (!stall_holds(p))
+	if ((n = stall_keep(s, p, NEWS_WATCH)) == NULL)
 		return 0;
-	n = xcalloc(1, sizeof(*n));
-	n->kind = NEWS_WATCH;
 	n->wev = wev;
 	sim_copy(n->path, sizeof(n->path), path);
-	stall_keep(s, p, n);
 	return 1;
 }
 
@@ -197,13 +201,10 @@ stall_defer_session(struct sim *s, struct peer *p, enum el_zk state)
 {
 	struct stall_news *n;
 
-	if (!stall_holds(p))
+	if ((n = stall_keep(s, p, NEWS_SESSION)) == NULL)
 		return 0;
-	n = xcalloc(1, sizeof(*n));
-	n->kind = NEWS_SESSION;
 	n->state = state;
 	n->sconn = p->cl.conn;
-	stall_keep(s, p, n);
 	return 1;
 }
 
@@ -211,13 +212,10 @@ void
 stall_news_free(struct ev *ev)
 {
 	struct stall_news *n = ev->p;
-	int i;
 
 	if (ev->type != EV_NEWS || n == NULL)
 		return;
-	for (i = 0; i < n->rep.nchildren; i++)
-		free(n->rep.children[i]);
-	free(n->rep.children);
+	ztree_names_free(n->rep.children, n->rep.nchildren);
 	free(n);
 	ev->p = NULL;
 }
