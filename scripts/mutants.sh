@@ -51,12 +51,21 @@ survivors=0
 # the reconnection's base, the fourth blind round's, found by loop stalls)
 # fails test_reconnect_renews_the_lease; 123 (a resume's owed demote
 # dropped from the session file before it starts, found by loop stalls)
-# fails test_owed_startup_demote_kept_until_it_starts.
-for m in $(seq 1 25) 30 31 32 33 $(seq 40 49) 50 60 70 $(seq 83 94) 98 99 100 $(seq 101 111) 113 116 117 118 119 120 121 122 123; do
+# fails test_owed_startup_demote_kept_until_it_starts. 124-126 are the
+# fifth blind round's misses: a resume keeping the start's demote (fails
+# test_election_resume), a reload computing the lease's figures before it
+# stores tick_time and demote_timeout (test_timeout_below_two_ticks_stays_out),
+# a pause answered while a demote with no release runs
+# (test_pause_during_a_demote_without_release_waits_for_it). 127 (a reload
+# raising demote_timeout past what the lease has left, demoting with the
+# whole new budget, found by the simulator's timing reloads) fails
+# test_reload_raising_demote_timeout_keeps_the_lease_end.
+for m in $(seq 1 25) 30 31 32 33 $(seq 40 49) 50 60 70 $(seq 83 94) 98 99 100 $(seq 101 111) 113 116 117 118 119 120 121 122 123 124 125 126 127; do
 	t=test_election
 	{ [ "$m" -ge 30 ] && [ "$m" -le 33 ]; } || [ "$m" -eq 92 ] ||
 	    { [ "$m" -eq 94 ] || [ "$m" -eq 98 ]; } ||
-	    { [ "$m" -eq 109 ] || [ "$m" -eq 110 ]; } || [ "$m" -eq 123 ] &&
+	    { [ "$m" -eq 109 ] || [ "$m" -eq 110 ]; } ||
+	    { [ "$m" -eq 123 ] || [ "$m" -eq 124 ]; } &&
 	    t=test_election_resume
 	if ZKELECT_MUTANT=$m "$build/unit/$t" >/dev/null 2>&1; then
 		echo "mutant $m: survived (no unit test fails)"

@@ -608,7 +608,8 @@ election_resume(struct election *el, const struct el_resume *r)
 	el->resume_claimed = r->claimed;
 	el->resume_claim_seq = r->claim_seq;
 	el->resume_demote = el->startup_demote;
-	el->startup_demote = 0;
+	if (!EL_MUTANT(124))
+		el->startup_demote = 0;
 	/*
 	 * Our node, if the session still has one, is found by a listing. Its
 	 * data is written again once found: a reload may have changed it
@@ -699,10 +700,13 @@ election_reconfigure(struct election *el, const struct election_params *p)
 	el->preempt_ms = p->preempt_delay_ms;
 	el->backoff_ms = p->retry_backoff_ms;
 	el->grace_ms = p->disconnect_grace_ms;
+	if (EL_MUTANT(125))
+		el_set_timeout(el, 0);
 	el->tick_ms = p->tick_ms > 0 ? p->tick_ms : 0;
 	el->hook_timeout_ms = p->hook_timeout_ms;
 	el->demote_cfg_ms = p->demote_timeout_ms > 0 ? p->demote_timeout_ms : 0;
-	el_set_timeout(el, 0);
+	if (!EL_MUTANT(125))
+		el_set_timeout(el, 0);
 	interval = p->check_interval_ms > 0 ? p->check_interval_ms : 5000;
 	/*
 	 * A new interval applies at once (the contract's "health settings

@@ -158,6 +158,13 @@
  * replaced. 118 (the same) a reconnection read before a promote killed
  * for the lost contact is reaped clears that loss: the daemon leads on
  * an application whose promote was killed.
+ * 124-126 (a fifth blind round) a resume keeps the start's demote (every
+ * resumed leader demotes and promotes again); a reload computes the
+ * lease's figures before it stores the new tick_time and demote_timeout;
+ * a pause is answered while a demote that no release follows still runs.
+ * 127 (the timing reloads of the simulator that found 125) a reload that
+ * raises hooks.demote_timeout past what the lease has left demotes at once
+ * with the whole new budget: the hook may run past the lease's end.
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS
@@ -557,6 +564,7 @@ int el_claim_watch(struct el_claim *cl, int deleted, const char *path);
 /* election_time.c */
 int64_t el_lease_end(const struct election *el);
 int64_t el_demote_point(const struct election *el);
+int64_t el_demote_budget(const struct election *el);
 int el_lease_short(const struct election *el);
 int el_answered(int rc);
 void el_confirmed(struct election *el, int64_t sent);

@@ -241,7 +241,8 @@ el_next_answer(struct election *el, struct el_action *act)
 	 * Once out of the election: released, or (a release refused over
 	 * and over) the live session that owns the node replaced.
 	 */
-	if (el->pause_reply && !el_lead_hook(el) && !el_promoted(el) &&
+	if (el->pause_reply && (!el_lead_hook(el) || EL_MUTANT(126)) &&
+	    !el_promoted(el) &&
 	    (!el->release_pending || EL_MUTANT(101)) &&
 	    (!el->restart || el->zk != EL_ZK_CONNECTED || EL_MUTANT(117))) {
 		el->pause_reply = 0;

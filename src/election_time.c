@@ -95,6 +95,24 @@ el_demote_point(const struct election *el)
 	return el_lease_end(el) - el->demote_ms - EL_LEASE_MARGIN_MS;
 }
 
+/*
+ * What a demote starting now may take: it must be over by the lease's
+ * end, less the margin. At the demote point that is its whole budget; a
+ * reload that raised hooks.demote_timeout past what the lease has left
+ * demotes at once, with what is left. Without a lease, or past its end
+ * (a freeze), nothing is left to keep: the whole budget.
+ */
+int64_t
+el_demote_budget(const struct election *el)
+{
+	int64_t left;
+
+	if (!el->lease_known || EL_MUTANT(127))
+		return el->demote_ms;
+	left = el_lease_end(el) - EL_LEASE_MARGIN_MS - el->now;
+	return left > 0 && left < el->demote_ms ? left : el->demote_ms;
+}
+
 /* Too little lease left to lead: a leader must start demoting now. */
 int
 el_lease_short(const struct election *el)

@@ -82,6 +82,9 @@ check_start(struct sim *s, struct peer *p)
 	pc->fenced_between = 0;
 	pc->must_demote = 0;
 	pc->promote_killed = 0;
+	pc->resumed_lead = 0;
+	pc->av_cut_at = 0;	/* a kill's demote died with its process */
+	pc->rs_point = 0;
 	p->last_role = ROLE_UNKNOWN;
 	p->last_lease = 0;
 }
@@ -441,6 +444,7 @@ check_demote(struct sim *s, struct peer *p, const struct el_action *act)
 	struct qsession *qs;
 
 	s->st.demotes++;
+	check_lease_resumed(s, p, act->reason);
 	/* A restarted process cannot know what its predecessor led with. */
 	if (!pc->open || (act->reason != NULL &&
 	    strcmp(act->reason, "startup") == 0))
@@ -579,6 +583,8 @@ check_action_hook(struct sim *s, struct peer *p, const struct el_action *act)
 			    p->id);
 		pc->last_pd = 'P';
 		pc->fenced_between = 0;
+		pc->resumed_lead = 0;
+		pc->no_lease = 0;
 		pc->startup_demoted = 0;
 		pc->lost_demoted = 0;
 		break;

@@ -45,12 +45,64 @@ check_lease_expiry(struct sim *s, int64_t sid)
 	return qs->expired_at != 0 ? qs->expired_at : SIM_NEVER;
 }
 
-/* (L1), for one daemon, after each of its steps. */
+/*
+ * The demote hook's budget the configuration gives (the contract's
+ * hooks.demote_timeout): T/4 of the negotiated timeout when unset or at
+ * or above T/3 of it.
+ */
+static int64_t
+check_lease_budget(const struct peer *p, int64_t T)
+{
+	int64_t d = p->params.demote_timeout_ms;
+
+	if (d == 0 || d * 3 >= T)
+		d = T / 4;
+	return d > 0 ? d : 1;
+}
+
+/*
+ * (DT) What the daemon leads with follows its configuration at once,
+ * reloads included: the demote's budget, the report lag of the
+ * configured tick_time, and no lease where T is below 2 ticks.
+ */
+static void
+check_lease_config(struct sim *s, struct peer *p,
+    const struct election_view *v)
+{
+	int64_t T = v->session_timeout_ms, tick = p->params.tick_ms;
+	int below = tick > 0 && T < 2 * tick;
+
+	if (v->lease_error != NULL)
+		s->pc[p->idx].no_lease = 1;
+
+	if (v->demote_timeout_ms != check_lease_budget(p, T))
+		check_fail(s, "(DT) %s: demotes with %lld ms, but "
+		    "hooks.demote_timeout %lld ms with T %lld ms gives %lld",
+		    p->id, (long long)v->demote_timeout_ms,
+		    (long long)p->params.demote_timeout_ms, (long long)T,
+		    (long long)check_lease_budget(p, T));
+	if (v->report_lag_ms != tick / 2)
+		check_fail(s, "(DT) %s: a report lag of %lld ms, but "
+		    "zookeeper.tick_time is %lld ms", p->id,
+		    (long long)v->report_lag_ms, (long long)tick);
+	if (below != (v->lease_error != NULL &&
+	    strcmp(v->lease_error, "timeout-below-2-ticks") == 0))
+		check_fail(s, "(DT) %s: lease_error %s, but T %lld ms and "
+		    "zookeeper.tick_time %lld ms", p->id, v->lease_error != NULL
+		    ? v->lease_error : "none", (long long)T, (long long)tick);
+}
+
+/* (L1) and (DT), for one daemon, after each of its steps. */
 void
 check_lease_step(struct sim *s, struct peer *p,
     const struct election_view *v)
 {
 	int64_t e;
+
+	check_lease_config(s, p, v);
+	/* A check killed for a demote that a renewal took back. */
+	if (s->pc[p->idx].av_cut_check && v->role == ROLE_LEADER)
+		s->pc[p->idx].av_cut_at = 0;
 
 	/* Woke past its demote point, but a buffered reply renewed it. */
 	if (s->pc[p->idx].av_woke_late && v->demote_at > s->now)
@@ -114,19 +166,19 @@ void
 check_lease_promote(struct sim *s, struct peer *p, enum hook_kind kind)
 {
 	struct election_view v;
-	int64_t e;
+	int64_t e, d;
 
 	election_view(p->el, &v);
 	if (v.demote_at != 0 && s->now >= v.demote_at)
 		check_fail(s, "(L2) %s: %s starts at or past its demote point "
 		    "%lld", p->id, trace_hook(kind), (long long)v.demote_at);
 	e = check_lease_expiry(s, v.sid);
-	if (s->now + v.demote_timeout_ms + CHECK_LEASE_MARGIN_MS > e)
+	d = check_lease_budget(p, v.session_timeout_ms);
+	if (s->now + d + CHECK_LEASE_MARGIN_MS > e)
 		check_fail(s, "(L2) %s: %s starts with no room for a demote of "
 		    "%lld ms before the quorum could expire session %016llx "
-		    "at %lld", p->id, trace_hook(kind),
-		    (long long)v.demote_timeout_ms, (unsigned long long)v.sid,
-		    (long long)e);
+		    "at %lld", p->id, trace_hook(kind), (long long)d,
+		    (unsigned long long)v.sid, (long long)e);
 }
 
 /* Whether rc is the quorum's answer (as el_answered()). */
@@ -151,10 +203,13 @@ check_lease_answered(int rc)
  * ZooKeeper's default tick (2 s, as T allows).
  */
 static int64_t
-check_lease_lag(struct sim *s)
+check_lease_lag(struct sim *s, const struct peer *p)
 {
 	int64_t tick = s->tick_ms;
 
+	/* A tick_time configured above the servers' is waited for. */
+	if (p->params.tick_ms > tick)
+		tick = p->params.tick_ms;
 	if (tick == 0)
 		tick = s->T / 2 < 2000 ? s->T / 2 : 2000;
 	return tick / 2 + 20;
@@ -211,7 +266,7 @@ check_lease_reply(struct sim *s, struct peer *p, const struct cpending *pd,
     int rc, int conn)
 {
 	struct pcheck *pc = &s->pc[p->idx];
-	int64_t lag = check_lease_lag(s);
+	int64_t lag = check_lease_lag(s, p);
 	int i;
 
 	if (p->cl.sid != pc->av_sid || pd->issued == 0)
@@ -260,21 +315,72 @@ check_lease_wake(struct sim *s, struct peer *p)
 }
 
 /*
- * A promote or fence killed (at the demote point): the demote that
- * follows was decided now, on what the daemon knew now, even if a reply
- * read in the same instant renews the lease before the demote starts.
+ * A promote or fence killed (at the demote point), or a check killed to
+ * make way for a demote: the demote that follows was decided now, on what
+ * the daemon knew now (its base, its budget, its demote point), even if
+ * a reply read or a reload taken in the same instant changes them before
+ * the demote starts.
  */
 void
 check_lease_cancel(struct sim *s, struct peer *p)
 {
 	struct pcheck *pc = &s->pc[p->idx];
+	struct election_view v;
 
-	if (!p->hook_on || (p->hook_kind != HOOK_PROMOTE &&
-	    p->hook_kind != HOOK_FENCE) || pc->av_cut_at != 0)
+	if (!p->hook_on)
+		return;
+	election_view(p->el, &v);
+	if (pc->resumed_lead && v.demote_at != 0 && (pc->rs_point == 0 ||
+	    v.demote_at < pc->rs_point))
+		pc->rs_point = v.demote_at;
+	if (pc->av_cut_at != 0)
+		return;
+	if (p->hook_kind != HOOK_PROMOTE && p->hook_kind != HOOK_FENCE &&
+	    (p->hook_kind != HOOK_CHECK || v.role != ROLE_DEMOTING))
 		return;
 	pc->av_cut_at = s->now;
 	pc->av_cut_base = pc->av_base;
 	pc->av_cut_from = pc->av_from;
+	pc->av_cut_budget = check_lease_budget(p, v.session_timeout_ms);
+	pc->av_cut_check = p->hook_kind == HOOK_CHECK;
+}
+
+/*
+ * (RS) -R: a daemon that resumed its session as the leader leads on
+ * without a hook (the contract's restart without failover). At the first
+ * demote since, a startup one comes only once its own lease leaves no
+ * room, as its view tells, or once its session is gone. The truth cannot
+ * judge it: the process cannot know what its predecessor's library
+ * touched after the session file's last line.
+ */
+void
+check_lease_resumed(struct sim *s, struct peer *p, const char *why)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+	struct election_view v;
+
+	if (!pc->resumed_lead)
+		return;
+	pc->resumed_lead = 0;
+	election_view(p->el, &v);
+	/*
+	 * Decided when a check was killed for it, maybe before a reply
+	 * read since renewed the lease: its demote point then counts.
+	 */
+	if (pc->rs_point != 0 && pc->rs_point < v.demote_at)
+		v.demote_at = pc->rs_point;
+	pc->rs_point = 0;
+	if (p->sess_gone || why == NULL ||
+	    strcmp(why, "startup") != 0 ||
+	    v.demote_at == 0 || s->now >= v.demote_at)
+		return;
+	s->st.needless++;
+	if (s->avail)
+		check_fail(s, "(RS) %s: resumed as the leader of session "
+		    "%016llx, demotes at the start at %lld, but its lease "
+		    "holds to its demote point %lld", p->id,
+		    (unsigned long long)v.sid, (long long)s->now,
+		    (long long)v.demote_at);
 }
 
 /*
@@ -296,7 +402,7 @@ check_lease_demote(struct sim *s, struct peer *p, const struct el_action *act)
 {
 	struct pcheck *pc = &s->pc[p->idx];
 	struct election_view v;
-	int64_t e, at, t = s->now, base = pc->av_base;
+	int64_t e, at, t = s->now, base = pc->av_base, budget = -1;
 	const char *why = act->reason != NULL ? act->reason : "";
 	const char *from = pc->av_from;
 	int late = pc->av_woke_late;
@@ -305,6 +411,7 @@ check_lease_demote(struct sim *s, struct peer *p, const struct el_action *act)
 		t = pc->av_cut_at;
 		base = pc->av_cut_base;
 		from = pc->av_cut_from;
+		budget = pc->av_cut_budget;
 	}
 	pc->av_cut_at = 0;
 	pc->av_woke_late = 0;
@@ -336,8 +443,12 @@ check_lease_demote(struct sim *s, struct peer *p, const struct el_action *act)
 	    0 || p->grace_set))
 		return;
 	election_view(p->el, &v);
-	at = base + v.session_timeout_ms - v.demote_timeout_ms -
-	    CHECK_LEASE_MARGIN_MS;
+	/* A reload left no room for a lease ((DT) checks why). */
+	if (pc->no_lease || v.lease_error != NULL)
+		return;
+	if (budget < 0)
+		budget = check_lease_budget(p, v.session_timeout_ms);
+	at = base + v.session_timeout_ms - budget - CHECK_LEASE_MARGIN_MS;
 	if (t >= at - CHECK_AV_SLACK_MS)
 		return;
 	/* Counted (-S) whether or not AV is checked. */

@@ -199,7 +199,9 @@ check_health_reload(struct peer *p)
  * place in the queue. A session whose auth
  * failed cannot delete them: the server expires it, and them, within T.
  * A resume asked before the answer may have put the daemon back in the
- * queue by then: its pause is answered when its handoff is done.
+ * queue by then: its pause is answered when its handoff is done. And its
+ * application no longer leads: no promote, fence or demote hook runs
+ * (a demote for an expired session has no release to wait for).
  */
 void
 check_ops_paused(struct sim *s, struct peer *p)
@@ -208,7 +210,12 @@ check_ops_paused(struct sim *s, struct peer *p)
 	const struct znode *z;
 	int i;
 
-	if (p->cl.sid == 0 || p->sess_gone || p->pause_resumed)
+	if (p->pause_resumed)
+		return;
+	if (p->hook_on && p->hook_kind != HOOK_CHECK)
+		check_fail(s, "(pause) %s: answers paused while its %s hook "
+		    "runs", p->id, trace_hook(p->hook_kind));
+	if (p->cl.sid == 0 || p->sess_gone)
 		return;
 	for (i = 0; i < s->qu.tree.n; i++) {
 		z = &s->qu.tree.v[i];

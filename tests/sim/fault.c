@@ -648,6 +648,9 @@ fault_quiet(struct sim *s)
 		for (j = 0; j < SIM_SERVERS; j++)
 			s->link_block[i][j] = 0;
 		p->healthy = 1;
+		/* A configured tick_time the servers' again (-H). */
+		if (p->params.tick_ms != s->tick_ms && p->running)
+			fault_operator(s, p, OP_TIMING_HEAL, 0, 0);
 		if (p->running && p->frozen)
 			sim_push(s, s->now, EV_WAKE, i, p->freeze_gen, 0, 0,
 			    NULL);

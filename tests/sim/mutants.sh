@@ -56,7 +56,7 @@ spec() {
 42;;\(prio\) .*yields;-P -W;p=1 w=1
 43;;\(sw\);-P -W;p=1 w=1
 44;;pause asked
-45;;unhealthy with no check;-H;h=1
+45;;unhealthy with no check|\(health\) .*unhealthy, but;-H;h=1
 30;;\((h|f|j|i|a)\);-R;r=1
 31;;stays at or before now;-R;r=1
 82;;\(data\);-P -R -H -A;p=1 r=1 h=1 A=1
@@ -91,6 +91,10 @@ spec() {
 122;;\(L1\);-Y 3000;Y=3000
 119;;\(j\) .*creates .*without the first claim;-W -y 200;w=1 y=200
 120;;\(j\) .*creates .*without the first claim|\(i\);-W -y 200;w=1 y=200
+124;;\(RS\);-R -A;r=1 A=1
+125;;\(DT\);-H;h=1
+126;;\(pause\) .*hook runs
+127;;\(L2\);-H -A;h=1 A=1
 EOT
 }
 

@@ -196,6 +196,101 @@ ops_draw_preempt_delay(struct sim *s)
 }
 
 /*
+ * -H: in half the runs, reloads of the lease's settings, now and then,
+ * to a daemon drawn at random. Their moments and values come from a
+ * stream of their own (timing_rng): a run without them is the run it was
+ * before they existed.
+ */
+static void
+ops_timing_next(struct sim *s)
+{
+	sim_push(s, s->now + rng_between(&s->timing_rng, s->timing_ms / 4,
+	    s->timing_ms * 7 / 4), EV_TIMING, -1, 0, 0, 0, NULL);
+}
+
+void
+ops_timing_init(struct sim *s, uint64_t seed)
+{
+	rng_seed(&s->timing_rng, seed ^ UINT64_C(0x74696d696e677321));
+	s->timing_ms = 0;
+	if (!s->reloads || !rng_permille(&s->timing_rng, 500))
+		return;
+	s->timing_ms = rng_between(&s->timing_rng, 2000, 15000);
+	ops_timing_next(s);
+}
+
+/* EV_TIMING: a SIGHUP to a running daemon (its loop takes it in turn). */
+void
+ops_timing_event(struct sim *s)
+{
+	struct peer *p;
+
+	if (s->quiet)
+		return;
+	ops_timing_next(s);
+	p = &s->peer[rng_between(&s->timing_rng, 0, s->npeers - 1)];
+	if (p->running)
+		sim_push(s, s->now, EV_OPERATOR, p->idx, OP_TIMING_RELOAD, 0, 1,
+		    NULL);
+}
+
+/*
+ * The reload. hooks.demote_timeout: unset (T/4), T/4, anything below
+ * T/3, or just below T/3 (the daemon refuses more: clamped to T/4 when
+ * the negotiated T is shorter than asked). zookeeper.tick_time: never
+ * below the servers' (no lease could rest on a shorter one), maybe above
+ * it, maybe so far that T is below 2 ticks and the daemon must leave the
+ * queue. The quiet point makes it the servers' again (OP_TIMING_HEAL).
+ */
+static void
+ops_timing_reload(struct sim *s, struct peer *p, int cmd)
+{
+	struct election_params *e = &p->params;
+	struct rng *r = &s->timing_rng;
+	int64_t req = e->session_timeout_ms, tick = s->tick_ms;
+	int what = cmd == OP_TIMING_HEAL ? 1 : (int)rng_between(r, 0, 2);
+
+	if (what != 1) {
+		switch (rng_between(r, 0, 3)) {
+		case 0:
+			e->demote_timeout_ms = 0;
+			break;
+		case 1:
+			e->demote_timeout_ms = req / 4;
+			break;
+		case 2:
+			e->demote_timeout_ms = rng_between(r, 100,
+			    req / 3 - 1);
+			break;
+		default:
+			e->demote_timeout_ms = rng_between(r, req / 4,
+			    req / 3 - 1);
+			break;
+		}
+	}
+	if (what != 0 && cmd == OP_TIMING_RELOAD) {
+		switch (rng_between(r, 0, 2)) {
+		case 0:
+			break;
+		case 1:
+			if (tick < s->T / 2)
+				tick = rng_between(r, tick, s->T / 2);
+			break;
+		default:
+			tick = rng_between(r, tick > s->T / 2 ? tick :
+			    s->T / 2 + 1, s->T);
+			break;
+		}
+	}
+	if (what != 0)
+		e->tick_ms = tick;
+	trace(s, p->idx, "reload: hooks.demote_timeout %lld ms, "
+	    "zookeeper.tick_time %lld ms", (long long)e->demote_timeout_ms,
+	    (long long)e->tick_ms);
+	election_reconfigure(p->el, e);
+}
+
+/*
  * With -H: hooks.run ends on its own (run_hook.c's report: an ordered
  * handoff, then a backoff), mostly the leader's; or a SIGHUP reload adds
  * or takes away hooks.check (with its interval, fall and rise as drawn),
@@ -207,6 +302,11 @@ ops_operator(struct sim *s, struct peer *p, int cmd)
 {
 	int rc;
 
+	if (cmd == OP_TIMING_RELOAD || cmd == OP_TIMING_HEAL) {
+		/* One a freeze held past the quiet point makes it true. */
+		ops_timing_reload(s, p, s->quiet ? OP_TIMING_HEAL : cmd);
+		return;
+	}
 	if (cmd == OP_RUN_EXIT) {
 		rc = election_run_exited(p->el);
 		trace(s, p->idx, "hooks.run exits: %s", rc == 0 ?

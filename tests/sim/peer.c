@@ -178,6 +178,9 @@ peer_boot(struct sim *s, struct peer *p, int exact)
 	p->yield_at = -1;
 	p->h_fails = p->h_oks = 0;
 	p->h_unhealthy = resume && p->sf.unhealthy && p->params.check;
+	/* After the quiet point, the configuration's tick_time is true. */
+	if (s->quiet)
+		p->params.tick_ms = s->tick_ms;
 	p->el = election_new(&p->params);
 	trace(s, p->idx, "process starts (T requested %lld ms)",
 	    (long long)p->params.session_timeout_ms);
@@ -187,6 +190,7 @@ peer_boot(struct sim *s, struct peer *p, int exact)
 		r = p->sf;
 		r.exact = exact;
 		election_resume(p->el, &r);
+		s->pc[p->idx].resumed_lead = r.leader;
 		p->resuming = 1;
 		fault_tie(s, p, TIE_RESUME, 200);
 		trace(s, p->idx, "resumes session %016llx (%s, epoch %lld, "
@@ -660,7 +664,8 @@ void
 peer_operator(struct sim *s, struct peer *p, int cmd)
 {
 	static const char *names[] = { "resign", "pause", "resume", "stop",
-	    "set-data", "switchover", "priority", "run-exit", "check-reload" };
+	    "set-data", "switchover", "priority", "run-exit", "check-reload",
+	    "timing-reload", "timing-heal" };
 	struct election_view v;
 	struct peer *q;
 	int rc;
@@ -718,6 +723,8 @@ peer_operator(struct sim *s, struct peer *p, int cmd)
 		break;
 	case OP_RUN_EXIT:
 	case OP_CHECK_RELOAD:
+	case OP_TIMING_RELOAD:
+	case OP_TIMING_HEAL:
 		ops_operator(s, p, cmd);
 		break;
 	}

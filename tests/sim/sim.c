@@ -116,6 +116,9 @@ sim_dispatch(struct sim *s, const struct ev *ev)
 	case EV_STALL:
 		stall_event(s, ev);
 		break;
+	case EV_TIMING:
+		ops_timing_event(s);
+		break;
 	case EV_NEWS:		/* only ever in a stalled daemon's list */
 		break;
 	case EV_END:
@@ -247,6 +250,7 @@ sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
 	evq_init(&s->q);
 	sim_setup(s);
 	stall_init(s, o, seed);
+	ops_timing_init(s, seed);
 	while (!s->failed && evq_pop(&s->q, &ev)) {
 		if (ev.t > s->now) {
 			check_advance(s, ev.t);

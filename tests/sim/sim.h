@@ -90,6 +90,7 @@ enum ev_type {
 	EV_END,			/* the convergence bound is over */
 	EV_SESSION_LATE,	/* the session file's deferred promote line */
 	EV_STALL,		/* a daemon's next loop stall (-Y, stall.c) */
+	EV_TIMING,		/* the next reload of the lease's settings (-H) */
 	EV_NEWS,		/* the library's news a stalled loop reads late */
 };
 
@@ -241,6 +242,10 @@ struct pcheck {
 	int promote_killed;	/* its promote was killed: demote next */
 	int startup_demoted;	/* a startup demote since its last promote */
 	int lost_demoted;	/* ...or one for lost contact or session */
+	int resumed_lead;	/* (RS) -R: resumed as the leader, no hook
+				 * started since */
+	int no_lease;		/* (AV) a lease_error since its promote */
+	int64_t rs_point;	/* (RS) its demote point at a hook's kill */
 	char node[SIM_PATH];
 	int64_t sid;		/* the session it promoted in */
 	char fenced_node[SIM_PATH];	/* the node of its last good fence */
@@ -269,6 +274,9 @@ struct pcheck {
 	int64_t av_cut_at;	/* a promote or fence was killed then, */
 	int64_t av_cut_base;	/* ...with this base: the demote's cause */
 	const char *av_cut_from;
+	int64_t av_cut_budget;	/* ...and the demote's budget then */
+	int av_cut_check;	/* ...a check's kill, which a renewal read
+				 * before its reaping takes back */
 	struct {
 		int64_t sent, replied;
 	} av_conf[16];		/* confirmations on av_conn */
@@ -371,6 +379,8 @@ struct sim {
 	/* Loop stalls (stall.c): a stream of their own as well. */
 	struct rng stall_rng;
 	int64_t stall_ms;	/* a daemon's mean time between them, or 0 */
+	struct rng timing_rng;	/* -H: reloads of the lease's settings */
+	int64_t timing_ms;	/* their mean time between, or 0 */
 	int npeers;
 	struct peer peer[SIM_MAX_PEERS];
 	struct pcheck pc[SIM_MAX_PEERS];
@@ -545,6 +555,8 @@ enum op_cmd {
 	OP_PRIORITY,
 	OP_RUN_EXIT,
 	OP_CHECK_RELOAD,
+	OP_TIMING_RELOAD,
+	OP_TIMING_HEAL,		/* at the quiet point: tick_time true again */
 };
 
 /* fault.c */
@@ -598,6 +610,7 @@ void check_lease_step(struct sim *s, struct peer *p,
     const struct election_view *v);
 void check_lease_expired(struct sim *s, int64_t sid);
 void check_lease_promote(struct sim *s, struct peer *p, enum hook_kind kind);
+void check_lease_resumed(struct sim *s, struct peer *p, const char *why);
 void check_lease_demote(struct sim *s, struct peer *p,
     const struct el_action *act);
 void check_lease_requested(struct sim *s, struct peer *p);
@@ -655,6 +668,8 @@ void ops_switch_step(struct sim *s, struct peer *p);
 int64_t ops_bound_ms(const struct sim *s);
 int64_t ops_draw_preempt_delay(struct sim *s);
 void ops_operator(struct sim *s, struct peer *p, int cmd);
+void ops_timing_init(struct sim *s, uint64_t seed);
+void ops_timing_event(struct sim *s);
 void check_fail(struct sim *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

@@ -1800,6 +1800,52 @@ test_reload_without_lease_room_hands_over(void **state)
 	election_free(el);
 }
 
+/* The next action that is not a request to ZooKeeper. */
+static struct el_action
+next_not_zk(struct election *el)
+{
+	struct el_action a;
+
+	for (a = next(el); a.type == EL_ACT_ZK; a = next(el))
+		;
+	return a;
+}
+
+/*
+ * Found by the simulator's reloads of the lease's settings: a reload that
+ * raises hooks.demote_timeout past what the lease has left demotes at
+ * once, with what is left, so that the hook still ends by the lease's
+ * end (less the margin).
+ */
+static void
+test_reload_raising_demote_timeout_keeps_the_lease_end(void **state)
+{
+	struct election_params p;
+	struct election_view v;
+	struct election *el;
+	struct el_action a;
+
+	(void)state;
+	params_init(&p, 0, 0, EL_GRACE_LEASE);
+	p.demote_timeout_ms = 500;
+	el = el_start(&p);
+	become_leader(el);
+	hold_syncs = 1;
+	election_view(el, &v);
+	now = v.lease_end - 100 - 2000;
+	election_clock(el, now);
+	assert_int_equal(next_not_zk(el).type, EL_ACT_NONE);
+	assert_int_equal(election_role(el), ROLE_LEADER);
+	p.demote_timeout_ms = 3000;
+	election_reconfigure(el, &p);
+	a = next_not_zk(el);
+	assert_int_equal(a.type, EL_ACT_HOOK);
+	assert_int_equal(a.hook, HOOK_DEMOTE);
+	assert_string_equal(a.reason, "lease-lost");
+	assert_int_equal(a.ms, 2000);
+	election_free(el);
+}
+
 /*
  * Issue 19, defect 6 (found by the simulator): a leader woken past its
  * demote point while its health check runs has the check killed, and
@@ -3155,6 +3201,42 @@ test_promote_killed_then_renewed_still_demotes(void **state)
 	election_free(el);
 }
 
+/*
+ * The fifth blind round's: a pause while a demote runs that no release
+ * follows (a start's, an expired session's) is answered once that demote
+ * has ended, in role observer, not while the application still leads.
+ */
+static void
+test_pause_during_a_demote_without_release_waits_for_it(void **state)
+{
+	struct election *el = el_new(1, 0);
+	struct el_action a;
+
+	(void)state;
+	expect_hook(el, HOOK_DEMOTE, "startup");
+	election_pause(el, 1);
+	expect_none(el);
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	assert_int_equal(next(el).type, EL_ACT_PAUSED);
+	assert_int_equal(election_role(el), ROLE_OBSERVER);
+	election_free(el);
+
+	el = el_new(0, 0);
+	become_leader(el);
+	election_session(el, EL_ZK_EXPIRED, 0, T_MS);
+	expect_hook(el, HOOK_DEMOTE, "session-expired");
+	election_pause(el, 1);
+	for (a = next(el); a.type != EL_ACT_NONE; a = next(el)) {
+		assert_int_not_equal(a.type, EL_ACT_PAUSED);
+		if (a.type == EL_ACT_RESTART)
+			restarted(el);
+	}
+	assert_int_equal(election_role(el), ROLE_DEMOTING);
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	assert_int_equal(next(el).type, EL_ACT_PAUSED);
+	election_free(el);
+}
+
 /* Found by the simulator: pause, then resume, while promote runs. */
 static void
 test_pause_resume_during_promote(void **state)
@@ -4419,6 +4501,7 @@ main(void)
 		cmocka_unit_test(test_ride_through_window),
 		cmocka_unit_test(test_timeout_below_two_ticks_stays_out),
 		cmocka_unit_test(test_reload_without_lease_room_hands_over),
+		cmocka_unit_test(test_reload_raising_demote_timeout_keeps_the_lease_end),
 		cmocka_unit_test(test_woken_past_demote_point_sends_nothing_first),
 		cmocka_unit_test(test_promote_failure),
 		cmocka_unit_test(test_run_exited_resigns_and_backs_off),
@@ -4442,6 +4525,7 @@ main(void)
 		cmocka_unit_test(test_release_leaves_an_old_leaderships_breadcrumb),
 		cmocka_unit_test(test_promote_failed_then_expiry_rejoins),
 		cmocka_unit_test(test_pause_during_create_releases_it),
+		cmocka_unit_test(test_pause_during_a_demote_without_release_waits_for_it),
 		cmocka_unit_test(test_pause_after_lost_create_deletes_orphan),
 		cmocka_unit_test(test_pause_after_lost_create_without_parent),
 		cmocka_unit_test(test_orphan_leader_node_is_deleted),
