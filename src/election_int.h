@@ -165,6 +165,12 @@
  * 127 (the timing reloads of the simulator that found 125) a reload that
  * raises hooks.demote_timeout past what the lease has left demotes at once
  * with the whole new budget: the hook may run past the lease's end.
+ * 128, 129 (a sixth blind round) the preemption's wait follows the
+ * outranking daemon's id, not its node (one that left and joined again
+ * keeps its old wait); the marker's hold after a resign or a switchover
+ * ignored (the resigner's marker made again as it rejoins); 130 a demote
+ * started late given what is left of the lease without the margin; 131
+ * `resigned` answered at a listing before the resign's release is done.
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS

@@ -38,7 +38,8 @@ static int
 el_mark_wanted(const struct election *el)
 {
 	return el->priority != 0 && el->sid != 0 &&
-	    el->now >= el->mark_hold_until && el_may_queue(el);
+	    (el->now >= el->mark_hold_until || EL_MUTANT(129)) &&
+	    el_may_queue(el);
 }
 
 /* A marker of ours deleted on its own (NONODE is fine). */

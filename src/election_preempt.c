@@ -157,13 +157,14 @@ el_preempt_listed(struct election *el, const struct el_queue *q, int on)
 		el_preempt_forget(el);
 		return;
 	}
-	if (el->pre_node == NULL || strcmp(el->pre_node, q->names[i]) != 0) {
-		el_preempt_forget(el);
-		el_preempt_set(&el->pre_node, q->names[i]);
-		el->pre_since = el->now;
-	}
 	/* Its data as now read (a reload may have changed it). */
 	candidate_kv(q->datas[i], "id", id, sizeof(id));
+	if (EL_MUTANT(128) ? el->pre_id == NULL || strcmp(el->pre_id, id) != 0 :
+	    el->pre_node == NULL || strcmp(el->pre_node, q->names[i]) != 0) {
+		el_preempt_forget(el);
+		el->pre_since = el->now;
+	}
+	el_preempt_set(&el->pre_node, q->names[i]);
 	el_preempt_set(&el->pre_id, id);
 	el->pre_prio = candidate_priority(q->datas[i]);
 	if (el->pre_since == el->now)

@@ -97,7 +97,8 @@ el_list_done(struct election *el, const struct el_result *res)
 	el->first = me == 0;
 	el->position = me + 1;
 	/* A resign is done once the new node is seen in the queue. */
-	if (el->resigning == 2 && el->node != NULL)
+	if ((el->resigning == 2 || (el->resigning && EL_MUTANT(131))) &&
+	    el->node != NULL)
 		el->resign_reply = 1;
 	el->pred_watched = 0;
 	el->pred_head = me == 1;

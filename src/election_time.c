@@ -109,7 +109,8 @@ el_demote_budget(const struct election *el)
 
 	if (!el->lease_known || EL_MUTANT(127))
 		return el->demote_ms;
-	left = el_lease_end(el) - EL_LEASE_MARGIN_MS - el->now;
+	left = el_lease_end(el) - (EL_MUTANT(130) ? 0 : EL_LEASE_MARGIN_MS) -
+	    el->now;
 	return left > 0 && left < el->demote_ms ? left : el->demote_ms;
 }
 

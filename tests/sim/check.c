@@ -85,6 +85,8 @@ check_start(struct sim *s, struct peer *p)
 	pc->resumed_lead = 0;
 	pc->av_cut_at = 0;	/* a kill's demote died with its process */
 	pc->rs_point = 0;
+	pc->handing = 0;
+	pc->hold_from = 0;
 	p->last_role = ROLE_UNKNOWN;
 	p->last_lease = 0;
 }
@@ -564,6 +566,7 @@ static void
 check_action_hook(struct sim *s, struct peer *p, const struct el_action *act)
 {
 	struct pcheck *pc = &s->pc[p->idx];
+	struct election_view v;
 
 	if (p->hook_on)
 		check_fail(s, "(b) %s: hook %s starts while %s runs", p->id,
@@ -578,6 +581,10 @@ check_action_hook(struct sim *s, struct peer *p, const struct el_action *act)
 		    trace_hook(act->hook));
 	switch (act->hook) {
 	case HOOK_PROMOTE:
+		check_view(p, &v);
+		(void)snprintf(pc->led_node, sizeof(pc->led_node), "%s",
+		    v.node != NULL ? v.node : "");
+		pc->hold_from = 0;	/* leads again: the handover is over */
 		if (pc->last_pd == 'P')
 			check_fail(s, "(b) %s: two promotes without a demote",
 			    p->id);

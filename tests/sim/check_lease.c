@@ -105,7 +105,8 @@ check_lease_step(struct sim *s, struct peer *p,
 		s->pc[p->idx].av_cut_at = 0;
 
 	/* Woke past its demote point, but a buffered reply renewed it. */
-	if (s->pc[p->idx].av_woke_late && v->demote_at > s->now)
+	if (s->pc[p->idx].av_woke_late && v->demote_at > s->now &&
+	    v->lease_end > s->pc[p->idx].av_freeze_lease)
 		s->pc[p->idx].av_woke_late = 0;
 	if (v->lease_end == 0 || v->sid == 0)
 		return;
@@ -303,6 +304,7 @@ check_lease_freeze(struct sim *s, struct peer *p)
 
 	election_view(p->el, &v);
 	s->pc[p->idx].av_freeze_at = v.demote_at;
+	s->pc[p->idx].av_freeze_lease = v.lease_end;
 }
 
 void
@@ -384,6 +386,26 @@ check_lease_resumed(struct sim *s, struct peer *p, const char *why)
 }
 
 /*
+ * (L2) A demote that starts with less than its budget (and the margin)
+ * left of the core's own lease, behind a killed hook or after a reload,
+ * is given no more than what is left less the margin: it ends by then.
+ */
+static void
+check_lease_demote_budget(struct sim *s, struct peer *p,
+    const struct el_action *act)
+{
+	struct election_view v;
+	int64_t left;
+
+	election_view(p->el, &v);
+	left = v.lease_end - CHECK_LEASE_MARGIN_MS - s->now;
+	if (v.lease_end != 0 && left > 0 && act->ms > left)
+		check_fail(s, "(L2) %s: demote given %lld ms, past its lease's "
+		    "end %lld less the margin", p->id, (long long)act->ms,
+		    (long long)v.lease_end);
+}
+
+/*
  * (L2) and (AV) at the start of a demote that ends a leadership of the
  * session pc->sid. AV: with a lease done right the daemon demotes at
  * av_base + T - demote_timeout - margin, where av_base is the latest of:
@@ -415,6 +437,7 @@ check_lease_demote(struct sim *s, struct peer *p, const struct el_action *act)
 	}
 	pc->av_cut_at = 0;
 	pc->av_woke_late = 0;
+	check_lease_demote_budget(s, p, act);
 	if (strcmp(why, "startup") == 0)
 		return;
 	e = check_lease_expiry(s, pc->sid);

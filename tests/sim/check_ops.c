@@ -84,6 +84,9 @@ check_ops_demote(struct sim *s, struct peer *p, const char *reason)
 	struct election_view v;
 	const char *slash;
 
+	s->pc[p->idx].handing = reason != NULL &&
+	    (strcmp(reason, "resign") == 0 ||
+	    strcmp(reason, "switchover") == 0);
 	if (!p->sw_on || p->sw_inc != p->inc || reason == NULL ||
 	    (strcmp(reason, "switchover") != 0 &&
 	    strcmp(reason, "preempted") != 0))
@@ -228,6 +231,95 @@ check_ops_paused(struct sim *s, struct peer *p)
 }
 
 /*
+ * (resign) The contract's "answer ok once the handoff is done": when a
+ * daemon answers `resigned`, the node it last led on is gone (its release
+ * went through; the daemon queues again at the back), unless its session
+ * is gone too: a session whose auth failed, replaced since, cannot delete
+ * it, and the server expires it within T.
+ */
+void
+check_ops_resigned(struct sim *s, struct peer *p)
+{
+	const struct pcheck *pc = &s->pc[p->idx];
+	const struct znode *z;
+	char path[SIM_PATH];
+
+	if (p->cl.sid == 0 || p->sess_gone || pc->led_node[0] == '\0')
+		return;
+	(void)snprintf(path, sizeof(path), "%s/%s", SIM_CANDS, pc->led_node);
+	z = ztree_get(&s->qu.tree, path);
+	if (z != NULL && z->owner == p->cl.sid)
+		check_fail(s, "(resign) %s: answers resigned while the node it "
+		    "led on, %s, is still in the queue", p->id, path);
+}
+
+/* The daemon whose session is sid, or NULL. */
+static struct peer *
+check_ops_peer(struct sim *s, int64_t sid)
+{
+	int i;
+
+	for (i = 0; i < s->npeers; i++)
+		if (s->peer[i].running && s->peer[i].cl.sid == sid)
+			return &s->peer[i];
+	return NULL;
+}
+
+/* Another session made E/leader: every hold but its own is over. */
+static void
+check_ops_leader_made(struct sim *s, int64_t sid)
+{
+	int i;
+
+	for (i = 0; i < s->npeers; i++)
+		if (s->peer[i].cl.sid != sid)
+			s->pc[i].hold_from = 0;
+}
+
+/*
+ * (prio) At the quorum's commit of each write: a leader of a priority
+ * above 0 that handed over on purpose (resign, switchover) keeps its
+ * marker away from its release (the delete of the node it led on) until
+ * another session has made E/leader,
+ * or for T: else the next head yields back to it and the handover is
+ * undone (the core's mark_hold_until).
+ */
+void
+check_ops_commit(struct sim *s, const struct zreq *req, int64_t sid)
+{
+	const size_t clen = strlen(SIM_CANDS "/"), mlen = strlen(SIM_MARKS "/");
+	struct peer *p = check_ops_peer(s, sid);
+	struct pcheck *pc = p != NULL ? &s->pc[p->idx] : NULL;
+	int i, n = req->kind == ZR_MULTI ? req->nmop : 1;
+	int kind;
+	const char *path;
+
+	for (i = 0; i < n && (req->kind == ZR_MULTI || req->kind ==
+	    ZR_CREATE); i++) {
+		kind = req->kind == ZR_MULTI ? req->mop[i].kind :
+		    ZK_MOP_CREATE;
+		path = req->kind == ZR_MULTI ? req->mop[i].path : req->path;
+		if (kind == ZK_MOP_CHECK)
+			continue;
+		if (kind != ZK_MOP_DELETE && strcmp(path, SIM_LEADER) == 0)
+			check_ops_leader_made(s, sid);
+		else if (kind == ZK_MOP_DELETE && pc != NULL &&
+		    pc->handing && strncmp(path, SIM_CANDS "/", clen) == 0 &&
+		    strcmp(path + clen, pc->led_node) == 0) {
+			/* Not below 0: without a marker it counts as 0. */
+			if (p->params.priority > 0)
+				pc->hold_from = s->now;
+			pc->handing = 0;
+		} else if (kind != ZK_MOP_DELETE && pc != NULL &&
+		    pc->hold_from != 0 && strncmp(path, SIM_MARKS "/",
+		    mlen) == 0 && s->now < pc->hold_from + s->T)
+			check_fail(s, "(prio) %s: makes its marker %s %lld ms "
+			    "after it handed over, before another leads",
+			    p->id, path, (long long)(s->now - pc->hold_from));
+	}
+}
+
+/*
  * A head's yield, in the step that decided it (before any reload): to a
  * priority above its own as read, and as the operator set it (a marker
  * kept away, or taken for a 0 when it was missed, makes the read wrong),
@@ -271,6 +363,26 @@ check_ops_step(struct sim *s, struct peer *p,
 	p->yields_seen = v->yields;
 }
 
+/*
+ * (prio) A leader hands over to a node that has been in the queue for its
+ * whole preempt_delay: the contract's "must be healthy" that long. The
+ * wait is the node's, not its daemon's: one that left and joined again
+ * with a new node waits again.
+ */
+static void
+check_ops_preempt_age(struct sim *s, struct peer *p, const char *path)
+{
+	const char *name = strrchr(path, '/');
+	int64_t at;
+
+	at = quorum_born_at(s, name != NULL ? name + 1 : path);
+	if (at >= 0 && s->now - at < p->params.preempt_delay_ms)
+		check_fail(s, "(prio) %s: preempts to %s, made %lld ms ago, "
+		    "within its preempt_delay of %lld ms", p->id, path,
+		    (long long)(s->now - at),
+		    (long long)p->params.preempt_delay_ms);
+}
+
 void
 check_ops_action(struct sim *s, struct peer *p, const struct el_action *act)
 {
@@ -297,6 +409,7 @@ check_ops_action(struct sim *s, struct peer *p, const struct el_action *act)
 			    "%lld, not above its own %lld", p->id, act->data,
 			    (long long)act->priority,
 			    (long long)p->params.priority);
+		check_ops_preempt_age(s, p, act->path);
 		ops_switch_begin(s, p, act->path, act->data, 1);
 		break;
 	default:

@@ -313,6 +313,7 @@ void quorum_close_session(struct sim *s, int64_t sid, const char *why);
 void quorum_admin_delete(struct sim *s, const char *path);
 void quorum_admin_create(struct sim *s, const char *path);
 int64_t quorum_born_czxid(const struct sim *s, const char *name);
+int64_t quorum_born_at(const struct sim *s, const char *name);
 
 /* server.c */
 void server_init(struct sim *s);

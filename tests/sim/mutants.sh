@@ -95,6 +95,10 @@ spec() {
 125;;\(DT\);-H;h=1
 126;;\(pause\) .*hook runs
 127;;\(L2\);-H -A;h=1 A=1
+128;;\(prio\) .*within its preempt_delay;-P;p=1
+129;;\(prio\) .*makes its marker;-P -W;p=1 w=1
+130;;\(L2\) .*less the margin
+131;;\(resign\);-W;w=1
 EOT
 }
 

@@ -457,6 +457,7 @@ peer_perform(struct sim *s, struct peer *p, const struct el_action *act)
 		break;
 	case EL_ACT_RESIGNED:
 		p->resign_wait = 0;
+		check_ops_resigned(s, p);
 		break;
 	case EL_ACT_PAUSED:
 		p->pause_wait = 0;
@@ -703,6 +704,9 @@ peer_operator(struct sim *s, struct peer *p, int cmd)
 		/* A reload with another priority. */
 		p->params.priority = peer_draw_priority(s);
 		p->prio_at = s->now;
+		/* A hold after a handover is the core's to keep or not. */
+		if (p->params.priority <= 0)
+			s->pc[p->idx].hold_from = 0;
 		trace(s, p->idx, "operator: priority %lld",
 		    (long long)p->params.priority);
 		election_reconfigure(p->el, &p->params);

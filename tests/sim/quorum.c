@@ -91,18 +91,37 @@ quorum_born(struct sim *s, const char *path, int64_t zxid)
 	(void)snprintf(s->born[s->nborn].name, sizeof(s->born[0].name), "%s",
 	    name);
 	s->born[s->nborn].released = 0;
+	s->born[s->nborn].at = s->now;
 	s->born[s->nborn++].czxid = zxid;
 }
 
-int64_t
-quorum_born_czxid(const struct sim *s, const char *name)
+/* The index of candidate node name in s->born, or -1: never made. */
+static int
+quorum_born_find(const struct sim *s, const char *name)
 {
 	int i;
 
 	for (i = 0; i < s->nborn; i++)
 		if (strcmp(s->born[i].name, name) == 0)
-			return s->born[i].czxid;
+			return i;
 	return -1;
+}
+
+/* When the quorum made candidate node name (-1: never). */
+int64_t
+quorum_born_at(const struct sim *s, const char *name)
+{
+	int i = quorum_born_find(s, name);
+
+	return i >= 0 ? s->born[i].at : -1;
+}
+
+int64_t
+quorum_born_czxid(const struct sim *s, const char *name)
+{
+	int i = quorum_born_find(s, name);
+
+	return i >= 0 ? s->born[i].czxid : -1;
 }
 
 /* Appends a transaction with the changes and applies it at the quorum. */
@@ -406,6 +425,7 @@ quorum_commit(struct sim *s, struct zreq *req, int64_t sid, int srv)
 		if (rc != ZOK)
 			return;
 		check_queue_commit(s, req, sid);
+		check_ops_commit(s, req, sid);
 		req->wait_zxid = quorum_append(s, chg, 1, 0);
 		return;
 	case ZR_MULTI:
@@ -421,6 +441,7 @@ quorum_commit(struct sim *s, struct zreq *req, int64_t sid, int srv)
 		if (rc != ZOK)
 			return;
 		check_queue_commit(s, req, sid);
+		check_ops_commit(s, req, sid);
 		/* Checks change nothing; a multi of checks only is a txn
 		 * without changes, as in ZooKeeper. */
 		for (i = 0; i < req->nmop; i++)

@@ -246,6 +246,11 @@ struct pcheck {
 				 * started since */
 	int no_lease;		/* (AV) a lease_error since its promote */
 	int64_t rs_point;	/* (RS) its demote point at a hook's kill */
+	int handing;		/* (prio) its last demote handed over on
+				 * purpose (resign, switchover) */
+	int64_t hold_from;	/* ...and its release then committed: its
+				 * marker stays away until another leads */
+	char led_node[64];	/* (resign) the node of its last promote */
 	char node[SIM_PATH];
 	int64_t sid;		/* the session it promoted in */
 	char fenced_node[SIM_PATH];	/* the node of its last good fence */
@@ -269,6 +274,8 @@ struct pcheck {
 				 * server answered, this session */
 	int av_conn;		/* the connection of av_conf */
 	int64_t av_freeze_at;	/* its demote point when it froze */
+	int64_t av_freeze_lease;	/* ...and its lease's end: a reload
+					 * that moves the point renews nothing */
 	int av_woke_late;	/* woke past it, not renewed since: AV
 				 * excuses its demote */
 	int64_t av_cut_at;	/* a promote or fence was killed then, */
@@ -427,11 +434,13 @@ struct sim {
 	int64_t last_epoch;	/* of the last promote */
 	int last_epoch_peer;
 	char last_epoch_node[SIM_PATH];
-	/* every candidate node ever created: its czxid (epochs), and
-	 * whether a request of its own session deleted it */
+	/* every candidate node ever created: its czxid (epochs), when
+	 * the quorum made it, and whether a request of its own session
+	 * deleted it */
 	struct {
 		char name[64];
 		int64_t czxid;
+		int64_t at;
 		int released;
 	} *born;
 	int nborn, capborn;
@@ -650,6 +659,8 @@ void check_ops_given_up(struct sim *s, struct peer *p, const char *why);
 void check_health_result(struct peer *p, int ok);
 void check_health_reload(struct peer *p);
 void check_ops_paused(struct sim *s, struct peer *p);
+void check_ops_resigned(struct sim *s, struct peer *p);
+void check_ops_commit(struct sim *s, const struct zreq *req, int64_t sid);
 void check_ops_step(struct sim *s, struct peer *p,
     const struct election_view *v);
 void check_ops_final(struct sim *s);
