@@ -86,7 +86,7 @@
  * lease is short: it has finished before the quorum can expire its
  * session, which is the only other way its claim and E/leader go away.
  * Its hook is given no more than the lease has left, whatever a reload
- * made of hooks.demote_timeout (el_demote_budget()).
+ * made of hooks.demote_timeout (election_demote_budget()).
  * (4) A stale read cannot make us first or hide E/leader or a claim: a
  * server applies transactions in zxid order, so a listing that holds our
  * node (or claim) holds every node (claim) created before it, and one that

@@ -201,6 +201,15 @@ void election_clock(struct election *el, int64_t now_ms);
 /* When the election next wants election_clock() + election_next() called
  * even if nothing else happens (INT64_MAX: never). */
 int64_t election_deadline(const struct election *el);
+/*
+ * What a demote asked for with the budget ms may take if it starts at the
+ * clock's now: no more than the lease has left, less the margin (the
+ * core's own demotes get it; the daemon's late starts ask for it); the
+ * whole budget without a lease or past its end, which *late (unless
+ * NULL) tells.
+ */
+int64_t election_demote_budget(const struct election *el, int64_t ms,
+    int *late);
 
 /* Next action to perform, or EL_ACT_NONE. Pointers in act stay valid until
  * the next call into the election. */

@@ -119,7 +119,7 @@ el_act_hook(struct election *el, struct el_action *act, enum hook_kind kind,
 		}
 		break;
 	case HOOK_DEMOTE:
-		act->ms = el_demote_budget(el);
+		act->ms = election_demote_budget(el, el->demote_ms, NULL);
 		act->epoch = EL_MUTANT(7) ? el->epoch : el->lead_epoch;
 		break;
 	case HOOK_CHECK:

@@ -570,7 +570,6 @@ int el_claim_watch(struct el_claim *cl, int deleted, const char *path);
 /* election_time.c */
 int64_t el_lease_end(const struct election *el);
 int64_t el_demote_point(const struct election *el);
-int64_t el_demote_budget(const struct election *el);
 int el_lease_short(const struct election *el);
 int el_answered(int rc);
 void el_confirmed(struct election *el, int64_t sent);

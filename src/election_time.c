@@ -96,22 +96,31 @@ el_demote_point(const struct election *el)
 }
 
 /*
- * What a demote starting now may take: it must be over by the lease's
- * end, less the margin. At the demote point that is its whole budget; a
- * reload that raised hooks.demote_timeout past what the lease has left
- * demotes at once, with what is left. Without a lease, or past its end
- * (a freeze), nothing is left to keep: the whole budget.
+ * What a demote asked for with the budget ms may take when it starts now:
+ * it must be over by the lease's end, less the margin. At the demote
+ * point that is its whole budget; a reload that raised
+ * hooks.demote_timeout past what the lease has left, or a start held up
+ * (a killed hook in the way, the daemon's hooks.run or failed spawns),
+ * gets what is left. Without a lease (none yet, or the session expired),
+ * or past its end (a freeze), nothing is left to keep: the whole budget,
+ * and *late (unless NULL) says whether the end was passed.
  */
 int64_t
-el_demote_budget(const struct election *el)
+election_demote_budget(const struct election *el, int64_t ms, int *late)
 {
 	int64_t left;
 
+	if (late != NULL)
+		*late = 0;
 	if (!el->lease_known || EL_MUTANT(127))
-		return el->demote_ms;
+		return ms;
 	left = el_lease_end(el) - (EL_MUTANT(130) ? 0 : EL_LEASE_MARGIN_MS) -
 	    el->now;
-	return left > 0 && left < el->demote_ms ? left : el->demote_ms;
+	if (left > 0)
+		return left < ms ? left : ms;
+	if (late != NULL)
+		*late = 1;
+	return ms;
 }
 
 /* Too little lease left to lead: a leader must start demoting now. */

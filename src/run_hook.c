@@ -134,9 +134,9 @@ run_hook_done(const struct hook_result *res, void *arg)
 		/*
 		 * Whatever the stop took, the demote still ends by the end
 		 * of the lease (less the core's margin) when there is one
-		 * still ahead (slot_hook_demote_budget()).
+		 * still ahead (election_demote_budget()).
 		 */
-		act.ms = slot_hook_demote_budget(d, act.ms, NULL);
+		act.ms = election_demote_budget(d->el, act.ms, NULL);
 		slot_hook_run(d, &act);
 		free(d->run_demote_reason);
 		d->run_demote_reason = NULL;

@@ -13,7 +13,7 @@
  * it holds one behind hooks.run: the core counts it as running, keeps
  * this node's nodes, and the start is tried again, sooner at first, until
  * it succeeds (slot_hook_retry()). It then gets what the lease leaves of
- * its budget (slot_hook_demote_budget()).
+ * its budget (election_demote_budget()).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,34 +122,6 @@ slot_hook_done(const struct hook_result *res, void *arg)
 	else if (!unhealthy && was_unhealthy)
 		log_notice("health check passed %lld times: rejoining",
 		    (long long)d->cfg.check_rise);
-}
-
-/*
- * What a demote asked for with the budget ms may take when it starts now,
- * late (behind hooks.run, or after failed starts): the lease wants it
- * over by its end, less the core's margin, that is by the demote point
- * plus the budget. Without a lease (none yet, or the session expired)
- * there is no such end; past that end, nothing is left to respect, and
- * what matters is that the application is told: the demote gets its
- * whole budget, and *late (unless NULL) says so.
- */
-int64_t
-slot_hook_demote_budget(struct daemon *d, int64_t ms, int *late)
-{
-	struct election_view v;
-	int64_t left;
-
-	if (late != NULL)
-		*late = 0;
-	election_view(d->el, &v);
-	if (v.lease_end == 0)
-		return ms;
-	left = v.demote_at + v.demote_timeout_ms - now_ms();
-	if (left > 0)
-		return left < ms ? left : ms;
-	if (late != NULL)
-		*late = 1;
-	return ms;
 }
 
 /* Spawns the hook with the environment of its moment; its pid, or -1. */
@@ -296,7 +268,7 @@ slot_hook_retry(evutil_socket_t fd, short what, void *arg)
 	d->hook_pid = -1;
 	if (d->startup_pid == 0)
 		d->startup_pid = -1;
-	act.ms = slot_hook_demote_budget(d, d->held_demote.ms, &late);
+	act.ms = election_demote_budget(d->el, d->held_demote.ms, &late);
 	if (late && !d->held_demote_late) {
 		d->held_demote_late = 1;
 		log_msg(LOG_ERR, "the demote hook could not be started before "

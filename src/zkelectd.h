@@ -247,7 +247,6 @@ void daemon_wake(struct daemon *d, struct waiter **list, const char *text);
 void slot_hook_init(struct daemon *d);
 void slot_hook_free(struct daemon *d);
 void slot_hook_run(struct daemon *d, const struct el_action *act);
-int64_t slot_hook_demote_budget(struct daemon *d, int64_t ms, int *late);
 
 /* reexec.c */
 void reexec_request(struct daemon *d);

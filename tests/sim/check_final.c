@@ -66,6 +66,7 @@ static void
 check_final_heir(struct sim *s)
 {
 	struct candidate *c, k;
+	const struct peer *p;
 	char **names, **cand;
 	int i, n, nc, m, heir = 0;
 
@@ -79,10 +80,9 @@ check_final_heir(struct sim *s)
 		if (candidate_parse_as(names[i], CANDIDATE_CLAIM_PREFIX,
 		    &k) == 0 && k.sid == c[1].sid)
 			heir = 1;
-	for (i = 0; i < s->npeers && m >= 2 && !heir; i++)
-		if (s->peer[i].running && s->peer[i].cl.sid == c[1].sid)
-			check_fail(s, "(f) %s: the heir, without a prepared "
-			    "claim", s->peer[i].id);
+	if (m >= 2 && !heir && (p = peer_of_session(s, c[1].sid)) != NULL)
+		check_fail(s, "(f) %s: the heir, without a prepared claim",
+		    p->id);
 	free(c);
 	ztree_names_free(cand, nc);
 	ztree_names_free(names, n);

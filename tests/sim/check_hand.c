@@ -26,18 +26,6 @@
 #include "candidate.h"
 #include "sim.h"
 
-/* The daemon whose session is sid, or NULL. */
-static struct peer *
-check_hand_peer(struct sim *s, int64_t sid)
-{
-	int i;
-
-	for (i = 0; i < s->npeers; i++)
-		if (s->peer[i].running && s->peer[i].cl.sid == sid)
-			return &s->peer[i];
-	return NULL;
-}
-
 /* The session of the first candidate node and of the first claim. */
 static int64_t
 check_hand_first(struct sim *s, const char *dir, const char *prefix)
@@ -90,7 +78,7 @@ check_hand_release(struct sim *s, const struct zreq *r)
 		return;
 	sid = check_hand_first(s, SIM_CANDS, CANDIDATE_NAME_PREFIX);
 	if (sid == 0 || check_hand_first(s, SIM_CLAIMS,
-	    CANDIDATE_CLAIM_PREFIX) != sid || check_hand_peer(s, sid) == NULL)
+	    CANDIDATE_CLAIM_PREFIX) != sid || peer_of_session(s, sid) == NULL)
 		return;
 	s->hand_zxid = r->wait_zxid;
 	s->hand_sid = sid;

@@ -253,18 +253,6 @@ check_ops_resigned(struct sim *s, struct peer *p)
 		    "led on, %s, is still in the queue", p->id, path);
 }
 
-/* The daemon whose session is sid, or NULL. */
-static struct peer *
-check_ops_peer(struct sim *s, int64_t sid)
-{
-	int i;
-
-	for (i = 0; i < s->npeers; i++)
-		if (s->peer[i].running && s->peer[i].cl.sid == sid)
-			return &s->peer[i];
-	return NULL;
-}
-
 /* Another session made E/leader: every hold but its own is over. */
 static void
 check_ops_leader_made(struct sim *s, int64_t sid)
@@ -288,7 +276,7 @@ void
 check_ops_commit(struct sim *s, const struct zreq *req, int64_t sid)
 {
 	const size_t clen = strlen(SIM_CANDS "/"), mlen = strlen(SIM_MARKS "/");
-	struct peer *p = check_ops_peer(s, sid);
+	struct peer *p = peer_of_session(s, sid);
 	struct pcheck *pc = p != NULL ? &s->pc[p->idx] : NULL;
 	int i, n = req->kind == ZR_MULTI ? req->nmop : 1;
 	int kind;

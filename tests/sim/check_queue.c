@@ -60,11 +60,10 @@ check_queue_first(struct sim *s, int64_t sid, char *name, size_t len)
 static const char *
 check_queue_who(struct sim *s, int64_t sid, char *buf, size_t len)
 {
-	int i;
+	const struct peer *p = peer_of_session(s, sid);
 
-	for (i = 0; i < s->npeers; i++)
-		if (s->peer[i].running && s->peer[i].cl.sid == sid)
-			return s->peer[i].id;
+	if (p != NULL)
+		return p->id;
 	(void)snprintf(buf, len, "session %016llx", (unsigned long long)sid);
 	return buf;
 }
@@ -218,15 +217,16 @@ check_hand_deleted(struct sim *s, const struct peer *p)
 static void
 check_queue_heir(struct sim *s, int64_t sid)
 {
-	int i;
+	const struct peer *p = peer_of_session(s, sid);
+	struct pcheck *pc;
 
-	for (i = 0; i < s->npeers; i++)
-		if (s->peer[i].running && s->peer[i].cl.sid == sid) {
-			if (s->pc[i].heir_zxid != 0 && !s->pc[i].heir_used)
-				s->st.stale_claims++;
-			s->pc[i].heir_zxid = s->qu.zxid + 1;
-			s->pc[i].heir_used = 0;
-		}
+	if (p == NULL)
+		return;
+	pc = &s->pc[p->idx];
+	if (pc->heir_zxid != 0 && !pc->heir_used)
+		s->st.stale_claims++;
+	pc->heir_zxid = s->qu.zxid + 1;
+	pc->heir_used = 0;
 }
 
 /*

@@ -139,6 +139,18 @@ peer_free(struct sim *s, struct peer *p)
 	p->ndef = p->capdef = 0;
 }
 
+/* The running daemon whose session is sid, or NULL. */
+struct peer *
+peer_of_session(struct sim *s, int64_t sid)
+{
+	int i;
+
+	for (i = 0; i < s->npeers; i++)
+		if (s->peer[i].running && s->peer[i].cl.sid == sid)
+			return &s->peer[i];
+	return NULL;
+}
+
 int
 peer_is_live_candidate(const struct peer *p)
 {

@@ -552,6 +552,7 @@ void stall_news_free(struct ev *ev);
 int64_t stall_told_zxid(const struct peer *p);
 void peer_operator(struct sim *s, struct peer *p, int cmd);
 void peer_step(struct sim *s, struct peer *p);
+struct peer *peer_of_session(struct sim *s, int64_t sid);
 int peer_is_live_candidate(const struct peer *p);
 
 enum op_cmd {
