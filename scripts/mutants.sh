@@ -64,8 +64,14 @@ survivors=0
 # budget without the margin): test_resigned_marker_stays_away_until_another_leads
 # and test_reload_raising_demote_timeout_keeps_the_lease_end. 128 and 131
 # (the preemption's wait following the id; `resigned` before the release)
-# are found by the simulator alone (tests/sim/seeds.txt).
-for m in $(seq 1 25) 30 31 32 33 $(seq 40 49) 50 60 70 $(seq 83 94) 98 99 100 $(seq 101 111) 113 116 117 118 119 120 121 122 123 124 125 126 127 129 130; do
+# are found by the simulator alone (tests/sim/seeds.txt). 132, a seventh
+# blind round's (a promote the daemon killed taken for a failed one: its
+# node given away), fails
+# test_promote_killed_at_the_demote_point_keeps_the_node. 133 and 134 (a
+# disconnect_grace reloaded during a disconnection counted from the reload,
+# or not applied until the next one) fail
+# test_disconnect_grace_reloaded_during_a_disconnect.
+for m in $(seq 1 25) 30 31 32 33 $(seq 40 49) 50 60 70 $(seq 83 94) 98 99 100 $(seq 101 111) 113 116 117 118 119 120 121 122 123 124 125 126 127 129 130 132 133 134; do
 	t=test_election
 	{ [ "$m" -ge 30 ] && [ "$m" -le 33 ]; } || [ "$m" -eq 92 ] ||
 	    { [ "$m" -eq 94 ] || [ "$m" -eq 98 ]; } ||

@@ -134,7 +134,7 @@ struct el_action {
 	struct zk_mop sub[EL_MAX_SUBOPS];	/* ACK, RELEASE, SET_DATA */
 	int nsub;
 	enum hook_kind hook;
-	const char *reason;	/* ZKELECT_REASON of the hook */
+	const char *reason;	/* HOOK: ZKELECT_REASON; RELEASE: why we leave */
 	int64_t epoch;		/* ZKELECT_EPOCH of the hook */
 	int64_t priority;	/* OUTRANKED, PREEMPT: the candidate's */
 	int64_t ms;		/* HOOK: its timeout; it must have ended

@@ -84,8 +84,10 @@ election_session(struct election *el, enum el_zk state, int64_t sid,
 		el->sync_retry = 0;
 		el->zk = EL_ZK_CONNECTED;
 		el_contact_back(el);
-		if (!EL_MUTANT(96))
+		if (!EL_MUTANT(96)) {
 			el->grace_until = 0;
+			el->disc_at = 0;
+		}
 		el->auth_failures = 0;
 		el->conn_gen++;
 		el->synced = 0;
@@ -104,11 +106,10 @@ election_session(struct election *el, enum el_zk state, int64_t sid,
 			el_reconnected(el);
 		/* Unless told otherwise, a leader leads on while its lease holds. */
 		if ((EL_MUTANT(121) ? el_promoted(el) : el_leading(el)) &&
-		    !el->conn_lost && el->grace_ms != EL_GRACE_LEASE) {
-			if (el->grace_ms == 0)
-				el_lose_contact(el, "disconnected");
-			else if (el->grace_until == 0)
-				el->grace_until = el->now + el->grace_ms;
+		    !el->conn_lost) {
+			if (el->disc_at == 0)
+				el->disc_at = el->now;
+			el_grace_apply(el);
 		}
 		break;
 	case EL_ZK_EXPIRED:
@@ -266,7 +267,7 @@ election_hook_done(struct election *el, enum hook_kind kind, int ok)
 	case HOOK_PROMOTE:
 		el_go(el, EL_ST_LEADING, el->cause);
 		el->acked = 0;
-		if (!ok && !cancelled && same_node) {
+		if (!ok && (!cancelled || EL_MUTANT(132)) && same_node) {
 			el->promote_failed = 1;
 			el_release_ask(el, "promote-failed");
 		}
@@ -746,4 +747,6 @@ election_reconfigure(struct election *el, const struct election_params *p)
 		}
 		election_set_data(el, p->data);
 	}
+	if (!EL_MUTANT(134))
+		el_grace_apply(el);
 }

@@ -302,6 +302,7 @@ struct election {
 	int conn_lost;		/* a leader must demote: lost contact */
 	const char *conn_lost_why;	/* disconnected or lease-lost */
 	int64_t grace_until;	/* 0, or when a disconnected leader demotes */
+	int64_t disc_at;	/* 0, or when a leader was told it is cut off */
 	int restart;		/* the session must be replaced */
 	int64_t restart_at;
 	int restart_sent;
@@ -575,6 +576,7 @@ int el_answered(int rc);
 void el_confirmed(struct election *el, int64_t sent);
 void el_answered_sent(struct election *el, int64_t sent);
 void el_reconnected(struct election *el);
+void el_grace_apply(struct election *el);
 void el_lose_contact(struct election *el, const char *why);
 void el_set_timeout(struct election *el, int64_t timeout_ms);
 int el_sync_due(const struct election *el);

@@ -199,6 +199,7 @@ el_next_demote(struct election *el, struct el_action *act)
 			el->lost_reason = NULL;
 			el->conn_lost = 0;
 			el->grace_until = 0;
+			el->disc_at = 0;
 			el_act_hook(el, act, HOOK_DEMOTE, reason);
 			return 1;
 		}

@@ -399,6 +399,30 @@ el_min(int64_t *d, int64_t t)
 		*d = t;
 }
 
+/*
+ * The disconnect_grace of a leader told it is cut off (at disc_at), as it
+ * is configured now: counted from that moment, so that a reload applies
+ * at once to a grace under way (a shorter one may end it now); lease, the
+ * default, leaves the leader to its lease; 0 demotes at once.
+ */
+void
+el_grace_apply(struct election *el)
+{
+	int64_t from;
+
+	if (el->disc_at == 0 || el->conn_lost || el->zk == EL_ZK_CONNECTED ||
+	    !el_leading(el))
+		return;
+	el->grace_until = 0;
+	if (el->grace_ms == EL_GRACE_LEASE)
+		return;
+	from = EL_MUTANT(133) ? el->now : el->disc_at;
+	if (el->now >= from + el->grace_ms)
+		el_lose_contact(el, "disconnected");
+	else
+		el->grace_until = from + el->grace_ms;
+}
+
 int64_t
 election_deadline(const struct election *el)
 {

@@ -649,6 +649,42 @@ def test_leader_partitioned_for_a_third_of_session_timeout(election, faults):
     faults.check_all()
 
 
+def test_disconnect_grace_reloaded_during_a_disconnect(election, faults):
+    """A leader cut off under the default grace (the lease) rides on; a
+    SIGHUP that sets election.disconnect_grace shorter than the time it
+    has already been cut off applies at once, counted from the disconnect:
+    it demotes now, reason disconnected, not at its lease's demote point
+    (lease-lost), as it did when a grace under way kept the old setting."""
+    set_timeout(election, 8000)
+    T = T_s(election)
+    n1, n2 = faults.start_in_order(2, proxied=("node1",))
+    before = len(election.events())
+
+    faults.partition("node1")
+    faults.proxies["node1"].cut()
+    wait_for(lambda: n1.status()["zk_state"] != "connected", T / 2,
+             "node1 to see its connection lost")
+    time.sleep(0.3)
+    assert n1.role() == "leader", "node1 stopped leading under the lease"
+    mark = len(n1.log_text())
+    n1.options["election.disconnect_grace"] = "200ms"
+    n1.write_config()
+    n1.signal(signal.SIGHUP)
+    wait_for(lambda: "configuration reloaded" in n1.log_text()[mark:], 5,
+             "the reload")
+
+    def demoted():
+        return [e for e in election.events()[before:]
+                if e.id == "node1" and e.event == "demote"
+                and e.phase == "start"]
+    starts = wait_for(demoted, T, "node1's demote after the reload")
+    assert starts[0].reason == "disconnected", \
+        f"the reloaded grace did not apply: {starts[0]}"
+    faults.heal("node1")
+    election.wait_one_leader(timeout=2 * T)
+    faults.check_all()
+
+
 def test_a_stalled_log_reader_never_holds_the_lease_demote(
         election, faults, tmp_path):
     """The daemon's stderr is a pipe whose reader stalled (a hung journald,

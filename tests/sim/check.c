@@ -439,6 +439,23 @@ check_promote(struct sim *s, struct peer *p, const struct el_action *act)
 	pc->sid = p->cl.sid;
 }
 
+/*
+ * (h): "promote-failed" (a demote's reason, a release's cause: the node
+ * is given up and the daemon backs off) only after a promote or fence
+ * that failed of itself, not one the daemon cancelled (a seventh blind
+ * round: a promote killed at the demote point gave its node away).
+ */
+void
+check_promote_failed(struct sim *s, struct peer *p, const char *what,
+    const char *reason)
+{
+	if (reason != NULL && strcmp(reason, "promote-failed") == 0 &&
+	    !p->lead_failed)
+		check_fail(s, "(h) %s: %s for promote-failed, but its last "
+		    "promote or fence %s", p->id, what, p->hook_cancel_seen ?
+		    "was cancelled by the daemon" : "did not fail");
+}
+
 static void
 check_demote(struct sim *s, struct peer *p, const struct el_action *act)
 {
@@ -460,6 +477,7 @@ check_demote(struct sim *s, struct peer *p, const struct el_action *act)
 	    p->resign_wait == 0)
 		check_fail(s, "(h) %s: demote reason resign, but no operator's "
 		    "resign is pending", p->id);
+	check_promote_failed(s, p, "demote", act->reason);
 	check_lease_demote(s, p, act);
 	qs = quorum_session(s, pc->sid);
 	/* The core reports an auth failure as an expiry, by design. */
@@ -632,8 +650,10 @@ check_action(struct sim *s, struct peer *p, const struct el_action *act)
 	case EL_ACT_ZK:
 		if (act->op == EL_OP_CLAIM)
 			s->claims_seen = 1;
-		if (act->op == EL_OP_RELEASE)
+		if (act->op == EL_OP_RELEASE) {
 			check_release_crumb(s, p, act);
+			check_promote_failed(s, p, "release", act->reason);
+		}
 		trace(s, p->idx, "-> %s %s", trace_op(act->op),
 		    act->path != NULL ? act->path : act->nsub > 0 ?
 		    act->sub[0].path : "");

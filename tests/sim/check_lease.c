@@ -133,18 +133,18 @@ check_lease_grace(struct sim *s, struct peer *p,
 {
 	int64_t g = p->params.disconnect_grace_ms, from;
 
-	if (!v->promoted || !p->grace_set || g < 0 || p->told_connected ||
+	if (!v->promoted || p->grace_end == SIM_NEVER || p->told_connected ||
 	    p->disc_at == 0)
 		return;
-	from = p->disc_at + g;
+	from = p->grace_end;
 	if (p->woke_at > from)
 		from = p->woke_at;
 	if (s->now <= from + CHECK_GRACE_SLACK_MS)
 		return;
 	check_fail(s, "(G) %s: leads at %lld, %lld ms into a disconnection "
-	    "(told at %lld), past its disconnect_grace of %lld", p->id,
-	    (long long)s->now, (long long)(s->now - p->disc_at),
-	    (long long)p->disc_at, (long long)g);
+	    "(told at %lld), past its disconnect_grace of %lld (ended at "
+	    "%lld)", p->id, (long long)s->now, (long long)(s->now - p->disc_at),
+	    (long long)p->disc_at, (long long)g, (long long)p->grace_end);
 }
 
 /* (L1) when the quorum expires a session: nobody's lease may go on. */
@@ -447,19 +447,23 @@ check_lease_demote(struct sim *s, struct peer *p, const struct el_action *act)
 		    "%016llx at %lld", p->id, why, (long long)s->now,
 		    (long long)act->ms, (unsigned long long)pc->sid,
 		    (long long)e);
-	if (strcmp(why, "disconnected") == 0 && p->grace_set &&
-	    p->params.disconnect_grace_ms > 0 && p->disc_at != 0 &&
-	    t < p->disc_at + p->params.disconnect_grace_ms) {
+	if (strcmp(why, "disconnected") == 0 && p->disc_at != 0 &&
+	    p->grace_end != SIM_NEVER && t < p->grace_end) {
 		s->st.needless++;
 		if (s->avail)
 			check_fail(s, "(AV) %s: needless demote (reason "
 			    "disconnected) at %lld, %lld ms into its "
-			    "disconnect_grace of %lld (disconnected at %lld)",
-			    p->id, (long long)t, (long long)(t - p->disc_at),
+			    "disconnect_grace of %lld (disconnected at %lld, "
+			    "its grace ends at %lld)", p->id, (long long)t,
+			    (long long)(t - p->disc_at),
 			    (long long)p->params.disconnect_grace_ms,
-			    (long long)p->disc_at);
+			    (long long)p->disc_at, (long long)p->grace_end);
 		return;
 	}
+	/* Its grace had ended (a reload since does not take that back). */
+	if (strcmp(why, "disconnected") == 0 && p->disc_at != 0 &&
+	    p->grace_end != SIM_NEVER)
+		return;
 	if (pc->av_sid != pc->sid || base == 0 || late)
 		return;
 	if (strcmp(why, "lease-lost") != 0 && (strcmp(why, "disconnected") !=

@@ -99,6 +99,9 @@ spec() {
 129;;\(prio\) .*makes its marker;-P -W;p=1 w=1
 130;;\(L2\) .*less the margin
 131;;\(resign\);-W;w=1
+132;;\(h\) .*promote-failed
+133;;\((G|AV)\);-H -A -L;h=1 A=1 l=1
+134;;\((G|AV)\);-H -A -L;h=1 A=1 l=1
 EOT
 }
 

@@ -219,6 +219,30 @@ ops_timing_init(struct sim *s, uint64_t seed)
 	ops_timing_next(s);
 }
 
+/*
+ * A leader told it is cut off: in 4 of 10 such moments, a reload of its
+ * timings, mostly within 300 ms, else within T, while its lease runs
+ * down and its grace runs (a raised demote_timeout must not outlast the
+ * lease, a grace reloaded applies at once).
+ */
+void
+ops_timing_tie(struct sim *s, struct peer *p)
+{
+	struct election_view v;
+
+	if (s->timing_ms == 0 || s->quiet)
+		return;
+	election_view(p->el, &v);
+	if (v.role != ROLE_LEADER && v.role != ROLE_PROMOTING)
+		return;
+	if (!rng_permille(&s->timing_rng, 400))
+		return;
+	/* Most disconnections are short: most reloads come soon. */
+	sim_push(s, s->now + rng_between(&s->timing_rng, 0,
+	    rng_permille(&s->timing_rng, 600) ? 300 : s->T), EV_OPERATOR,
+	    p->idx, OP_TIMING_RELOAD, 0, 1, NULL);
+}
+
 /* EV_TIMING: a SIGHUP to a running daemon (its loop takes it in turn). */
 void
 ops_timing_event(struct sim *s)
@@ -284,6 +308,8 @@ ops_timing_reload(struct sim *s, struct peer *p, int cmd)
 	}
 	if (what != 0)
 		e->tick_ms = tick;
+	if (cmd == OP_TIMING_RELOAD && rng_permille(r, 500))
+		peer_grace_reload(s, p, r);
 	trace(s, p->idx, "reload: hooks.demote_timeout %lld ms, "
 	    "zookeeper.tick_time %lld ms", (long long)e->demote_timeout_ms,
 	    (long long)e->tick_ms);

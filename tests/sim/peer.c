@@ -25,6 +25,49 @@
 #define PEER_GRACE_UNSET 0
 #endif
 
+/* When a grace counted from the disconnection at disc_at ends. */
+static int64_t
+peer_grace_end(const struct peer *p)
+{
+	return p->grace_set ? p->disc_at + p->params.disconnect_grace_ms :
+	    SIM_NEVER;
+}
+
+/*
+ * -H: a reload of disconnect_grace (unset: the lease; 0; a duration up
+ * to the requested timeout), drawn from r. It applies at once to a grace
+ * under way, counted from the disconnection; a grace already ended stays
+ * ended (the leader has demoted, or is on its way).
+ */
+void
+peer_grace_reload(struct sim *s, struct peer *p, struct rng *r)
+{
+	struct election_params *e = &p->params;
+	int64_t end;
+
+	p->grace_set = 1;
+	switch (rng_between(r, 0, 2)) {
+	case 0:
+		e->disconnect_grace_ms = PEER_GRACE_UNSET;
+		p->grace_set = 0;
+		break;
+	case 1:
+		e->disconnect_grace_ms = 0;
+		break;
+	default:
+		e->disconnect_grace_ms = rng_between(r, 100,
+		    e->session_timeout_ms);
+		break;
+	}
+	trace(s, p->idx, "reload: election.disconnect_grace %lld ms%s",
+	    (long long)e->disconnect_grace_ms, p->grace_set ? "" :
+	    " (unset: the lease)");
+	if (p->told_connected || p->disc_at == 0 || p->grace_end <= s->now)
+		return;
+	end = peer_grace_end(p);
+	p->grace_end = end < s->now ? s->now : end;
+}
+
 static void
 peer_clock(struct sim *s, struct peer *p)
 {
@@ -171,6 +214,7 @@ peer_boot(struct sim *s, struct peer *p, int exact)
 	p->inc++;
 	p->running = 1;
 	p->stopped = 0;
+	p->lead_failed = 0;
 	p->frozen = 0;
 	p->lib_live = 0;
 	p->news_pending = 0;
@@ -590,6 +634,8 @@ peer_session(struct sim *s, struct peer *p, enum el_zk state)
 	} else if (p->told_connected) {
 		p->told_connected = 0;
 		p->disc_at = s->now;	/* a disconnect_grace starts */
+		p->grace_end = peer_grace_end(p);
+		ops_timing_tie(s, p);
 		p->able_at = 0;
 	}
 	/* As daemon.c: only CONNECTED carries the session and its T. */

@@ -181,6 +181,8 @@ struct peer {
 	/* check_ops.c (health): the verdict its checks' results make */
 	int h_unhealthy, h_fails, h_oks;
 	int hook_ok;
+	/* (h): its last promote or fence failed of itself, not cancelled */
+	int lead_failed;
 	int64_t timer_at;	/* the pending EV_PEER_TIMER, or SIM_NEVER */
 	int64_t begun_at;	/* a promote or fence seen begun (-R), or 0 */
 	int timer_gen;
@@ -195,6 +197,12 @@ struct peer {
 	int grace_set;		/* disconnect_grace set in its configuration */
 	int told_connected;	/* the core was last told CONNECTED */
 	int64_t disc_at;	/* ...else when it was told it was not; 0 */
+	/*
+	 * When the grace of that disconnection ends, as configured since
+	 * (a reload applies at once; one that came after the end leaves
+	 * it), or SIM_NEVER when no grace is set (lease).
+	 */
+	int64_t grace_end;
 	int nrestarts;
 	/* the operator's waiting clients */
 	int resign_wait, pause_wait;
@@ -507,6 +515,8 @@ void peer_watch(struct sim *s, struct peer *p, enum wev wev,
 void peer_dispatch(struct sim *s, struct peer *p, const struct ev *ev);
 
 /* check_state.c: invariant (st), the core's transition table */
+void check_promote_failed(struct sim *s, struct peer *p, const char *what,
+    const char *reason);
 void check_state_transition(struct sim *s, struct peer *p,
     const struct el_action *act);
 void check_state_step(struct sim *s, struct peer *p,
@@ -682,6 +692,8 @@ int64_t ops_draw_preempt_delay(struct sim *s);
 void ops_operator(struct sim *s, struct peer *p, int cmd);
 void ops_timing_init(struct sim *s, uint64_t seed);
 void ops_timing_event(struct sim *s);
+void ops_timing_tie(struct sim *s, struct peer *p);
+void peer_grace_reload(struct sim *s, struct peer *p, struct rng *r);
 void check_fail(struct sim *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

@@ -25,6 +25,8 @@ slot_start(struct sim *s, struct peer *p, const struct el_action *act)
 	p->hook_ms = act->ms;
 	p->hook_exited = 0;
 	p->hook_cancel_seen = 0;
+	if (act->hook == HOOK_PROMOTE || act->hook == HOOK_FENCE)
+		p->lead_failed = 0;
 	check_hook_start(s, p, act);
 	fate = fault_hook_fate(s, p, act->hook, &dur);
 	if (fate != HF_HANG)
@@ -47,6 +49,8 @@ slot_reap(struct sim *s, struct peer *p, int seq)
 		s->st.fence_lost++;
 	if (p->hook_kind == HOOK_CHECK)
 		check_health_result(p, p->hook_ok);
+	if (p->hook_kind == HOOK_PROMOTE || p->hook_kind == HOOK_FENCE)
+		p->lead_failed = !p->hook_ok && !p->hook_cancel_seen;
 	election_clock(p->el, s->now);
 	th_event(s, p, TH_HOOK_DONE, p->hook_kind, p->hook_ok, NULL);
 	election_hook_done(p->el, p->hook_kind, p->hook_ok);

@@ -1576,6 +1576,53 @@ test_disconnect_grace(void **state)
 	election_free(el);
 }
 
+/*
+ * A reload of disconnect_grace applies at once to a grace under way,
+ * counted from the disconnection (a seventh blind round's: restarted from
+ * the reload, it let a cut-off leader lead past the grace it was given):
+ * shorter and already past, the leader demotes now; lease, it rides on.
+ */
+static void
+test_disconnect_grace_reloaded_during_a_disconnect(void **state)
+{
+	struct election_params p;
+	struct election *el;
+
+	(void)state;
+	params_init(&p, 0, 0, 1500);
+	el = el_start(&p);
+	become_leader(el);
+	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
+	expect_none(el);
+	tick(el, 1000);
+	p.disconnect_grace_ms = 3000;
+	election_reconfigure(el, &p);
+	expect_none(el);
+	assert_int_equal(election_deadline(el), now + 2000);
+	tick(el, 1000);
+	p.disconnect_grace_ms = 1200;
+	election_reconfigure(el, &p);
+	expect_hook(el, HOOK_DEMOTE, "disconnected");
+	election_free(el);
+
+	el = el_start(&p);
+	p.disconnect_grace_ms = 1500;
+	election_reconfigure(el, &p);
+	become_leader(el);
+	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
+	tick(el, 1000);
+	p.disconnect_grace_ms = EL_GRACE_LEASE;
+	election_reconfigure(el, &p);
+	tick(el, 1000);
+	expect_none(el);
+	assert_int_equal(election_role(el), ROLE_LEADER);
+	/* From the lease back to a grace: counted from the disconnection. */
+	p.disconnect_grace_ms = 1800;
+	election_reconfigure(el, &p);
+	expect_hook(el, HOOK_DEMOTE, "disconnected");
+	election_free(el);
+}
+
 /* The grace never eats the time the demote needs before the lease ends. */
 static void
 test_grace_capped_by_the_lease(void **state)
@@ -3202,6 +3249,40 @@ test_promote_killed_then_renewed_still_demotes(void **state)
 }
 
 /*
+ * The seventh blind round's: a promote the daemon killed itself (here at
+ * the demote point) did not fail: after its demote the node stays first
+ * in the queue, to lead again once the lease is renewed, rather than
+ * being given away as a failed promote's would, with a backoff.
+ */
+static void
+test_promote_killed_at_the_demote_point_keeps_the_node(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct election_view v;
+	struct el_action a;
+
+	(void)state;
+	join_alone(el, NULL);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	hold_syncs = 1;
+	now = election_deadline(el);
+	expect_op(el, EL_OP_SYNC, "/");
+	now = election_deadline(el);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_CANCEL);
+	election_hook_done(el, HOOK_PROMOTE, 0);
+	expect_hook(el, HOOK_DEMOTE, "lease-lost");
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	for (a = next(el); a.type != EL_ACT_NONE; a = next(el))
+		assert_false(a.type == EL_ACT_ZK && a.op == EL_OP_RELEASE);
+	election_view(el, &v);
+	assert_int_equal(v.state, EL_ST_HEAD);
+	reply(el, EL_OP_SYNC, ZOK);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	election_free(el);
+}
+
+/*
  * The fifth blind round's: a pause while a demote runs that no release
  * follows (a start's, an expired session's) is answered once that demote
  * has ended, in role observer, not while the application still leads.
@@ -4496,6 +4577,7 @@ main(void)
 		cmocka_unit_test(test_reads_do_not_refresh_the_lease),
 		cmocka_unit_test(test_disconnect_grace),
 		cmocka_unit_test(test_grace_capped_by_the_lease),
+		cmocka_unit_test(test_disconnect_grace_reloaded_during_a_disconnect),
 		cmocka_unit_test(test_reconnect_renews_the_lease),
 		cmocka_unit_test(test_readonly_reconnect_is_no_lease),
 		cmocka_unit_test(test_ride_through_window),
@@ -4515,6 +4597,7 @@ main(void)
 		cmocka_unit_test(test_promote_killed_for_a_disconnect_demotes_after_the_reconnect),
 		cmocka_unit_test(test_renewal_read_after_the_demote_point),
 		cmocka_unit_test(test_promote_killed_then_renewed_still_demotes),
+		cmocka_unit_test(test_promote_killed_at_the_demote_point_keeps_the_node),
 		cmocka_unit_test(test_own_node_deleted_while_leader),
 		cmocka_unit_test(test_release_without_node_or_claim_leaves_the_breadcrumb),
 		cmocka_unit_test(test_resign_rejoins_at_back),
