@@ -250,7 +250,8 @@ el_build_ack(struct election *el, struct el_action *act)
 	    el->crumb_path, el->ack_data);
 	el->crumb_write = el->crumb_exists ? EL_CRUMB_SET : EL_CRUMB_CREATE;
 	/* Written from now on, maybe (a lost reply), until released. */
-	el->crumb_mine = 1;
+	if (!EL_MUTANT(135))
+		el->crumb_mine = 1;
 	el->crumb_node_epoch = el->epoch;
 	el->crumb_claim_seq = el->cl.have && el->cl.path != NULL ?
 	    el->cl.seq : -1;

@@ -171,6 +171,12 @@
  * ignored (the resigner's marker made again as it rejoins); 130 a demote
  * started late given what is left of the lease without the margin; 131
  * `resigned` answered at a listing before the resign's release is done.
+ * 132-135 (a seventh blind round) a promote the daemon killed itself
+ * taken for a failed one (its node given away, a backoff); a reloaded
+ * disconnect_grace counted from the reload, not the disconnection (133),
+ * or not applied to a grace under way (134, the core before it); an
+ * ack's breadcrumb taken for ours only once its reply came (a lost reply
+ * leaves it behind at the release: a needless fence).
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS

@@ -679,6 +679,8 @@ el_reply_ack(struct election *el, const struct el_result *res)
 		el->crumb_fresh = 1;
 		el->crumb_seq = el->evseq;
 		el->crumb_epoch = el->epoch;
+		if (EL_MUTANT(135))
+			el->crumb_mine = 1;
 		el_crumb_written(el);
 	} else {
 		/* Something changed under us: learn it all again. */

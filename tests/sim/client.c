@@ -197,6 +197,9 @@ client_fail(struct sim *s, struct peer *p, struct cpending *copy, int n,
 		memset(&rep, 0, sizeof(rep));
 		rep.rc = rc;
 		s->st.losses++;
+		/* An ack the quorum applied though its reply is lost. */
+		if (copy[i].op == EL_OP_ACK)
+			check_release_reply(s, p, &copy[i], ZOK);
 		peer_reply(s, p, copy[i].op, &rep);
 	}
 }

@@ -102,6 +102,7 @@ spec() {
 132;;\(h\) .*promote-failed
 133;;\((G|AV)\);-H -A -L;h=1 A=1 l=1
 134;;\((G|AV)\);-H -A -L;h=1 A=1 l=1
+135;;\(rel\) .*leaves the breadcrumb
 EOT
 }
 
