@@ -3225,14 +3225,12 @@ test_renewal_read_after_the_demote_point(void **state)
 	election_free(el);
 }
 
-/* A promote killed at the demote point is undone, renewal or not. */
+/* Alone, promoting, the keepalive unanswered: killed at the demote point. */
 static void
-test_promote_killed_then_renewed_still_demotes(void **state)
+promote_killed_at_the_demote_point(struct election *el)
 {
-	struct election *el = el_new(0, 0);
 	struct el_action a;
 
-	(void)state;
 	join_alone(el, NULL);
 	expect_hook(el, HOOK_PROMOTE, "elected");
 	hold_syncs = 1;
@@ -3242,6 +3240,16 @@ test_promote_killed_then_renewed_still_demotes(void **state)
 	a = next(el);
 	assert_int_equal(a.type, EL_ACT_CANCEL);
 	assert_int_equal(a.hook, HOOK_PROMOTE);
+}
+
+/* A promote killed at the demote point is undone, renewal or not. */
+static void
+test_promote_killed_then_renewed_still_demotes(void **state)
+{
+	struct election *el = el_new(0, 0);
+
+	(void)state;
+	promote_killed_at_the_demote_point(el);
 	reply(el, EL_OP_SYNC, ZOK);
 	election_hook_done(el, HOOK_PROMOTE, 0);
 	expect_hook(el, HOOK_DEMOTE, "lease-lost");
@@ -3262,14 +3270,7 @@ test_promote_killed_at_the_demote_point_keeps_the_node(void **state)
 	struct el_action a;
 
 	(void)state;
-	join_alone(el, NULL);
-	expect_hook(el, HOOK_PROMOTE, "elected");
-	hold_syncs = 1;
-	now = election_deadline(el);
-	expect_op(el, EL_OP_SYNC, "/");
-	now = election_deadline(el);
-	a = next(el);
-	assert_int_equal(a.type, EL_ACT_CANCEL);
+	promote_killed_at_the_demote_point(el);
 	election_hook_done(el, HOOK_PROMOTE, 0);
 	expect_hook(el, HOOK_DEMOTE, "lease-lost");
 	election_hook_done(el, HOOK_DEMOTE, 1);
