@@ -475,23 +475,23 @@ struct fault_tie_kind {
 };
 
 static const struct fault_tie_kind fault_tie_kinds[] = {
-	/*		   hook	cancel	release	restart	resume */
-	{ F_CRASH,	{ 4,	3,	3,	2,	2 } },
-	{ F_STOP,	{ 3,	4,	2,	2,	2 } },
-	{ F_REEXEC,	{ 1,	1,	1,	1,	1 } },
-	{ F_BLIP,	{ 3,	2,	3,	2,	2 } },
-	{ F_FREEZE,	{ 2,	1,	1,	1,	1 } },
-	{ F_ISOLATE,	{ 1,	0,	1,	1,	1 } },
-	{ F_RESIGN,	{ 2,	2,	0,	1,	1 } },
-	{ F_PAUSE,	{ 2,	2,	1,	1,	1 } },
-	{ F_SWITCHOVER,	{ 1,	1,	0,	0,	1 } },
-	{ F_PRIORITY,	{ 1,	1,	1,	0,	1 } },
-	{ F_RUN_EXIT,	{ 1,	1,	0,	0,	1 } },
-	{ F_CHECK_RELOAD, { 1,	1,	0,	0,	1 } },
-	{ F_HEALTH,	{ 1,	1,	0,	0,	1 } },
-	{ F_DELETE_CLAIM, { 2,	1,	1,	1,	3 } },
-	{ F_DELETE_NODE, { 2,	1,	1,	1,	2 } },
-	{ F_DELETE_LEADER, { 1,	0,	1,	0,	1 } },
+	/*		   hook	cancel	release	restart	resume	write */
+	{ F_CRASH,	{ 4,	3,	3,	2,	2,	2 } },
+	{ F_STOP,	{ 3,	4,	2,	2,	2,	1 } },
+	{ F_REEXEC,	{ 1,	1,	1,	1,	1,	1 } },
+	{ F_BLIP,	{ 3,	2,	3,	2,	2,	6 } },
+	{ F_FREEZE,	{ 2,	1,	1,	1,	1,	1 } },
+	{ F_ISOLATE,	{ 1,	0,	1,	1,	1,	2 } },
+	{ F_RESIGN,	{ 2,	2,	0,	1,	1,	1 } },
+	{ F_PAUSE,	{ 2,	2,	1,	1,	1,	1 } },
+	{ F_SWITCHOVER,	{ 1,	1,	0,	0,	1,	0 } },
+	{ F_PRIORITY,	{ 1,	1,	1,	0,	1,	1 } },
+	{ F_RUN_EXIT,	{ 1,	1,	0,	0,	1,	0 } },
+	{ F_CHECK_RELOAD, { 1,	1,	0,	0,	1,	0 } },
+	{ F_HEALTH,	{ 1,	1,	0,	0,	1,	1 } },
+	{ F_DELETE_CLAIM, { 2,	1,	1,	1,	3,	1 } },
+	{ F_DELETE_NODE, { 2,	1,	1,	1,	2,	1 } },
+	{ F_DELETE_LEADER, { 1,	0,	1,	0,	1,	0 } },
 };
 #define FAULT_TIE_KINDS	((int)(sizeof(fault_tie_kinds) / \
 	sizeof(fault_tie_kinds[0])))
@@ -506,18 +506,20 @@ fault_kind_allowed(const struct sim *s, int kind)
 void
 fault_tie(struct sim *s, struct peer *p, enum tie_move move, int64_t window)
 {
+	/* Writes came last: their own stream, the older draws unchanged. */
+	struct rng *rr = move == TIE_WRITE ? &s->write_rng : &s->tie_rng;
 	int i, w, total = 0;
 	int64_t r;
 
-	if (s->tie_pm == 0 || s->quiet || !rng_permille(&s->tie_rng,
-	    s->tie_pm))
+	if (s->tie_pm == 0 || s->quiet || (move == TIE_WRITE &&
+	    !s->tie_write) || !rng_permille(rr, s->tie_pm))
 		return;
 	for (i = 0; i < FAULT_TIE_KINDS; i++)
 		if (fault_kind_allowed(s, fault_tie_kinds[i].kind))
 			total += fault_tie_kinds[i].w[move];
 	if (total == 0)
 		return;
-	r = rng_between(&s->tie_rng, 0, total - 1);
+	r = rng_between(rr, 0, total - 1);
 	for (i = 0; i < FAULT_TIE_KINDS; i++) {
 		w = fault_kind_allowed(s, fault_tie_kinds[i].kind) ?
 		    fault_tie_kinds[i].w[move] : 0;
@@ -525,7 +527,7 @@ fault_tie(struct sim *s, struct peer *p, enum tie_move move, int64_t window)
 			break;
 		r -= w;
 	}
-	sim_push(s, s->now + rng_between(&s->tie_rng, 0, window), EV_FAULT,
+	sim_push(s, s->now + rng_between(rr, 0, window), EV_FAULT,
 	    p->idx, fault_tie_kinds[i].kind, p->idx, FAULT_TIED, NULL);
 }
 

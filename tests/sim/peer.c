@@ -462,6 +462,25 @@ peer_yields(struct sim *s, struct peer *p)
 	    (long long)v.yield_prio, (long long)p->params.priority);
 }
 
+/* A write of the election's other than the release. */
+static int
+peer_op_writes(enum el_op op)
+{
+	switch (op) {
+	case EL_OP_CREATE:
+	case EL_OP_ACK:
+	case EL_OP_CLAIM:
+	case EL_OP_MARK:
+	case EL_OP_UNMARK:
+	case EL_OP_UNCLAIM:
+	case EL_OP_SET_DATA:
+	case EL_OP_SW_DELETE:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 static void
 peer_perform(struct sim *s, struct peer *p, const struct el_action *act)
 {
@@ -475,7 +494,9 @@ peer_perform(struct sim *s, struct peer *p, const struct el_action *act)
 		if (act->op == EL_OP_RELEASE) {
 			peer_yields(s, p);
 			fault_tie(s, p, TIE_RELEASE, 30);
-		}
+		} else if (peer_op_writes(act->op))
+			/* Its reply lost while the quorum applies it. */
+			fault_tie(s, p, TIE_WRITE, 10);
 		peer_send(s, p, act);
 		break;
 	case EL_ACT_HOOK:

@@ -18,7 +18,8 @@
  * does (fault_tie()); Y=N stalls each daemon's loop once every N ms on
  * average, Y=c draws stalls as a campaign does (stall.c). Without y= (Y=)
  * a line has no tied faults (stalls), as every line found before they
- * existed. Lines starting with '#' are comments.
+ * existed; and ties to writes (TIE_WRITE) only with z=1, for the lines
+ * found before those. Lines starting with '#' are comments.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -73,6 +74,9 @@ seeds_word(struct seed_entry *e, const char *w, const char *path, int line)
 		if (errno == 0 && *end == '\0' && end != w + 2 &&
 		    e->opts.stall > 0)
 			return 0;
+	} else if (strcmp(w, "z=1") == 0) {
+		e->opts.tie_write = 0;
+		return 0;
 	} else if (strcmp(w, "y=c") == 0) {
 		e->opts.tie = 0;
 		return 0;
@@ -125,6 +129,7 @@ seeds_load(const char *path, struct seed_entry **out, int *n)
 		e = &v[*n];
 		memset(e, 0, sizeof(*e));
 		e->opts.tie = -1;
+		e->opts.tie_write = -1;
 		e->opts.stall = -1;
 		errno = 0;
 		e->seed = strtoull(w, &end, 10);

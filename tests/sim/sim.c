@@ -243,6 +243,9 @@ sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
 	rng_seed(&s->rng, seed);
 	/* A stream of its own: runs without ties stay what they were. */
 	rng_seed(&s->tie_rng, seed ^ UINT64_C(0x7469656466617574));
+	/* Ties to writes, later still: a stream of their own again. */
+	rng_seed(&s->write_rng, seed ^ UINT64_C(0x7772697465746965));
+	s->tie_write = o->tie_write == 0;
 	if (o->tie > 0)
 		s->tie_pm = o->tie;
 	else if (o->tie == 0 && rng_permille(&s->tie_rng, 400))

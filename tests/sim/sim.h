@@ -395,6 +395,8 @@ struct sim {
 	struct rng stall_rng;
 	int64_t stall_ms;	/* a daemon's mean time between them, or 0 */
 	struct rng timing_rng;	/* -H: reloads of the lease's settings */
+	struct rng write_rng;	/* ties to writes (TIE_WRITE) */
+	int tie_write;		/* those drawn at all */
 	int64_t timing_ms;	/* their mean time between, or 0 */
 	int npeers;
 	struct peer peer[SIM_MAX_PEERS];
@@ -477,6 +479,8 @@ struct sim_opts {
 	int hash;		/* -X: hash what the core got and gave */
 	int tie;		/* -y: tied faults: 0 drawn per run, -1 none,
 				 * N > 0 every run at N per mille */
+	int tie_write;		/* ties to writes too (TIE_WRITE): 0 yes,
+				 * -1 no (seeds.txt lines without z=1) */
 	int stall;		/* -Y: loop stalls: 0 drawn per run, -1 none,
 				 * N > 0 every run, one each N ms a daemon */
 };
@@ -591,6 +595,7 @@ enum tie_move {
 	TIE_RELEASE,		/* a release sent */
 	TIE_RESTART,		/* a new session asked for */
 	TIE_RESUME,		/* a session resumed at a start */
+	TIE_WRITE,		/* another write sent (ack, claim, marker...) */
 	TIE_NMOVES
 };
 void fault_tie(struct sim *s, struct peer *p, enum tie_move move,
