@@ -3893,7 +3893,7 @@ test_resigned_marker_stays_away_until_another_leads(void **state)
  * before it.
  */
 static struct el_action
-reads_until(struct election *el, enum el_op op)
+reads_until_crumb(struct election *el, enum el_op op, const char *crumb)
 {
 	struct el_action a;
 	int i;
@@ -3913,13 +3913,22 @@ reads_until(struct election *el, enum el_op op)
 			answer_auto(el, EL_OP_CLAIMS);
 		else if (a.op == EL_OP_WATCH_OWN)
 			reply_get(el, EL_OP_WATCH_OWN, "", SID, 100);
-		else if (a.op == EL_OP_BREADCRUMB)
+		else if (a.op == EL_OP_BREADCRUMB && crumb == NULL)
 			reply(el, EL_OP_BREADCRUMB, ZNONODE);
+		else if (a.op == EL_OP_BREADCRUMB)
+			reply_get(el, EL_OP_BREADCRUMB, crumb, 0, 101);
 		else
 			fail_msg("unexpected %s", election_op_name(a.op));
 	}
 	fail_msg("no %s", election_op_name(op));
 	return a;
+}
+
+/* The same, E/breadcrumb not there. */
+static struct el_action
+reads_until(struct election *el, enum el_op op)
+{
+	return reads_until_crumb(el, op, NULL);
 }
 
 /*
@@ -3957,6 +3966,40 @@ test_marker_of_a_lost_release_is_deleted(void **state)
 	assert_int_equal(a.nsub, 1);
 	assert_string_equal(a.sub[0].path, E "/priority/000000001234abcd_7");
 	reply(el, EL_OP_UNMARK, ZNONODE);
+	election_free(el);
+}
+
+/*
+ * The seventh blind round's: an ack whose reply is lost may have been
+ * applied, so its breadcrumb is ours from the moment it is sent. A leader
+ * that then leaves (a pause) before acking again deletes it with its
+ * release, or the successor would fence a leader that demoted cleanly.
+ */
+static void
+test_ack_with_its_reply_lost_releases_the_breadcrumb(void **state)
+{
+	struct election *el = el_new_grace(0, 0, EL_GRACE_LEASE);
+	struct el_action a;
+	int i, crumb = 0;
+
+	(void)state;
+	join_alone(el, NULL);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	election_hook_done(el, HOOK_PROMOTE, 1);
+	a = next(el);
+	assert_int_equal(a.op, EL_OP_ACK);
+	election_session(el, EL_ZK_CONNECTING, 0, 0);
+	reply(el, EL_OP_ACK, ZCONNECTIONLOSS);
+	election_pause(el, 1);
+	expect_hook(el, HOOK_DEMOTE, "pause");
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+	/* The lost ack's breadcrumb: applied. */
+	a = reads_until_crumb(el, EL_OP_RELEASE,
+	    "id=node1\ndata=10.0.0.1:5432\nepoch=100\n");
+	for (i = 0; i < a.nsub; i++)
+		crumb |= strcmp(a.sub[i].path, E "/breadcrumb") == 0;
+	assert_true(crumb);
 	election_free(el);
 }
 
@@ -4641,6 +4684,7 @@ main(void)
 		cmocka_unit_test(
 		    test_resigned_marker_stays_away_until_another_leads),
 		cmocka_unit_test(test_marker_of_a_lost_release_is_deleted),
+		cmocka_unit_test(test_ack_with_its_reply_lost_releases_the_breadcrumb),
 		cmocka_unit_test(
 		    test_session_of_two_markers_counts_at_the_lower),
 		cmocka_unit_test(test_priority_reload_makes_the_new_marker_first),
