@@ -73,7 +73,7 @@ el_next_release(struct election *el, struct el_action *act)
 		return EL_AGAIN;
 	}
 	el_act_zk(el, act, EL_OP_RELEASE, NULL);
-	act->reason = el->release_why;	/* why we leave, for the log */
+	act->reason = el->release_why;	/* why we leave */
 	return 0;
 }
 

@@ -176,6 +176,36 @@ check_crumb_deleted(struct sim *s)
 }
 
 /*
+ * The breadcrumb as the write pd left it, if it still names us: an ack's,
+ * or new data written over the breadcrumb an ack of this process and
+ * session wrote (the same epoch; a heir's new data leaves the breadcrumb
+ * as it was).
+ */
+static void
+check_crumb_written(struct sim *s, struct peer *p, const struct cpending *pd)
+{
+	const struct znode *z;
+	char id[64];
+
+	(void)snprintf(id, sizeof(id), "id=%s\n", p->id);
+	if ((pd->op != EL_OP_ACK && pd->op != EL_OP_SET_DATA) ||
+	    (z = ztree_get(&s->qu.tree, SIM_CRUMB)) == NULL ||
+	    strncmp(z->data, id, strlen(id)) != 0)
+		return;
+	/* New data that left the breadcrumb alone wrote nothing of it. */
+	if (pd->op == EL_OP_SET_DATA && (!pd->crumb ||
+	    p->crumb_sid != p->cl.sid || p->crumb_inc != p->inc ||
+	    z->mzxid == p->crumb_zxid ||
+	    check_epoch_of(z->data) != p->crumb_epoch))
+		return;
+	p->crumb_zxid = z->mzxid;
+	p->crumb_sid = p->cl.sid;
+	p->crumb_at = pd->sent;
+	p->crumb_inc = p->inc;
+	p->crumb_epoch = check_epoch_of(z->data);
+}
+
+/*
  * (rel) A leader knows what it wrote: its release is never refused for
  * a version (BADVERSION) unless an administrator deleted something since
  * its ack (E/leader or the breadcrumb, made again by another leader, or
@@ -187,34 +217,23 @@ void
 check_release_reply(struct sim *s, struct peer *p, const struct cpending *pd,
     int rc)
 {
-	const struct znode *z;
-	enum el_op op = pd->op;
-	int64_t sent = pd->sent;
-	char id[64];
-
-	if (op == EL_OP_ACK && rc == ZOK)
+	if (rc != ZOK)
+		return;
+	if (pd->op == EL_OP_ACK)
 		p->ack_at = s->now;
-	/*
-	 * The breadcrumb as this write left it, if it still names us: an
-	 * ack's, or new data written over the breadcrumb an ack of this
-	 * process and session wrote (the same epoch; a heir's new data
-	 * leaves the breadcrumb as it was).
-	 */
-	(void)snprintf(id, sizeof(id), "id=%s\n", p->id);
-	if ((op != EL_OP_ACK && op != EL_OP_SET_DATA) || rc != ZOK ||
-	    (z = ztree_get(&s->qu.tree, SIM_CRUMB)) == NULL ||
-	    strncmp(z->data, id, strlen(id)) != 0)
-		return;
-	/* New data that left the breadcrumb alone wrote nothing of it. */
-	if (op == EL_OP_SET_DATA && (!pd->crumb || p->crumb_sid != p->cl.sid ||
-	    p->crumb_inc != p->inc || z->mzxid == p->crumb_zxid ||
-	    check_epoch_of(z->data) != p->crumb_epoch))
-		return;
-	p->crumb_zxid = z->mzxid;
-	p->crumb_sid = p->cl.sid;
-	p->crumb_at = sent;
-	p->crumb_inc = p->inc;
-	p->crumb_epoch = check_epoch_of(z->data);
+	check_crumb_written(s, p, pd);
+}
+
+/*
+ * (rel) An ack whose reply was lost may have been applied: the
+ * breadcrumb it wrote, if the quorum has it, is followed as an answered
+ * ack's (a seventh blind round took it for ours only at the reply).
+ */
+void
+check_ack_lost(struct sim *s, struct peer *p, const struct cpending *pd)
+{
+	if (pd->op == EL_OP_ACK)
+		check_crumb_written(s, p, pd);
 }
 
 /* (rel): a release refused for a version nobody else changed. */

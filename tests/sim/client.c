@@ -197,9 +197,7 @@ client_fail(struct sim *s, struct peer *p, struct cpending *copy, int n,
 		memset(&rep, 0, sizeof(rep));
 		rep.rc = rc;
 		s->st.losses++;
-		/* An ack the quorum applied though its reply is lost. */
-		if (copy[i].op == EL_OP_ACK)
-			check_release_reply(s, p, &copy[i], ZOK);
+		check_ack_lost(s, p, &copy[i]);
 		peer_reply(s, p, copy[i].op, &rep);
 	}
 }

@@ -519,8 +519,6 @@ void peer_watch(struct sim *s, struct peer *p, enum wev wev,
 void peer_dispatch(struct sim *s, struct peer *p, const struct ev *ev);
 
 /* check_state.c: invariant (st), the core's transition table */
-void check_promote_failed(struct sim *s, struct peer *p, const char *what,
-    const char *reason);
 void check_state_transition(struct sim *s, struct peer *p,
     const struct el_action *act);
 void check_state_step(struct sim *s, struct peer *p,
@@ -641,6 +639,9 @@ void check_lease_demote(struct sim *s, struct peer *p,
 void check_lease_requested(struct sim *s, struct peer *p);
 void check_lease_connected(struct sim *s, struct peer *p, int64_t sid,
     int conn);
+void check_ack_lost(struct sim *s, struct peer *p, const struct cpending *pd);
+void check_promote_failed(struct sim *s, struct peer *p, const char *what,
+    const char *reason);
 void check_release_reply(struct sim *s, struct peer *p,
     const struct cpending *pd, int rc);
 void check_release_refused(struct sim *s, struct peer *p, enum el_op op,
