@@ -11,7 +11,9 @@
 # the lines that replay it. Exits 1 if any schedule failed, 2 if a
 # campaign could not run. COMBOS="I J..." in the environment runs only
 # those combinations (numbered as printed), so that a long campaign can be
-# split over several runs with the same SEED.
+# split over several runs with the same SEED. SWEEP_LIST=1 only prints each
+# combination's line (seeds and flags) and runs nothing
+# (tests/sim/longrun.sh reads them).
 set -u
 sim=$1
 seed=$2
@@ -58,6 +60,7 @@ for ((mask = 0; mask < combos; mask++)); do
 	n=$count
 	[ "$mask" -eq 0 ] && n=$plain
 	echo "-- combination $mask: seeds $s..$((s + n - 1)), flags: ${flags[*]:-none}"
+	[ -n "${SWEEP_LIST:-}" ] && continue
 	tests/sim/campaign.sh "$sim" "$s" "$n" "$jobs" -- "${flags[@]}" |
 	    tee "$out"
 	rc=${PIPESTATUS[0]}
