@@ -21,6 +21,16 @@ Controls
              while replies are held is applied, its reply is not seen.
   release_replies()
              delivers what was held and forwards again.
+  hold_replies_after(marker, types=REQUEST_CREATES)
+             one shot, for one connection: the first request of one of
+             `types` (ZooKeeper opcodes; by default the creates and multi)
+             whose body holds `marker` (bytes) reaches the server, and from
+             then on nothing the server sends on that connection reaches
+             the client, until it ends: the request is applied, its reply
+             is lost, the client's library times the connection out and
+             reconnects (a new connection, not held). Only connections made
+             after the call are followed. held_pairs counts the connections
+             it held.
   cut()      every current connection is reset (RST, SO_LINGER 0) on both
              sides at once.
   flap(period_s, duration_s)
@@ -59,6 +69,9 @@ RETRY_S = 0.05
 CALL_TIMEOUT = 5.0
 BUF_LIMIT = 1 << 20
 LOOPBACK = "127.0.0.1"
+# ZooKeeper's opcodes of the requests that create: create, multi, create2,
+# createContainer, createTTL.
+REQUEST_CREATES = (1, 14, 15, 19, 21)
 
 
 class ProxyError(RuntimeError):
@@ -109,6 +122,9 @@ class _Pair:
         self.born = time.monotonic()
         self.retry_at = None        # when to connect upstream again
         self.closed = False
+        self.held = False           # replies held for good (hold_after)
+        self.scan = bytearray()     # the client's bytes not yet framed
+        self.frames = 0             # the client's frames seen
 
 
 class ZkProxy:
@@ -122,6 +138,8 @@ class ZkProxy:
         self._retrying = []
         self._rewrite_head = rewrite_head
         self._held = False
+        self._hold_after = None     # (marker, types), one shot
+        self.held_pairs = 0
         self.upstreams = _parse_upstreams(upstreams)
         self._sel = selectors.DefaultSelector()
         self._lock = threading.Lock()
@@ -206,6 +224,11 @@ class ZkProxy:
 
     def release_replies(self):
         self._call(self._do_release)
+
+    def hold_replies_after(self, marker, types=REQUEST_CREATES):
+        def arm():
+            self._hold_after = (bytes(marker), tuple(types))
+        self._call(arm)
 
     def cut(self):
         """Resets every current connection; returns how many."""
@@ -426,7 +449,7 @@ class ZkProxy:
                     u_ev |= selectors.EVENT_READ
                 if p.c2u:
                     u_ev |= selectors.EVENT_WRITE
-                if p.u2c and not self._held:
+                if p.u2c and not (self._held or p.held):
                     c_ev |= selectors.EVENT_WRITE
             else:
                 u_ev |= selectors.EVENT_WRITE     # the connect's completion
@@ -450,6 +473,7 @@ class ZkProxy:
             p = _Pair(index, client, None)
             if self._rewrite_head is not None:
                 p.head = bytearray()
+                p.scan = None       # an election link: not a client's frames
             self._pairs.append(p)
             self._connect_upstream(p)
 
@@ -519,10 +543,43 @@ class ZkProxy:
                 data = self._rewritten(p, data)
             if data:
                 src_buf += data
+                if sock is p.client:
+                    self._frame(p, data)
         if mask & selectors.EVENT_WRITE or p.c2u or p.u2c:
             if not self._flush(p):
                 return
         self._update(p)
+
+    def _frame(self, p, data):
+        """Follows the client's frames (a 4-byte length, then the body;
+        the first is the connect request, each later one starts with its
+        xid and opcode) for hold_replies_after()."""
+        if p.scan is None:
+            return
+        if self._hold_after is None and p.frames > 0:
+            p.scan = None           # nothing armed: no need to follow
+            return
+        p.scan += data
+        while len(p.scan) >= 4:
+            n = struct.unpack(">i", p.scan[:4])[0]
+            if n < 0 or n > BUF_LIMIT:
+                p.scan = None       # not ZooKeeper's framing
+                return
+            if len(p.scan) < 4 + n:
+                return
+            body = bytes(p.scan[4:4 + n])
+            del p.scan[:4 + n]
+            p.frames += 1
+            if p.frames == 1 or self._hold_after is None or len(body) < 8:
+                continue
+            marker, types = self._hold_after
+            if struct.unpack(">i", body[4:8])[0] in types and \
+                    marker in body[8:]:
+                self._hold_after = None
+                p.held = True
+                p.scan = None
+                self.held_pairs += 1
+                return
 
     def _rewritten(self, p, data):
         """What to forward of the client's first bytes: nothing while
@@ -539,7 +596,7 @@ class ZkProxy:
     def _flush(self, p):
         """Sends what each direction holds; False when p was closed."""
         for dst, buf in ((p.upstream, p.c2u), (p.client, p.u2c)):
-            if dst is p.client and self._held:
+            if dst is p.client and (self._held or p.held):
                 continue
             while buf:
                 try:
@@ -557,7 +614,7 @@ class ZkProxy:
         end the other side the same way."""
         if not reset:
             for dst, buf in ((p.upstream, p.c2u), (p.client, p.u2c)):
-                if dst is p.client and self._held:
+                if dst is p.client and (self._held or p.held):
                     continue        # held replies are lost with the connection
                 try:
                     while buf:

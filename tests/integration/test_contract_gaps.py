@@ -1,8 +1,9 @@
 """Behaviours of CONTRACT.md that no other test drove through the real
 binaries (tests/CONTRACT-MAP.md lists which test covers what): SIGINT,
 a failing fence hook, the default election.id, how a hook is started,
-zkelectd's help and version options, and the epoch kept by a leader that
-promotes again on the same candidate node.
+zkelectd's help and version options, the epoch kept by a leader that
+promotes again on the same candidate node, and the node a create whose
+reply was lost made, adopted rather than made twice.
 
 Each test judges by what the daemons report and record (status file,
 socket, hook history, log), waiting for it with a deadline.
@@ -16,8 +17,8 @@ import subprocess
 
 import pytest
 
-from zkharness import (RECORD_HOOK, binary, hook_runs, start_in_order,
-                       wait_for)
+from zkharness import (RECORD_HOOK, binary, data_of, hook_runs,
+                       start_in_order, wait_for)
 # The fault fixtures (a proxy between a daemon and ZooKeeper, healed at
 # teardown) are test_faults.py's.
 from test_faults import faults, proxy_factory  # noqa: F401
@@ -173,4 +174,46 @@ def test_promoting_again_on_the_same_node_keeps_the_epoch(election, faults):
     assert (st2["session"], st2["my_epoch"]) == (st["session"],
                                                  st["my_epoch"])
     assert hook_runs(election.events(), id="node2", event="promote") == []
+    faults.check_all()
+
+
+def test_a_lost_create_reply_adopts_the_node_it_made(election, faults,
+                                                      proxy_factory, kz):
+    """The recipe's step 2: node2's create of its candidate node reaches
+    ZooKeeper and is applied, and its reply never comes back (the proxy
+    holds every reply on that connection from the create on, so the
+    library times the connection out and reconnects). The daemon must list
+    the children and adopt the node that carries its session id, not
+    create a second one."""
+    n1, = faults.start_in_order(1)
+    cands = f"{election.path}/candidates"
+    proxy = proxy_factory(election.zk_hosts, name="proxy-node2")
+    faults.proxies["node2"] = proxy
+    proxy.hold_replies_after(b"/candidates/candidate-")
+    n2 = election.daemon("node2", data=data_of(2),
+                         options={"zookeeper.hosts": proxy.hosts})
+    n2.wait_role("follower", timeout=30)
+    assert election.wait_one_leader() is n1
+    # The create went out on a connection whose replies were lost, and
+    # the daemon came back on another.
+    assert proxy.held_pairs == 1
+    assert proxy.accepted >= 2, proxy.accepted
+    st = n2.status()
+    mine = [c for c in kz.get_children(cands)
+            if c.startswith(f"candidate-{st['session']}_")]
+    assert len(mine) == 1, (mine, st["session"])
+    _, stat = kz.get(f"{cands}/{mine[0]}")
+    assert stat.ephemeralOwner == int(st["session"], 16)
+    # Two creates in all under E/candidates (node1's and node2's one),
+    # none deleted: a second node made and removed would show here.
+    _, parent = kz.get(cands)
+    assert parent.cversion == 2, parent
+    assert st["queue_position"] == "2", st
+    # The daemon saw its create fail without an answer (the library's
+    # timeout) and listed instead of creating again.
+    log = n2.log_text()
+    lost = log.find("election request create: operation timeout")
+    assert lost >= 0, n2.log_tail(40)
+    assert re.search(r"requests [^\n]*: [^\n]*\blist\b", log[lost:]), \
+        n2.log_tail(40)
     faults.check_all()
