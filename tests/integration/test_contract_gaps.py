@@ -2,8 +2,9 @@
 binaries (tests/CONTRACT-MAP.md lists which test covers what): SIGINT,
 a failing fence hook, the default election.id, how a hook is started,
 zkelectd's help and version options, the epoch kept by a leader that
-promotes again on the same candidate node, and the node a create whose
-reply was lost made, adopted rather than made twice.
+promotes again on the same candidate node, the node a create whose
+reply was lost made, adopted rather than made twice, and a leader that
+learns its session expired demoting with that reason.
 
 Each test judges by what the daemons report and record (status file,
 socket, hook history, log), waiting for it with a deadline.
@@ -14,6 +15,7 @@ import re
 import signal
 import socket
 import subprocess
+import time
 
 import pytest
 
@@ -22,6 +24,8 @@ from zkharness import (RECORD_HOOK, binary, data_of, hook_runs,
 # The fault fixtures (a proxy between a daemon and ZooKeeper, healed at
 # teardown) are test_faults.py's.
 from test_faults import faults, proxy_factory  # noqa: F401
+from test_faults import (KazooClient, T_s, candidate_of, runs_of,
+                         set_timeout, zk_session_password)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -217,3 +221,62 @@ def test_a_lost_create_reply_adopts_the_node_it_made(election, faults,
     assert re.search(r"requests [^\n]*: [^\n]*\blist\b", log[lost:]), \
         n2.log_tail(40)
     faults.check_all()
+
+
+def test_a_leader_that_learns_its_session_expired_demotes_so(election,
+                                                             faults, kz):
+    """Reason `session-expired`, through the binary. A leader hears of an
+    expiry only when it reconnects: node1 is partitioned (silence, no
+    reset: it rides through, the default grace being the lease), its
+    session is closed from outside (a second client attaches with its id
+    and the password ZooKeeper derives from it, then closes it), and the
+    partition is healed well inside node1's lease: its reconnect is refused
+    as expired, and it demotes with that reason, then rejoins behind node2
+    with a new session and a new node.
+
+    A forced close of a live leader's session is outside what any lease
+    covers: node2 promotes as soon as node1's ephemerals are gone, while
+    node1 still believes it leads, until the heal. So this test bounds that
+    overlap by the heal and does not run the no-overlap check. T is 20 s
+    so that the lease (about 15 s) outlasts the close and the heal however
+    loaded the machine: a demote for lease-lost would fail the test."""
+    set_timeout(election, 20000)
+    T = T_s(election)
+    n1, n2 = faults.start_in_order(2, proxied=("node1",))
+    old_sid = n1.status()["session"]
+    old_node = candidate_of(kz, election, n1)
+    before = len(election.events())
+
+    faults.partition("node1")
+    t_cut = time.monotonic()
+    sid1 = int(old_sid, 16)
+    hijack = KazooClient(hosts=election.zk_hosts, timeout=T,
+                         client_id=(sid1, zk_session_password(sid1)))
+    hijack.start(timeout=10)
+    try:
+        assert hijack.client_id[0] == sid1, "attached to another session"
+    finally:
+        hijack.stop()                   # closes node1's session
+        hijack.close()
+    n2.wait_role("leader", timeout=T)
+    assert n1.role() == "leader", "node1 should not know yet"
+    faults.heal("node1")
+    healed_after = time.monotonic() - t_cut
+
+    def demoted():
+        runs = [r for r in runs_of(election.events(), "node1", "demote")
+                if r[0].n > before]
+        return runs[0] if runs else None
+    run = wait_for(demoted, T / 2, "node1's demote after the heal")
+    assert run[0].reason == "session-expired", (run[0], healed_after)
+    n1.wait_role("follower", timeout=T)
+    assert election.wait_one_leader() is n2
+    assert n1.status()["session"] != old_sid
+    new_node = wait_for(lambda: candidate_of(kz, election, n1), 10,
+                        "node1's new candidate znode")
+    assert new_node != old_node
+    assert re.search(r"session \S+: expired", n1.log_text()), \
+        n1.log_tail(40)
+    # node1 never ran another hook in between: its only demote is this one.
+    assert [r[0].reason for r in runs_of(election.events()[before:],
+                                         "node1")] == ["session-expired"]
