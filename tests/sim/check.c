@@ -227,13 +227,24 @@ check_release_reply(struct sim *s, struct peer *p, const struct cpending *pd,
 /*
  * (rel) An ack whose reply was lost may have been applied: the
  * breadcrumb it wrote, if the quorum has it, is followed as an answered
- * ack's (a seventh blind round took it for ours only at the reply).
+ * ack's (a seventh blind round took it for ours only at the reply). Only
+ * a breadcrumb written after the ack went out can be its: one the quorum
+ * refused (its node deleted by hand, say) leaves the breadcrumb of an
+ * earlier ack, which is followed from that ack's time (the campaign of
+ * 2271a7e, seed 1001493987 -k 2000: a refused ack took over the earlier
+ * breadcrumb with its own, later time, and so lost the excuse of a node
+ * deleted by hand in between).
  */
 void
 check_ack_lost(struct sim *s, struct peer *p, const struct cpending *pd)
 {
-	if (pd->op == EL_OP_ACK)
-		check_crumb_written(s, p, pd);
+	const struct znode *z;
+
+	if (pd->op != EL_OP_ACK || pd->qzxid < 0 ||
+	    (z = ztree_get(&s->qu.tree, SIM_CRUMB)) == NULL ||
+	    z->mzxid <= pd->qzxid)
+		return;
+	check_crumb_written(s, p, pd);
 }
 
 /* (rel): a release refused for a version nobody else changed. */

@@ -103,8 +103,10 @@ client_send(struct sim *s, struct peer *p, struct zreq *r)
 	m->req = r;
 	cl->last_send = s->now;
 	for (i = 0; i < cl->npend; i++)
-		if (cl->pend[i].xid == r->xid)
+		if (cl->pend[i].xid == r->xid) {
 			cl->pend[i].sent = s->now;
+			cl->pend[i].qzxid = s->qu.zxid;
+		}
 	conn_send_c2s(s, conn_get(s, cl->conn), m);
 }
 
@@ -137,6 +139,7 @@ client_request(struct sim *s, struct peer *p, struct zreq *r, enum el_op op)
 	pd->xid = r->xid;
 	pd->op = op;
 	pd->issued = s->now;
+	pd->qzxid = -1;
 	for (i = 0; i < r->nmop; i++)
 		if (strcmp(r->mop[i].path, SIM_CRUMB) == 0)
 			pd->crumb = 1;

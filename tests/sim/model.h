@@ -269,6 +269,9 @@ struct cpending {
 	int64_t issued;		/* when the daemon asked (its own clock's
 				 * send time: <= sent) */
 	int crumb;		/* a multi that writes E/breadcrumb */
+	int64_t qzxid;		/* the quorum's zxid when it went on the wire
+				 * (-1: never sent): what it applied has a
+				 * later one */
 	struct zreq *unsent;	/* issued while connecting: sent once
 				 * connected */
 	enum zreq_kind kind;
