@@ -24,8 +24,8 @@ from zkharness import (RECORD_HOOK, binary, data_of, hook_runs,
 # The fault fixtures (a proxy between a daemon and ZooKeeper, healed at
 # teardown) are test_faults.py's.
 from test_faults import faults, proxy_factory  # noqa: F401
-from test_faults import (KazooClient, T_s, candidate_of, runs_of,
-                         set_timeout, zk_session_password)
+from test_faults import (T_s, candidate_of, close_session_from_outside,
+                         runs_of, set_timeout)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -249,15 +249,7 @@ def test_a_leader_that_learns_its_session_expired_demotes_so(election,
 
     faults.partition("node1")
     t_cut = time.monotonic()
-    sid1 = int(old_sid, 16)
-    hijack = KazooClient(hosts=election.zk_hosts, timeout=T,
-                         client_id=(sid1, zk_session_password(sid1)))
-    hijack.start(timeout=10)
-    try:
-        assert hijack.client_id[0] == sid1, "attached to another session"
-    finally:
-        hijack.stop()                   # closes node1's session
-        hijack.close()
+    close_session_from_outside(election, old_sid)
     n2.wait_role("leader", timeout=T)
     assert n1.role() == "leader", "node1 should not know yet"
     faults.heal("node1")

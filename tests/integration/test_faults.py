@@ -106,6 +106,23 @@ def java_random_bytes(seed, n):
     return bytes(out)
 
 
+def close_session_from_outside(election, sid_hex):
+    """Closes a daemon's session (its status's `session`, hex) the way
+    ZooKeeper's own tests expire one: a second client attaches with the
+    session's id and password (zk_session_password()) and closes it; the
+    session's ephemerals go at once."""
+    sid = int(sid_hex, 16)
+    hijack = KazooClient(hosts=election.zk_hosts,
+                         timeout=election.session_timeout_ms / 1000,
+                         client_id=(sid, zk_session_password(sid)))
+    hijack.start(timeout=10)
+    try:
+        assert hijack.client_id[0] == sid, "attached to another session"
+    finally:
+        hijack.stop()                   # closes the session
+        hijack.close()
+
+
 def zk_session_password(sid):
     """The password ZooKeeper gives session `sid`: the server derives it,
     deterministically, as new Random(sid ^ 0xB3415C00).nextBytes(16)
@@ -889,15 +906,7 @@ def test_session_expired_while_leader(election, faults, kz):
     d_end = wait_for(demoted, T / 2, "node1's demote after the reset")
     assert n2.role() == "follower", "node2 led while node1's session lived"
 
-    sid1 = int(old_sid, 16)
-    hijack = KazooClient(hosts=election.zk_hosts, timeout=T,
-                         client_id=(sid1, zk_session_password(sid1)))
-    hijack.start(timeout=10)
-    try:
-        assert hijack.client_id[0] == sid1, "attached to another session"
-    finally:
-        hijack.stop()                   # closes node1's session
-        hijack.close()
+    close_session_from_outside(election, old_sid)
     t_closed = time.time()
     n2.wait_role("leader", timeout=T)
     print(f"node2 led {time.time() - t_closed:.2f}s after the session was closed")
