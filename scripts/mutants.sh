@@ -72,8 +72,10 @@ survivors=0
 # or not applied until the next one) fail
 # test_disconnect_grace_reloaded_during_a_disconnect. 135 (an ack's
 # breadcrumb ours only once its reply came) fails
-# test_ack_with_its_reply_lost_releases_the_breadcrumb.
-for m in $(seq 1 25) 30 31 32 33 $(seq 40 49) 50 60 70 $(seq 83 94) 98 99 100 $(seq 101 111) 113 116 117 118 119 120 121 122 123 124 125 126 127 129 130 132 133 134 135; do
+# test_ack_with_its_reply_lost_releases_the_breadcrumb. 136, an eighth
+# blind round's (a stop that waits for a reconnection to send its
+# release), fails test_stop_while_disconnected_ends_without_the_release.
+for m in $(seq 1 25) 30 31 32 33 $(seq 40 49) 50 60 70 $(seq 83 94) 98 99 100 $(seq 101 111) 113 116 117 118 119 120 121 122 123 124 125 126 127 129 130 132 133 134 135 136; do
 	t=test_election
 	{ [ "$m" -ge 30 ] && [ "$m" -le 33 ]; } || [ "$m" -eq 92 ] ||
 	    { [ "$m" -eq 94 ] || [ "$m" -eq 98 ]; } ||

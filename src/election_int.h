@@ -177,6 +177,9 @@
  * or not applied to a grace under way (134, the core before it); an
  * ack's breadcrumb taken for ours only once its reply came (a lost reply
  * leaves it behind at the release: a needless fence).
+ * 136 (an eighth blind round) a stop whose release cannot be sent waits
+ * for a reconnection instead of ending: with ZooKeeper down, a stop hangs
+ * until systemd kills the daemon.
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS

@@ -231,7 +231,9 @@ el_next_answer(struct election *el, struct el_action *act)
 	 */
 	if (el->state == EL_ST_STOPPING &&
 	    (!el->startup_demote || EL_MUTANT(110)) &&
-	    (!el->release_pending || el->zk != EL_ZK_CONNECTED)) {
+	    (!el->release_pending || (EL_MUTANT(136) ?
+	    el->zk == EL_ZK_EXPIRED || el->zk == EL_ZK_AUTH_FAILED :
+	    el->zk != EL_ZK_CONNECTED))) {
 		/* The end is the state's alone: no flag says it. */
 		el_settle(el);
 		el_go(el, EL_ST_STOPPED, "handoff done");

@@ -308,6 +308,49 @@ check_ops_commit(struct sim *s, const struct zreq *req, int64_t sid)
 }
 
 /*
+ * (stop) A stop never waits for ZooKeeper to come back: once its hooks
+ * are over (the state stopping, no hook to run), a daemon whose client is
+ * not connected exits at once, its release unsent or unanswered (the
+ * session's expiry removes what it owns). While connected it may wait for
+ * the release's reply, as long as the server keeps the connection (a
+ * server cut off from the quorum answers pings, not writes, until it
+ * notices). The count starts again when a freeze or a stall of the daemon
+ * ends. An eighth blind round's defect waited for a reconnection to send
+ * the release: with the ensemble down, `systemctl stop` hung until
+ * systemd's kill.
+ */
+#define SIM_STOP_SLACK	200	/* ms: the session event's way, a step */
+
+/* (stop): a wait for ZooKeeper that ends now (stopped, or connected). */
+void
+check_ops_stop_end(struct sim *s, struct peer *p)
+{
+	int64_t from = p->stop_ready_at;
+
+	if (from < 0)
+		return;
+	p->stop_ready_at = -1;
+	if (p->woke_at > from)
+		from = p->woke_at;
+	if (s->now > from + SIM_STOP_SLACK)
+		check_fail(s, "(stop) %s: stopping, no hook to run and not "
+		    "connected since %lld.%03lld, still not stopped %lld ms "
+		    "later", p->id, (long long)(from / 1000),
+		    (long long)(from % 1000), (long long)(s->now - from));
+}
+
+static void
+check_ops_stop(struct sim *s, struct peer *p, const struct election_view *v)
+{
+	if (v->state == EL_ST_STOPPING && v->hook == -1 &&
+	    p->cl.state != CL_CONNECTED) {
+		if (p->stop_ready_at < 0)
+			p->stop_ready_at = s->now;
+	} else
+		check_ops_stop_end(s, p);
+}
+
+/*
  * A head's yield, in the step that decided it (before any reload): to a
  * priority above its own as read, and as the operator set it (a marker
  * kept away, or taken for a 0 when it was missed, makes the read wrong),
@@ -349,6 +392,7 @@ check_ops_step(struct sim *s, struct peer *p,
 	if (v->yields > p->yields_seen)
 		p->yield_at = s->now;
 	p->yields_seen = v->yields;
+	check_ops_stop(s, p, v);
 }
 
 /*

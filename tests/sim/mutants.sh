@@ -103,6 +103,7 @@ spec() {
 133;;\((G|AV)\);-H -A -L;h=1 A=1 l=1
 134;;\((G|AV)\);-H -A -L;h=1 A=1 l=1
 135;;\(rel\) .*leaves the breadcrumb
+136;;\(stop\)
 EOT
 }
 

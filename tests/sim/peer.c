@@ -221,6 +221,7 @@ peer_boot(struct sim *s, struct peer *p, int exact)
 	p->hook_on = 0;
 	p->out_el = p->out_sync = 0;
 	p->resign_wait = p->pause_wait = p->pause_resumed = 0;
+	p->stop_ready_at = -1;
 	p->timer_at = SIM_NEVER;
 	p->begun_at = 0;
 	p->told_connected = 0;
@@ -524,6 +525,7 @@ peer_perform(struct sim *s, struct peer *p, const struct el_action *act)
 		client_open(s, p);
 		break;
 	case EL_ACT_STOPPED:
+		check_ops_stop_end(s, p);
 		p->stopped = 1;
 		p->sf_valid = 0;	/* removed on a clean stop */
 		peer_exit(s, p, 1);

@@ -207,6 +207,7 @@ struct peer {
 	/* the operator's waiting clients */
 	int resign_wait, pause_wait;
 	int64_t resign_since, pause_since;
+	int64_t stop_ready_at;	/* (stop) stopping, no hook, since: or -1 */
 	/* ops.c: the switchover it follows (an operator's or preemption) */
 	int sw_on, sw_inc, sw_preempt;
 	int sw_handed;		/* it stopped leading since (handed over) */
@@ -678,6 +679,7 @@ void check_health_reload(struct peer *p);
 void check_ops_paused(struct sim *s, struct peer *p);
 void check_ops_resigned(struct sim *s, struct peer *p);
 void check_ops_commit(struct sim *s, const struct zreq *req, int64_t sid);
+void check_ops_stop_end(struct sim *s, struct peer *p);
 void check_ops_step(struct sim *s, struct peer *p,
     const struct election_view *v);
 void check_ops_final(struct sim *s);

@@ -1994,6 +1994,27 @@ test_stop_is_an_ordered_handoff(void **state)
 	election_free(el);
 }
 
+/* The release cannot go out: the stop ends without it, not at the
+ * reconnection (mutant 136; the session's expiry removes the nodes). */
+static void
+test_stop_while_disconnected_ends_without_the_release(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct el_action a;
+
+	(void)state;
+	become_leader(el);
+	election_stop(el);
+	expect_hook(el, HOOK_DEMOTE, "shutdown");
+	/* ZooKeeper goes away while the demote runs. */
+	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_STOPPED);
+	assert_int_equal(election_role(el), ROLE_STOPPED);
+	election_free(el);
+}
+
 static void
 test_demote_waits_for_promote(void **state)
 {
@@ -4632,6 +4653,7 @@ main(void)
 		cmocka_unit_test(test_promote_failure),
 		cmocka_unit_test(test_run_exited_resigns_and_backs_off),
 		cmocka_unit_test(test_stop_is_an_ordered_handoff),
+		cmocka_unit_test(test_stop_while_disconnected_ends_without_the_release),
 		cmocka_unit_test(test_demote_waits_for_promote),
 		cmocka_unit_test(test_waits_for_old_ack),
 		cmocka_unit_test(test_fence_after_unclean_leader),
