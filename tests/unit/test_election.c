@@ -1968,16 +1968,35 @@ test_promote_failure(void **state)
 	election_free(el);
 }
 
-static void
-test_stop_is_an_ordered_handoff(void **state)
+/* A leader asked to stop: its demote runs. */
+static struct election *
+leader_stopping(void)
 {
 	struct election *el = el_new(0, 0);
-	struct el_action a;
 
-	(void)state;
 	become_leader(el);
 	election_stop(el);
 	expect_hook(el, HOOK_DEMOTE, "shutdown");
+	return el;
+}
+
+static void
+expect_stopped(struct election *el)
+{
+	struct el_action a = next(el);
+
+	assert_int_equal(a.type, EL_ACT_STOPPED);
+	assert_int_equal(election_role(el), ROLE_STOPPED);
+	election_free(el);
+}
+
+static void
+test_stop_is_an_ordered_handoff(void **state)
+{
+	struct election *el = leader_stopping();
+	struct el_action a;
+
+	(void)state;
 	expect_none(el);	/* nothing is deleted before demote ends */
 	election_hook_done(el, HOOK_DEMOTE, 1);
 	a = next(el);
@@ -1988,10 +2007,7 @@ test_stop_is_an_ordered_handoff(void **state)
 	assert_string_equal(a.sub[2].path, CLAIM_OURS);
 	assert_string_equal(a.sub[3].path, E "/breadcrumb");
 	reply(el, EL_OP_RELEASE, ZOK);
-	a = next(el);
-	assert_int_equal(a.type, EL_ACT_STOPPED);
-	assert_int_equal(election_role(el), ROLE_STOPPED);
-	election_free(el);
+	expect_stopped(el);
 }
 
 /* The release cannot go out: the stop ends without it, not at the
@@ -1999,20 +2015,13 @@ test_stop_is_an_ordered_handoff(void **state)
 static void
 test_stop_while_disconnected_ends_without_the_release(void **state)
 {
-	struct election *el = el_new(0, 0);
-	struct el_action a;
+	struct election *el = leader_stopping();
 
 	(void)state;
-	become_leader(el);
-	election_stop(el);
-	expect_hook(el, HOOK_DEMOTE, "shutdown");
 	/* ZooKeeper goes away while the demote runs. */
 	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
 	election_hook_done(el, HOOK_DEMOTE, 1);
-	a = next(el);
-	assert_int_equal(a.type, EL_ACT_STOPPED);
-	assert_int_equal(election_role(el), ROLE_STOPPED);
-	election_free(el);
+	expect_stopped(el);
 }
 
 static void
