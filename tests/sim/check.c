@@ -273,9 +273,19 @@ check_release_crumb(struct sim *s, struct peer *p,
     const struct el_action *act)
 {
 	const struct pcheck *pc = &s->pc[p->idx];
+	const struct qsession *qs = quorum_session(s, p->cl.sid);
 	const struct znode *z;
 	int i;
 
+	/*
+	 * Not once the quorum has expired the session: its release can
+	 * delete nothing, and a leader whose session ended is one the
+	 * successor must fence (the campaign on b30b267, seed 1012017016
+	 * -P -L: frozen past its lease, the session expired, its node and
+	 * claim gone with it, the release sent on waking).
+	 */
+	if (qs == NULL || !qs->live)
+		return;
 	/*
 	 * The leadership of its last promote, in the process that wrote the
 	 * breadcrumb or one that resumed it as the leader (a resume that
