@@ -351,6 +351,45 @@ check_ops_stop(struct sim *s, struct peer *p, const struct election_view *v)
 }
 
 /*
+ * (keep) A connected daemon keeps its session's keepalive going: with
+ * nothing of its own on the wire, it asks ZooKeeper something (its
+ * keepalive sync, due every T/10 after the last confirmation or a report
+ * lag, at most T/2) within T of the connection, its last request, its
+ * last reply, or the end of a freeze or a stall. Without it a leader's
+ * lease is never renewed while it idles (a needless lease-lost demote
+ * every T) and a lost create is never looked for. An eighth blind round's
+ * defect kept the core's "a sync is on the wire" across a session
+ * replaced while one was (a release refused three times): no keepalive
+ * ever again.
+ */
+void
+check_ops_keep(struct sim *s, struct peer *p, enum el_state st, int64_t t)
+{
+	const struct client *cl = &p->cl;
+	int64_t from;
+
+	if (!p->running || p->stopped || cl->state != CL_CONNECTED ||
+	    cl->handshake || cl->npend > 0 || st == EL_ST_STOPPING ||
+	    st == EL_ST_STOPPED || t <= 0)
+		return;
+	from = cl->connected_at;
+	if (p->last_req_at > from)
+		from = p->last_req_at;
+	if (p->last_sync_at > from)
+		from = p->last_sync_at;
+	if (p->reply_at > from)
+		from = p->reply_at;
+	if (p->woke_at > from)
+		from = p->woke_at;
+	if (s->now > from + t + SIM_STOP_SLACK)
+		check_fail(s, "(keep) %s: connected since %lld.%03lld, nothing "
+		    "asked of ZooKeeper for %lld ms (T %lld ms)", p->id,
+		    (long long)(cl->connected_at / 1000),
+		    (long long)(cl->connected_at % 1000),
+		    (long long)(s->now - from), (long long)t);
+}
+
+/*
  * A head's yield, in the step that decided it (before any reload): to a
  * priority above its own as read, and as the operator set it (a marker
  * kept away, or taken for a 0 when it was missed, makes the read wrong),
@@ -393,6 +432,7 @@ check_ops_step(struct sim *s, struct peer *p,
 		p->yield_at = s->now;
 	p->yields_seen = v->yields;
 	check_ops_stop(s, p, v);
+	check_ops_keep(s, p, v->state, v->session_timeout_ms);
 }
 
 /*
@@ -497,6 +537,9 @@ check_ops_final(struct sim *s)
 			check_fail(s, "(f) %s: unhealthy with no check "
 			    "configured: out of the election for good",
 			    s->peer[i].id);
+		else
+			check_ops_keep(s, &s->peer[i], v.state,
+			    v.session_timeout_ms);
 	}
 	if (s->failed || !s->priorities || s->forged != 0)
 		return;

@@ -213,6 +213,7 @@ client_connected(struct sim *s, struct peer *p, const struct msg *m)
 
 	cl->handshake = 0;
 	cl->state = CL_CONNECTED;
+	cl->connected_at = s->now;
 	cl->sid = m->sid;
 	cl->timeout = m->timeout;
 	cl->attempts = 0;

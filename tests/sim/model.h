@@ -291,6 +291,7 @@ struct client {
 	int next_server;
 	int attempts;		/* connection attempts since the last success */
 	int64_t last_recv, last_send;
+	int64_t connected_at;	/* the current connection's handshake */
 	int64_t last_zxid;
 	int64_t xid_next;
 	struct cpending pend[SIM_MAX_PENDING];	/* awaiting replies */

@@ -675,6 +675,7 @@ peer_reply_now(struct sim *s, struct peer *p, enum el_op op,
 {
 	struct el_result res;
 
+	p->reply_at = s->now;
 	if (op == EL_OP_SYNC)
 		p->out_sync--;
 	else

@@ -150,6 +150,7 @@ struct peer {
 	int64_t last_req_at;	/* when the core last sent a request */
 	enum el_op last_req_op;	/* and which */
 	int64_t last_sync_at;	/* its last keepalive sync */
+	int64_t reply_at;	/* the core's last reply (or failure) */
 	int64_t ack_at;		/* its last ack the quorum applied */
 	/* (rel): the breadcrumb its last answered write left, and when */
 	int64_t crumb_zxid, crumb_sid, crumb_at, crumb_epoch;
@@ -680,6 +681,8 @@ void check_ops_paused(struct sim *s, struct peer *p);
 void check_ops_resigned(struct sim *s, struct peer *p);
 void check_ops_commit(struct sim *s, const struct zreq *req, int64_t sid);
 void check_ops_stop_end(struct sim *s, struct peer *p);
+void check_ops_keep(struct sim *s, struct peer *p, enum el_state st,
+    int64_t t);
 void check_ops_step(struct sim *s, struct peer *p,
     const struct election_view *v);
 void check_ops_final(struct sim *s);
