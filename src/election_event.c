@@ -258,7 +258,7 @@ election_hook_done(struct election *el, enum hook_kind kind, int ok)
 			el->fenced = 1;
 			break;
 		}
-		if (cancelled) {
+		if (cancelled || (EL_MUTANT(137) && !ok)) {
 			el->lost_reason = NULL;
 			break;
 		}

@@ -179,7 +179,9 @@
  * leaves it behind at the release: a needless fence).
  * 136 (an eighth blind round) a stop whose release cannot be sent waits
  * for a reconnection instead of ending: with ZooKeeper down, a stop hangs
- * until systemd kills the daemon.
+ * until systemd kills the daemon. 137 (the same round) a fence that
+ * failed of itself taken for a killed one: run again at once, in a loop
+ * that keeps the head's place (no leader while it fails).
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS

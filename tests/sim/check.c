@@ -160,6 +160,33 @@ check_resumed(struct sim *s, struct peer *p, enum role role)
 	pc->crashed = 0;
 }
 
+/*
+ * (back) A promote or fence that failed of itself is followed by the
+ * contract's "demote, ordered release, wait retry_backoff, rejoin at the
+ * back": no promote or fence of the same process before the backoff
+ * (the shorter of the one configured then and now, for a reload). An
+ * eighth blind round's defect took a fence that failed for a killed one
+ * and ran it again at once, in a loop that keeps the head's place: with a
+ * fencing device out of reach, no leader ever, where the next candidate
+ * would have fenced and led.
+ */
+void
+check_backoff(struct sim *s, struct peer *p, enum hook_kind kind)
+{
+	int64_t wait = p->failed_backoff;
+
+	if (!p->back_armed)
+		return;
+	p->back_armed = 0;
+	if (p->params.retry_backoff_ms < wait)
+		wait = p->params.retry_backoff_ms;
+	if (s->now < p->failed_at + wait)
+		check_fail(s, "(back) %s: starts a %s %lld ms after a promote "
+		    "or fence that failed, within its retry_backoff %lld ms",
+		    p->id, trace_hook(kind), (long long)(s->now - p->failed_at),
+		    (long long)wait);
+}
+
 /* An administrator deleted the breadcrumb: a crashed leader it named can
  * no longer be found to be fenced. */
 void

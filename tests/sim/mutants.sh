@@ -104,6 +104,7 @@ spec() {
 134;;\((G|AV)\);-H -A -L;h=1 A=1 l=1
 135;;\(rel\) .*leaves the breadcrumb
 136;;\(stop\)
+137;;\(back\)
 EOT
 }
 

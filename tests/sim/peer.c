@@ -215,6 +215,7 @@ peer_boot(struct sim *s, struct peer *p, int exact)
 	p->running = 1;
 	p->stopped = 0;
 	p->lead_failed = 0;
+	p->back_armed = 0;
 	p->frozen = 0;
 	p->lib_live = 0;
 	p->news_pending = 0;

@@ -184,6 +184,9 @@ struct peer {
 	int hook_ok;
 	/* (h): its last promote or fence failed of itself, not cancelled */
 	int lead_failed;
+	int back_armed;		/* (back) a failed promote or fence: */
+	int64_t failed_at;	/* when it failed, and the backoff */
+	int64_t failed_backoff;	/* ...configured then */
 	int64_t timer_at;	/* the pending EV_PEER_TIMER, or SIM_NEVER */
 	int64_t begun_at;	/* a promote or fence seen begun (-R), or 0 */
 	int timer_gen;
@@ -681,6 +684,7 @@ void check_ops_paused(struct sim *s, struct peer *p);
 void check_ops_resigned(struct sim *s, struct peer *p);
 void check_ops_commit(struct sim *s, const struct zreq *req, int64_t sid);
 void check_ops_stop_end(struct sim *s, struct peer *p);
+void check_backoff(struct sim *s, struct peer *p, enum hook_kind kind);
 void check_ops_keep(struct sim *s, struct peer *p, enum el_state st,
     int64_t t);
 void check_ops_step(struct sim *s, struct peer *p,

@@ -6,6 +6,7 @@
  * election_hook_done(). A crash takes the slot's hook with it (systemd
  * kills the whole cgroup).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,8 +26,10 @@ slot_start(struct sim *s, struct peer *p, const struct el_action *act)
 	p->hook_ms = act->ms;
 	p->hook_exited = 0;
 	p->hook_cancel_seen = 0;
-	if (act->hook == HOOK_PROMOTE || act->hook == HOOK_FENCE)
+	if (act->hook == HOOK_PROMOTE || act->hook == HOOK_FENCE) {
+		check_backoff(s, p, act->hook);
 		p->lead_failed = 0;
+	}
 	check_hook_start(s, p, act);
 	fate = fault_hook_fate(s, p, act->hook, &dur);
 	if (fate != HF_HANG)
@@ -35,6 +38,32 @@ slot_start(struct sim *s, struct peer *p, const struct el_action *act)
 	if (act->ms > 0)
 		sim_push(s, s->now + act->ms, EV_HOOK_KILL, p->idx,
 		    p->hook_seq, 0, 0, NULL);
+}
+
+/*
+ * (back): a promote or fence that failed of itself while the daemon's node
+ * is still the quorum's, in the session it ran for; one whose node went
+ * meanwhile (by hand, or with its session) asks for no backoff: the
+ * daemon rejoins with a new node.
+ */
+static void
+slot_failed(struct sim *s, struct peer *p)
+{
+	struct election_view v;
+	char path[SIM_PATH + 64];
+
+	p->back_armed = 0;
+	if (!p->lead_failed || p->cl.sid != p->hook_sid)
+		return;
+	election_view(p->el, &v);
+	if (v.node == NULL)
+		return;
+	(void)snprintf(path, sizeof(path), "%s/%s", SIM_CANDS, v.node);
+	if (ztree_get(&s->qu.tree, path) == NULL)
+		return;
+	p->back_armed = 1;
+	p->failed_at = s->now;
+	p->failed_backoff = p->params.retry_backoff_ms;
 }
 
 void
@@ -49,8 +78,10 @@ slot_reap(struct sim *s, struct peer *p, int seq)
 		s->st.fence_lost++;
 	if (p->hook_kind == HOOK_CHECK)
 		check_health_result(p, p->hook_ok);
-	if (p->hook_kind == HOOK_PROMOTE || p->hook_kind == HOOK_FENCE)
+	if (p->hook_kind == HOOK_PROMOTE || p->hook_kind == HOOK_FENCE) {
 		p->lead_failed = !p->hook_ok && !p->hook_cancel_seen;
+		slot_failed(s, p);
+	}
 	election_clock(p->el, s->now);
 	th_event(s, p, TH_HOOK_DONE, p->hook_kind, p->hook_ok, NULL);
 	election_hook_done(p->el, p->hook_kind, p->hook_ok);
