@@ -145,7 +145,8 @@ election_restarted(struct election *el)
 	el->restart = 0;
 	el->restart_sent = 0;
 	el->npipe = 0;
-	el->sync_inflight = 0;
+	if (!EL_MUTANT(138))
+		el->sync_inflight = 0;
 	el->zk = EL_ZK_CONNECTING;
 	el->sid = 0;
 	el->conn_gen++;
@@ -627,7 +628,7 @@ election_resume(struct election *el, const struct el_resume *r)
 	 */
 	el->marks_unknown = 1;
 	/* Out of the election for its health: it stays out until it rises. */
-	if (r->unhealthy && el->check_configured) {
+	if (r->unhealthy && (el->check_configured || EL_MUTANT(139))) {
 		el->unhealthy = 1;
 		el_release_ask(el, "health");
 	}

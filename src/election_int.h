@@ -181,7 +181,13 @@
  * for a reconnection instead of ending: with ZooKeeper down, a stop hangs
  * until systemd kills the daemon. 137 (the same round) a fence that
  * failed of itself taken for a killed one: run again at once, in a loop
- * that keeps the head's place (no leader while it fails).
+ * that keeps the head's place (no leader while it fails). 138 (the
+ * same round) a keepalive in flight kept across a session replaced
+ * while connected (a release refused three times): no keepalive ever
+ * again. 139 (the same round) a re-exec's unhealthy verdict kept with no
+ * check configured: out of the election until a reload. 140 (found
+ * by the model of 138's path) `resigned` answered before the live
+ * session that still owns the node is replaced (117's for a pause).
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS

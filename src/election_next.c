@@ -256,7 +256,10 @@ el_next_answer(struct election *el, struct el_action *act)
 	if (el->resigning == 2 && (el->want_pause || el->unhealthy ||
 	    el->want_stop || el->observer))
 		el->resign_reply = 1;
-	if (el->resign_reply) {
+	/* As a pause's: not before the live session that owns it is
+	 * replaced, when its release was refused over and over. */
+	if (el->resign_reply && (!el->restart ||
+	    el->zk != EL_ZK_CONNECTED || EL_MUTANT(140))) {
 		el->resign_reply = 0;
 		el->resigning = 0;
 		act->type = EL_ACT_RESIGNED;

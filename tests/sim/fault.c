@@ -20,6 +20,7 @@ static const int fault_weight[F_NKINDS] = {
 	[F_SRV_RESTART] = 6, [F_ELECTION] = 5,
 	[F_REEXEC] = 6,
 	[F_RUN_EXIT] = 4, [F_CHECK_RELOAD] = 4, [F_DELETE_CLAIM] = 2,
+	[F_ACL] = 2,
 };
 
 static const char *fault_names[F_NKINDS] = {
@@ -27,7 +28,7 @@ static const char *fault_names[F_NKINDS] = {
 	"freeze", "crash", "resign", "pause", "resume", "stop",
 	"delete-node", "delete-leader", "health", "set-data", "auth",
 	"switchover", "priority", "forge-mark", "server-restart", "election",
-	"reexec", "run-exit", "check-reload", "delete-claim",
+	"reexec", "run-exit", "check-reload", "delete-claim", "acl",
 };
 
 const char *
@@ -78,6 +79,7 @@ fault_kind_flagged(const struct sim *s, int kind)
 		return s->resume;
 	case F_RUN_EXIT:
 	case F_CHECK_RELOAD:
+	case F_ACL:
 		return s->reloads;
 	default:
 		return 1;
@@ -254,6 +256,25 @@ fault_forge_mark(struct sim *s)
 }
 
 
+/*
+ * An administrator's setAcl on E without DELETE, put right later: the
+ * deletes of E/leader and E/breadcrumb are refused NOAUTH, so every
+ * release is (three times, and its session replaced). Deleting a child
+ * needs DELETE on the parent (PrepRequestProcessor); closing a session
+ * deletes its ephemerals whatever the ACL.
+ */
+static void
+fault_acl(struct sim *s, struct rng *r)
+{
+	int64_t until = s->now + (rng_permille(r, 500) ?
+	    rng_between(r, 10, 1000) : rng_between(r, 1000, s->T));
+
+	if (until > s->acl_until)
+		s->acl_until = until;
+	trace(s, -1, "fault: E's ACL refuses deletes until %lld",
+	    (long long)s->acl_until);
+}
+
 /* Often the server of the leader's connection: defect 1's topology. */
 static int
 fault_pick_server(struct sim *s)
@@ -297,7 +318,7 @@ fault_inject(struct sim *s, int kind)
 	/* Without a leader, the ensemble commits nothing at all. */
 	if (s->qu.electing && (kind == F_DELETE_NODE ||
 	    kind == F_DELETE_LEADER || kind == F_FORGE_MARK ||
-	    kind == F_DELETE_CLAIM))
+	    kind == F_DELETE_CLAIM || kind == F_ACL))
 		return;
 	switch (kind) {
 	case F_SRV_CUT:
@@ -357,6 +378,10 @@ fault_inject(struct sim *s, int kind)
 	}
 	if (kind == F_FORGE_MARK) {
 		fault_forge_mark(s);
+		return;
+	}
+	if (kind == F_ACL) {
+		fault_acl(s, &s->rng);
 		return;
 	}
 	if (kind == F_DELETE_LEADER) {
@@ -492,6 +517,7 @@ static const struct fault_tie_kind fault_tie_kinds[] = {
 	{ F_DELETE_CLAIM, { 2,	1,	1,	1,	3,	1 } },
 	{ F_DELETE_NODE, { 2,	1,	1,	1,	2,	1 } },
 	{ F_DELETE_LEADER, { 1,	0,	1,	0,	1,	0 } },
+	{ F_ACL,	{ 0,	0,	3,	0,	0,	0 } },
 };
 #define FAULT_TIE_KINDS	((int)(sizeof(fault_tie_kinds) / \
 	sizeof(fault_tie_kinds[0])))
@@ -565,6 +591,10 @@ fault_tied(struct sim *s, const struct ev *ev)
 	s->st.tied++;
 	trace(s, p->idx, "fault: %s, tied to its last move", fault_name(kind));
 	switch (kind) {
+	case F_ACL:
+		if (!s->qu.electing)
+			fault_acl(s, &s->tie_rng);
+		return;
 	case F_DELETE_CLAIM:
 	case F_DELETE_NODE:
 	case F_DELETE_LEADER:
@@ -638,6 +668,7 @@ fault_quiet(struct sim *s)
 
 	s->quiet = 1;
 	s->auth_until = 0;
+	s->acl_until = 0;
 	trace(s, -1, "faults stop");
 	ensemble_quiet(s);
 	for (i = 0; i < SIM_SERVERS; i++) {

@@ -105,6 +105,9 @@ spec() {
 135;;\(rel\) .*leaves the breadcrumb
 136;;\(stop\)
 137;;\(back\)
+138;;\(keep\);-H;h=1
+139;;\(health\)|\(f\);-R -H;r=1 h=1
+140;;\(resign\);-H;h=1
 EOT
 }
 

@@ -235,7 +235,9 @@ peer_boot(struct sim *s, struct peer *p, int exact)
 	p->yields_seen = 0;
 	p->yield_at = -1;
 	p->h_fails = p->h_oks = 0;
-	p->h_unhealthy = resume && p->sf.unhealthy && p->params.check;
+	/* Handed over by a re-exec (reexec.c), kept if a check is still. */
+	p->h_unhealthy = resume && p->rx && p->rx_unhealthy &&
+	    p->params.check;
 	/* After the quiet point, the configuration's tick_time is true. */
 	if (s->quiet)
 		p->params.tick_ms = s->tick_ms;
@@ -247,6 +249,7 @@ peer_boot(struct sim *s, struct peer *p, int exact)
 	if (resume) {
 		r = p->sf;
 		r.exact = exact;
+		r.unhealthy = p->rx && p->rx_unhealthy;
 		election_resume(p->el, &r);
 		s->pc[p->idx].resumed_lead = r.leader;
 		p->resuming = 1;
@@ -256,6 +259,11 @@ peer_boot(struct sim *s, struct peer *p, int exact)
 		    r.leader ? "leader" : "not leading", (long long)r.epoch,
 		    (long long)r.lease_sent);
 	}
+	/* As zkelectd.c: a re-exec's pause is the new image's. */
+	p->pause_handed = p->rx && p->rx_paused;
+	if (p->pause_handed)
+		election_pause(p->el, 1);
+	p->rx = p->rx_paused = p->rx_unhealthy = 0;
 	election_session_requested(p->el);
 	client_open(s, p);
 	if (resume)
@@ -298,18 +306,32 @@ peer_exit(struct sim *s, struct peer *p, int send_close)
 /*
  * SIGUSR2: the same process executes again once no hook runs and no
  * operator waits (reexec.c), keeping its session; its connection closes
- * with the old image.
+ * with the old image. The old image hands over whether it was paused
+ * and whether its health check had failed; the new one reads the
+ * configuration file, which (-H) may have gained or lost hooks.check
+ * since.
  */
 void
 peer_reexec(struct sim *s, struct peer *p)
 {
 	int exact = !p->resuming;	/* a resume not confirmed: a guess */
+	struct election_view v;
 
 	if (!p->running || p->frozen || p->hook_on || p->resign_wait ||
 	    p->pause_wait || !p->sf_valid)
 		return;
 	trace(s, p->idx, "fault: SIGUSR2, re-exec");
+	election_view(p->el, &v);
 	peer_exit(s, p, 0);
+	p->rx = 1;
+	p->rx_paused = v.paused != 0;
+	p->rx_unhealthy = v.unhealthy != 0;
+	if (s->reloads && rng_permille(&s->rng, 300)) {
+		p->params.check = !p->params.check;
+		p->check = p->params.check;
+		trace(s, p->idx, "the new image's file: hooks.check %s",
+		    p->check ? "added" : "removed");
+	}
 	peer_boot(s, p, exact);
 }
 
@@ -542,7 +564,7 @@ peer_perform(struct sim *s, struct peer *p, const struct el_action *act)
 	case EL_ACT_PAUSED:
 		p->pause_wait = 0;
 		check_ops_paused(s, p);
-		p->pause_resumed = 0;
+		p->pause_resumed = p->pause_handed = 0;
 		break;
 	case EL_ACT_QUEUE:
 	case EL_ACT_OUTRANKED:
@@ -771,7 +793,8 @@ peer_operator(struct sim *s, struct peer *p, int cmd)
 			p->pause_since = s->now;
 		break;
 	case OP_RESUME:
-		p->pause_resumed = p->pause_wait > 0;
+		/* Or while the pause a re-exec handed over went on. */
+		p->pause_resumed = p->pause_wait > 0 || p->pause_handed;
 		election_pause(p->el, 0);
 		break;
 	case OP_STOP:

@@ -319,6 +319,11 @@ quorum_op(struct sim *s, struct ztree *t, enum zk_mop_kind kind,
 	memset(c, 0, sizeof(*c));
 	sim_copy(c->path, sizeof(c->path), path);
 	sim_copy(c->data, sizeof(c->data), data != NULL ? data : "");
+	/* The parent's ACL comes before the node's existence and version. */
+	if (kind == ZK_MOP_DELETE && sid != 0 && s->now < s->acl_until &&
+	    strncmp(path, SIM_ROOT "/", strlen(SIM_ROOT "/")) == 0 &&
+	    strchr(path + strlen(SIM_ROOT "/"), '/') == NULL)
+		return ZNOAUTH;
 	z = ztree_get(t, path);
 	if (z != NULL && version >= 0 && z->version != version &&
 	    kind != ZK_MOP_CREATE && kind != ZK_MOP_CREATE_EPHEMERAL)

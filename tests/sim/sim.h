@@ -223,6 +223,7 @@ struct peer {
 	int64_t prio_at;	/* its last priority reload (0: none) */
 	int64_t able_at;	/* connected and awake since (0: not now) */
 	int pause_resumed;	/* a resume came while a pause waited */
+	int pause_handed;	/* a re-exec's pause, not answered yet */
 	int sess_gone;		/* the core was told its session expired or
 				 * failed its auth (the server expires it) */
 	/* check_data.c: markers the core cannot know it made: a MARK whose
@@ -233,6 +234,9 @@ struct peer {
 	/* -R: the session file, as resume.c keeps it after every step */
 	struct el_resume sf;
 	int sf_valid;
+	/* SIGUSR2: what the image hands to the next (reexec.c's paused and
+	 * unhealthy), consumed by its start */
+	int rx, rx_paused, rx_unhealthy;
 	int resuming;		/* a resumed session not confirmed yet */
 };
 
@@ -332,6 +336,8 @@ enum fault_kind {
 	F_CHECK_RELOAD,		/* only with -H: a reload adds or removes
 				 * hooks.check */
 	F_DELETE_CLAIM,		/* a claim of E/claims deleted by hand */
+	F_ACL,			/* only with -H: E's ACL loses DELETE for a
+				 * while (every release refused NOAUTH) */
 	F_NKINDS,
 };
 
@@ -415,6 +421,7 @@ struct sim {
 	int64_t T;		/* the negotiated session timeout of the run */
 	int64_t link_block[SIM_MAX_PEERS][SIM_SERVERS];
 	int64_t auth_until;	/* the servers refuse our credentials */
+	int64_t acl_until;	/* E's ACL refuses its children's deletes */
 	struct fault_cfg fc;
 	int quiet;		/* faults have stopped */
 	int64_t quiet_at, end_at, bound_ms;

@@ -2668,6 +2668,115 @@ test_pause_refused_three_times_answers_after_the_restart(void **state)
 	election_free(el);
 }
 
+/*
+ * A leader resigns, is paused meanwhile, and its release is refused
+ * NOAUTH (E's ACL without DELETE) three times, which ends it by replacing
+ * the session. Keepalive syncs sent meanwhile (hold_syncs) are left
+ * unanswered: the old session's replies never come. Returns how many.
+ */
+static int
+resign_refused_three_times(struct election *el)
+{
+	struct el_action a;
+	int i, refused = 0, syncs = 0;
+
+	become_leader(el);
+	assert_int_equal(election_resign(el), 0);
+	expect_hook(el, HOOK_DEMOTE, "resign");
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	election_pause(el, 1);
+	for (i = 0; i < 40 && refused < 3; i++) {
+		a = next(el);
+		if (a.type == EL_ACT_NONE) {
+			/* NOAUTH waits the retry time; a keepalive is due */
+			tick(el, 3000);
+			continue;
+		}
+		assert_int_equal(a.type, EL_ACT_ZK);
+		switch (a.op) {
+		case EL_OP_RELEASE:
+			reply(el, a.op, ZNOAUTH);
+			refused++;
+			break;
+		case EL_OP_LEADER:
+			reply_get(el, a.op, "id=node1\ndata=10.0.0.1:5432\n"
+			    "epoch=100\n", SID, 101);
+			break;
+		case EL_OP_BREADCRUMB:
+			reply_get(el, a.op, "id=x\ndata=\nepoch=7\n", 0, 9);
+			break;
+		case EL_OP_WATCH_OWN:
+			reply_get(el, a.op, "", SID, 100);
+			break;
+		case EL_OP_SYNC:
+			syncs++;
+			break;
+		default:
+			reply(el, a.op, ZNONODE);
+		}
+	}
+	assert_int_equal(refused, 3);
+	return syncs;
+}
+
+/*
+ * Found by the simulator once its model had E's ACL refuse deletes (the
+ * `acl` fault): paused during its resign, the daemon does not rejoin, so
+ * its resign is done without a new node; it answers `resigned` only once
+ * the session that still owns the old one is gone, as the pause does
+ * (above), not before (mutant 140).
+ */
+static void
+test_resign_refused_three_times_answers_after_the_restart(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct el_action a;
+
+	(void)state;
+	(void)resign_refused_three_times(el);
+	/* Not handed over yet: its session still owns the node. */
+	assert_int_equal(next(el).type, EL_ACT_RESTART);
+	restarted(el);
+	a = next(el);
+	assert_true(a.type == EL_ACT_RESIGNED || a.type == EL_ACT_PAUSED);
+	assert_int_equal(next(el).type, a.type == EL_ACT_RESIGNED ?
+	    EL_ACT_PAUSED : EL_ACT_RESIGNED);
+	election_free(el);
+}
+
+/*
+ * A keepalive on the wire when the live session is replaced is the old
+ * session's: the new one sends its own (an eighth blind round's defect,
+ * mutant 138, kept it in flight for good: no keepalive ever again, so no
+ * lease and no lost create looked for).
+ */
+static void
+test_replaced_session_sends_its_own_keepalive(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct el_action a;
+	int i, synced = 0;
+
+	(void)state;
+	hold_syncs = 1;
+	assert_true(resign_refused_three_times(el) > 0);
+	assert_int_equal(next(el).type, EL_ACT_RESTART);
+	restarted(el);
+	election_session(el, EL_ZK_CONNECTED, SID + 1, T_MS);
+	for (i = 0; i < 40 && !synced; i++) {
+		a = next(el);
+		if (a.type == EL_ACT_ZK && a.op == EL_OP_SYNC)
+			synced = 1;
+		else if (a.type == EL_ACT_ZK)
+			reply(el, a.op, ZNONODE);
+		else if (a.type == EL_ACT_NONE)
+			tick(el, 1000);
+	}
+	hold_syncs = 0;
+	assert_true(synced);
+	election_free(el);
+}
+
 /* Defect: a lost create, then pause: the orphan is found and deleted. */
 static void
 test_pause_after_lost_create_deletes_orphan(void **state)
@@ -4669,6 +4778,8 @@ main(void)
 		cmocka_unit_test(test_fence_killed_at_the_demote_point_then_renewed),
 		cmocka_unit_test(test_fence_killed_renewed_while_it_dies),
 		cmocka_unit_test(test_pause_refused_three_times_answers_after_the_restart),
+		cmocka_unit_test(test_resign_refused_three_times_answers_after_the_restart),
+		cmocka_unit_test(test_replaced_session_sends_its_own_keepalive),
 		cmocka_unit_test(test_promote_killed_for_a_disconnect_demotes_after_the_reconnect),
 		cmocka_unit_test(test_renewal_read_after_the_demote_point),
 		cmocka_unit_test(test_promote_killed_then_renewed_still_demotes),

@@ -723,6 +723,27 @@ test_resumed_unhealthy_node_stays_out(void **state)
 	election_free(el);
 }
 
+/*
+ * The verdict a re-exec hands over needs a check to end it: a new image
+ * whose file has no hooks.check any more is healthy, not out for good
+ * (an eighth blind round's defect, mutant 139).
+ */
+static void
+test_resumed_unhealthy_without_a_check_is_healthy(void **state)
+{
+	struct election_view v;
+	struct el_resume r;
+	struct election *el;
+
+	(void)state;
+	resume_hint(&r, 0, 1);
+	r.unhealthy = 1;
+	el = resumed(&r, 1);
+	election_view(el, &v);
+	assert_int_equal(v.unhealthy, 0);
+	election_free(el);
+}
+
 /* Re-opening the session renews the lease from when it was asked for. */
 static void
 test_reopened_session_renews_the_lease(void **state)
@@ -817,6 +838,7 @@ main(void)
 		cmocka_unit_test(
 		    test_reopened_after_the_checks_renews_the_lease),
 		cmocka_unit_test(test_resumed_unhealthy_node_stays_out),
+		cmocka_unit_test(test_resumed_unhealthy_without_a_check_is_healthy),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
