@@ -216,6 +216,8 @@ daemon_deadline(evutil_socket_t fd, short what, void *arg)
 static void
 daemon_perform(struct daemon *d, const struct el_action *act)
 {
+	struct election_view v;
+
 	switch (act->type) {
 	case EL_ACT_NONE:
 		break;
@@ -238,7 +240,9 @@ daemon_perform(struct daemon *d, const struct el_action *act)
 		}
 		break;
 	case EL_ACT_RESTART:
-		log_notice("replacing the expired zookeeper session");
+		election_view(d->el, &v);
+		log_notice("replacing the zookeeper session: %s",
+		    v.restart_why != NULL ? v.restart_why : "expired");
 		queue_read_fail(d, "error session-expired");
 		zk_close(d->zk);
 		election_restarted(d->el);

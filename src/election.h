@@ -338,6 +338,7 @@ struct election_view {
 	int64_t session_timeout_ms;	/* negotiated (or requested) */
 	int64_t demote_timeout_ms;	/* in force (clamped to T/4) */
 	int demote_clamped;	/* configured demote_timeout >= T/3 */
+	const char *restart_why;	/* the session is replaced: why */
 	int64_t lease_end;	/* 0 before a quorum-confirmed reply */
 	int64_t demote_at;	/* a leader demotes from then on; 0 as lease_end */
 	int64_t confirmed_at;	/* the last quorum confirmation came; 0 none */

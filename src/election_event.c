@@ -123,6 +123,8 @@ election_session(struct election *el, enum el_zk state, int64_t sid,
 		el_resume_lost(el);
 		el_invalidate(el);
 		el->restart = 1;
+		el->restart_why = state == EL_ZK_EXPIRED ? "expired" :
+		    "its authentication failed";
 		el->restart_sent = 0;
 		el->restart_at = el->now;
 		if (state == EL_ZK_AUTH_FAILED && !EL_MUTANT(10)) {
@@ -515,6 +517,7 @@ election_view(const struct election *el, struct election_view *v)
 	v->session_timeout_ms = el->timeout_ms;
 	v->demote_timeout_ms = el->demote_ms;
 	v->demote_clamped = el->demote_clamped;
+	v->restart_why = el->restart_why;
 	v->lease_end = el->lease_known ? el_lease_end(el) : 0;
 	v->demote_at = el->lease_known ? el_demote_point(el) : 0;
 	v->confirmed_at = el->confirmed_at;

@@ -321,6 +321,7 @@ struct election {
 	int64_t grace_until;	/* 0, or when a disconnected leader demotes */
 	int64_t disc_at;	/* 0, or when a leader was told it is cut off */
 	int restart;		/* the session must be replaced */
+	const char *restart_why;	/* why, for the log */
 	int64_t restart_at;
 	int restart_sent;
 	int auth_failures;

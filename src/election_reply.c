@@ -758,6 +758,7 @@ el_reply_release(struct election *el, const struct el_result *res)
 		 */
 		el_release_done(el);
 		el->restart = 1;
+		el->restart_why = "its release refused three times";
 	} else {
 		el_invalidate(el);
 		el->cl.known = 0;

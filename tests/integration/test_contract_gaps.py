@@ -269,6 +269,40 @@ def test_a_leader_that_learns_its_session_expired_demotes_so(election,
     assert new_node != old_node
     assert re.search(r"session \S+: expired", n1.log_text()), \
         n1.log_tail(40)
+    assert "replacing the zookeeper session: expired" in n1.log_text(), \
+        n1.log_tail(40)
     # node1 never ran another hook in between: its only demote is this one.
     assert [r[0].reason for r in runs_of(election.events()[before:],
                                          "node1")] == ["session-expired"]
+
+
+def test_a_resign_whose_release_is_refused_replaces_the_session(election, kz):
+    """A release refused three times in a row is not retried for ever: with
+    an ACL on E without DELETE (an administrator's mistake), the leader's
+    release (E/leader, a child of E) is refused NOAUTH every time, and the
+    daemon closes its session, which deletes its ephemeral nodes whatever
+    the ACL (test_zk_model.py M8), then joins with a new one. Its resign
+    answers ok once that is done: the old node is gone by then, node2
+    leads, and the log says why the session was replaced. The simulator's
+    `acl` fault drives the same path (zkelectd(8) says what the daemon does)."""
+    from kazoo.security import OPEN_ACL_UNSAFE, make_acl
+    n1, n2 = start_in_order(election, 2)
+    old_sid = n1.status()["session"]
+    old_node = candidate_of(kz, election, n1)
+    no_delete = make_acl("world", "anyone", read=True, write=True,
+                         create=True, admin=True)
+    kz.set_acls(election.path, [no_delete])
+    try:
+        answer = n1.ctl("resign", timeout=30)
+        kz.sync(election.path)
+        node_left = kz.exists(f"{election.path}/candidates/{old_node}")
+        n2.wait_role("leader", timeout=15)
+    finally:
+        kz.set_acls(election.path, OPEN_ACL_UNSAFE)
+    assert answer == "ok\n", answer
+    assert node_left is None, "resign answered while the old node stayed"
+    assert n1.status()["session"] != old_sid
+    assert election.wait_one_leader() is n2
+    assert "replacing the zookeeper session: its release refused three " \
+        "times" in n1.log_text(), n1.log_tail(40)
+    election.check_invariants()

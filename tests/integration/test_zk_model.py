@@ -36,6 +36,10 @@ M7  The exception to M5: the *leader* server, cut off from its followers,
     margin (0.4-0.7 s measured) that rests on ZooKeeper's timers, not on a
     quorum round trip. A model that lets no cut-off server confirm a sync
     is more optimistic than ZooKeeper here.
+M8  Deleting a child needs DELETE on its parent, checked before the
+    child's existence and version (a release under an ACL without it is
+    refused NOAUTH, every time); closing a session deletes its ephemerals
+    whatever the parent's ACL. One server.
 
 Times: tickTime 200 ms, syncLimit 30 (a cut-off follower serves for 6 s),
 session timeout T = 3 s. Waits have deadlines; a sleep only holds a fault.
@@ -46,12 +50,12 @@ import time
 
 import pytest
 from kazoo.client import KazooClient
-from kazoo.exceptions import (BadVersionError, ConnectionLoss, NoNodeError,
-                              RolledBackError)
+from kazoo.exceptions import (BadVersionError, ConnectionLoss, NoAuthError,
+                              NoNodeError, RolledBackError)
 from kazoo.protocol.serialization import (Create, Delete, Exists, GetChildren,
                                           GetData, SetData, Sync)
 from kazoo.protocol.states import KazooState
-from kazoo.security import OPEN_ACL_UNSAFE
+from kazoo.security import OPEN_ACL_UNSAFE, make_acl
 
 import zkharness
 from proxy import ZkProxy
@@ -532,3 +536,49 @@ def test_cut_off_leader_answers_sync_until_it_steps_down(ens, clients, raws):
     ens.wait_rejoined(old, timeout=30)
     quorum.sync("/")
     assert quorum.exists("/m7-write") is None, "the write to the cut-off leader was applied"
+
+
+# ---------------------------------------------------------------- M8
+
+def test_a_delete_needs_delete_on_the_parent_and_a_close_does_not(zk, kz):
+    """M8 (the simulator's `acl` fault). Deleting a child needs DELETE on
+    its parent, checked before the child's existence and version: with the
+    parent's ACL lacking DELETE, a delete of a child that is there, one
+    with a wrong version, one of a child that is not there, and a multi
+    holding such a delete are all refused NOAUTH, and nothing is deleted.
+    Closing the session that owns an ephemeral child deletes it all the
+    same. One server: no ensemble needed for what the ACL check does."""
+    e = "/m8-" + str(os.getpid())
+    owner = KazooClient(hosts=zk.hosts, timeout=10)
+    owner.start(timeout=15)
+    try:
+        kz.create(e + "/claims/c1", b"", makepath=True)
+        owner.create(e + "/leader", b"", ephemeral=True)
+        no_delete = make_acl("world", "anyone", read=True, write=True,
+                             create=True, admin=True)
+        kz.set_acls(e, [no_delete])
+        with pytest.raises(NoAuthError):
+            owner.delete(e + "/leader")
+        with pytest.raises(NoAuthError):
+            owner.delete(e + "/leader", version=99)
+        with pytest.raises(NoAuthError):
+            owner.delete(e + "/none")
+        t = owner.transaction()
+        t.delete(e + "/claims/c1")     # its parent allows it
+        t.delete(e + "/leader")
+        results = t.commit()
+        print("the release-like multi:", [type(r).__name__ for r in results])
+        assert any(isinstance(r, NoAuthError) for r in results), results
+        assert kz.exists(e + "/leader") and kz.exists(e + "/claims/c1")
+        # A create under it still works (CREATE is granted).
+        kz.create(e + "/other", b"")
+        owner.stop()
+        owner.close()
+        kz.sync(e)
+        assert kz.exists(e + "/leader") is None, \
+            "a closed session's ephemeral stayed under a parent without DELETE"
+    finally:
+        owner.stop()
+        owner.close()
+        kz.set_acls(e, OPEN_ACL_UNSAFE)
+        kz.delete(e, recursive=True)
