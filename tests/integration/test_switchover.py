@@ -75,3 +75,34 @@ def test_leader_killed_mid_switchover(election):
     leader = election.wait_one_leader(timeout=30, daemons=[b, c])
     assert leader in (b, c)
     election.check_invariants(allow_unfinished=("node1",))
+
+
+def test_switchover_whose_deletes_are_refused_answers_not_allowed(election,
+                                                                   kz):
+    """`error not-allowed` (zkelectctl(1)): ZooKeeper refuses to delete
+    the nodes between the leader and its target (an ACL on E/candidates
+    without DELETE, an administrator's mistake: the real server checks the
+    parent's DELETE, test_zk_model.py M8). The leader keeps leading, nobody
+    promotes or demotes, and the queue is as it was; once the ACL is put
+    right the same switchover goes through. The simulator's acl fault
+    drives the same path."""
+    from kazoo.security import OPEN_ACL_UNSAFE, make_acl
+    a, b, c = start_in_order(election, 3)
+    cands = f"{election.path}/candidates"
+    no_delete = make_acl("world", "anyone", read=True, write=True,
+                         create=True, admin=True)
+    kz.set_acls(cands, [no_delete])
+    try:
+        r = ctl(a, "switchover", "node3")
+    finally:
+        kz.set_acls(cands, OPEN_ACL_UNSAFE)
+    assert (r.returncode, r.stderr) == (
+        4, "zkelectctl: switchover: error not-allowed\n"), r
+    assert a.role() == "leader"
+    assert member_ids(a) == ["node1", "node2", "node3"]
+    assert [(s.id, s.event) for s, _ in hook_runs(election.events())
+            if s.reason != "startup"] == [("node1", "promote")]
+    r = ctl(a, "switchover", "node3")
+    assert (r.returncode, r.stdout) == (0, "ok\n"), r
+    assert election.wait_one_leader(daemons=[a, b, c]) is c
+    election.check_invariants()

@@ -257,22 +257,27 @@ fault_forge_mark(struct sim *s)
 
 
 /*
- * An administrator's setAcl on E without DELETE, put right later: the
- * deletes of E/leader and E/breadcrumb are refused NOAUTH, so every
- * release is (three times, and its session replaced). Deleting a child
- * needs DELETE on the parent (PrepRequestProcessor); closing a session
- * deletes its ephemerals whatever the ACL.
+ * An administrator's setAcl without DELETE, put right later, on E (half
+ * the time: the deletes of E/leader and E/breadcrumb are refused NOAUTH,
+ * so every release is), E/candidates (releases again, and a switchover's
+ * deletes: `not-allowed`), E/claims or E/priority. Three refused
+ * releases in a row replace the session. Deleting a child needs DELETE
+ * on the parent (PrepRequestProcessor); closing a session deletes its
+ * ephemerals whatever the ACL.
  */
 static void
 fault_acl(struct sim *s, struct rng *r)
 {
+	static const char *dirs[] = { SIM_ROOT, SIM_CANDS, SIM_CLAIMS,
+	    SIM_MARKS };
+	int d = rng_permille(r, 500) ? 0 : (int)rng_between(r, 1, 3);
 	int64_t until = s->now + (rng_permille(r, 500) ?
 	    rng_between(r, 10, 1000) : rng_between(r, 1000, s->T));
 
-	if (until > s->acl_until)
-		s->acl_until = until;
-	trace(s, -1, "fault: E's ACL refuses deletes until %lld",
-	    (long long)s->acl_until);
+	if (until > s->acl_until[d])
+		s->acl_until[d] = until;
+	trace(s, -1, "fault: %s's ACL refuses deletes until %lld", dirs[d],
+	    (long long)s->acl_until[d]);
 }
 
 /* Often the server of the leader's connection: defect 1's topology. */
@@ -668,7 +673,7 @@ fault_quiet(struct sim *s)
 
 	s->quiet = 1;
 	s->auth_until = 0;
-	s->acl_until = 0;
+	memset(s->acl_until, 0, sizeof(s->acl_until));
 	trace(s, -1, "faults stop");
 	ensemble_quiet(s);
 	for (i = 0; i < SIM_SERVERS; i++) {

@@ -303,6 +303,25 @@ quorum_admin_delete(struct sim *s, const char *path)
 	}
 }
 
+/* Whether an ACL without DELETE on path's parent holds now (acl). */
+static int
+quorum_acl_refuses(const struct sim *s, const char *path)
+{
+	static const char *dirs[] = { SIM_ROOT, SIM_CANDS, SIM_CLAIMS,
+	    SIM_MARKS };
+	size_t len;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		len = strlen(dirs[i]);
+		if (s->now < s->acl_until[i] &&
+		    strncmp(path, dirs[i], len) == 0 && path[len] == '/' &&
+		    strchr(path + len + 1, '/') == NULL)
+			return 1;
+	}
+	return 0;
+}
+
 /* One operation against t (a scratch copy during a multi); fills c. */
 static int
 quorum_op(struct sim *s, struct ztree *t, enum zk_mop_kind kind,
@@ -320,9 +339,7 @@ quorum_op(struct sim *s, struct ztree *t, enum zk_mop_kind kind,
 	sim_copy(c->path, sizeof(c->path), path);
 	sim_copy(c->data, sizeof(c->data), data != NULL ? data : "");
 	/* The parent's ACL comes before the node's existence and version. */
-	if (kind == ZK_MOP_DELETE && sid != 0 && s->now < s->acl_until &&
-	    strncmp(path, SIM_ROOT "/", strlen(SIM_ROOT "/")) == 0 &&
-	    strchr(path + strlen(SIM_ROOT "/"), '/') == NULL)
+	if (kind == ZK_MOP_DELETE && sid != 0 && quorum_acl_refuses(s, path))
 		return ZNOAUTH;
 	z = ztree_get(t, path);
 	if (z != NULL && version >= 0 && z->version != version &&

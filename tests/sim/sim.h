@@ -421,7 +421,9 @@ struct sim {
 	int64_t T;		/* the negotiated session timeout of the run */
 	int64_t link_block[SIM_MAX_PEERS][SIM_SERVERS];
 	int64_t auth_until;	/* the servers refuse our credentials */
-	int64_t acl_until;	/* E's ACL refuses its children's deletes */
+	/* An ACL without DELETE on E, E/candidates, E/claims, E/priority
+	 * (the acl fault): their children's deletes are refused until then */
+	int64_t acl_until[4];
 	struct fault_cfg fc;
 	int quiet;		/* faults have stopped */
 	int64_t quiet_at, end_at, bound_ms;
