@@ -2306,6 +2306,30 @@ test_run_exited_resigns_and_backs_off(void **state)
 }
 
 /*
+ * A leader's reads of what it owns before a release goes again: E/leader
+ * ours (epoch 100), a breadcrumb of another id, our node. Whether op was
+ * one of them.
+ */
+static int
+reply_owned_read(struct election *el, enum el_op op)
+{
+	switch (op) {
+	case EL_OP_LEADER:
+		reply_get(el, op, "id=node1\ndata=10.0.0.1:5432\nepoch=100\n",
+		    SID, 101);
+		return 1;
+	case EL_OP_BREADCRUMB:
+		reply_get(el, op, "id=x\ndata=\nepoch=7\n", 0, 9);
+		return 1;
+	case EL_OP_WATCH_OWN:
+		reply_get(el, op, "", SID, 100);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/*
  * A release that fails on a node rewritten by hand (the breadcrumb's
  * version) reads again and goes again at once, not after the retry time
  * (a review: a resign cost 1 s).
@@ -2330,24 +2354,11 @@ test_release_refused_for_a_version_reads_and_goes_again_at_once(
 	for (i = 0; i < 10 && !again; i++) {
 		a = next(el);
 		assert_int_equal(a.type, EL_ACT_ZK);
-		switch (a.op) {
-		case EL_OP_LEADER:
-			reply_get(el, a.op, "id=node1\ndata=10.0.0.1:5432\n"
-			    "epoch=100\n", SID, 101);
-			break;
-		case EL_OP_BREADCRUMB:
-			reply_get(el, a.op, "id=x\ndata=\nepoch=7\n", 0, 9);
-			break;
-		case EL_OP_WATCH_OWN:
-			reply_get(el, a.op, "", SID, 100);
-			break;
-		case EL_OP_RELEASE:
+		if (a.op == EL_OP_RELEASE)
 			again = 1;
-			break;
-		default:
+		else if (!reply_owned_read(el, a.op))
 			fail_msg("unexpected request %s",
 			    election_op_name(a.op));
-		}
 	}
 	assert_true(again);
 	election_free(el);
@@ -2693,27 +2704,13 @@ resign_refused_three_times(struct election *el)
 			continue;
 		}
 		assert_int_equal(a.type, EL_ACT_ZK);
-		switch (a.op) {
-		case EL_OP_RELEASE:
+		if (a.op == EL_OP_RELEASE) {
 			reply(el, a.op, ZNOAUTH);
 			refused++;
-			break;
-		case EL_OP_LEADER:
-			reply_get(el, a.op, "id=node1\ndata=10.0.0.1:5432\n"
-			    "epoch=100\n", SID, 101);
-			break;
-		case EL_OP_BREADCRUMB:
-			reply_get(el, a.op, "id=x\ndata=\nepoch=7\n", 0, 9);
-			break;
-		case EL_OP_WATCH_OWN:
-			reply_get(el, a.op, "", SID, 100);
-			break;
-		case EL_OP_SYNC:
+		} else if (a.op == EL_OP_SYNC)
 			syncs++;
-			break;
-		default:
+		else if (!reply_owned_read(el, a.op))
 			reply(el, a.op, ZNONODE);
-		}
 	}
 	assert_int_equal(refused, 3);
 	return syncs;
