@@ -712,6 +712,8 @@ election_reconfigure(struct election *el, const struct election_params *p)
 	el->demote_cfg_ms = p->demote_timeout_ms > 0 ? p->demote_timeout_ms : 0;
 	if (!EL_MUTANT(125))
 		el_set_timeout(el, 0);
+	if (!EL_MUTANT(142))
+		el_lease_regained(el);
 	interval = p->check_interval_ms > 0 ? p->check_interval_ms : 5000;
 	/*
 	 * A new interval applies at once (the contract's "health settings

@@ -187,11 +187,15 @@ el_next_demote(struct election *el, struct el_action *act)
 		el_act_hook(el, act, HOOK_DEMOTE, "startup");
 		return 1;
 	}
-	/* A resume's, decided while a check ran: the check makes way. */
-	if (el->startup_demote && el->hook == HOOK_CHECK &&
-	    !el->hook_cancelled) {
-		el_act_cancel(el, act, 0);
-		return 1;
+	/*
+	 * A resume's, decided while a check ran: the check makes way, and
+	 * nothing else goes until the demote starts (its application may
+	 * lead past its demote point: issue 19.6).
+	 */
+	if (el->startup_demote && el->hook == HOOK_CHECK) {
+		if (!el->hook_cancelled)
+			el_act_cancel(el, act, 0);
+		return !el->hook_cancelled || !EL_MUTANT(143);
 	}
 	if (el_promoted(el) && (reason = el_demote_reason(el)) != NULL) {
 		if (el->hook == -1) {
@@ -229,8 +233,7 @@ el_next_answer(struct election *el, struct el_action *act)
 	 * promote or leadership left before it) ends once what we own is
 	 * released, or cannot be.
 	 */
-	if (el->state == EL_ST_STOPPING &&
-	    (!el->startup_demote || EL_MUTANT(110)) &&
+	if (el->state == EL_ST_STOPPING && !el->startup_demote &&
 	    (!el->release_pending || (EL_MUTANT(136) ?
 	    el->zk == EL_ZK_EXPIRED || el->zk == EL_ZK_AUTH_FAILED :
 	    el->zk != EL_ZK_CONNECTED))) {

@@ -864,7 +864,7 @@ election_op_done(struct election *el, enum el_op op,
 	if (el_writes(op) ? el_answered(rc) :
 	    EL_MUTANT(1) && (rc == ZOK || rc == ZNONODE))
 		el_confirmed(el, sent);
-	else if (el_answered(rc))
+	else if (el_server_answered(rc))
 		el_answered_sent(el, sent);
 	if ((unsigned)op < EL_OP_COUNT && el_reply[op] != NULL)
 		el_reply[op](el, res);

@@ -149,6 +149,24 @@ el_answered(int rc)
 	return 0;
 }
 
+/*
+ * Whether a server sent rc: the quorum's answers, and the refusals a
+ * server gives of its own (an ACL without the right, a bad request). Any
+ * of them proves the request was sent on a connection that was still up,
+ * which is all a reconnect's lease needs (el_reconnected()).
+ */
+int
+el_server_answered(int rc)
+{
+	switch (rc) {
+	case ZNOAUTH:
+	case ZINVALIDACL:
+	case ZBADARGUMENTS:
+		return !EL_MUTANT(141);
+	}
+	return el_answered(rc);
+}
+
 /* The lease now rests on a touch no earlier than base. */
 static void
 el_lease_from(struct election *el, int64_t base)
@@ -158,13 +176,20 @@ el_lease_from(struct election *el, int64_t base)
 	el->lease_known = 1;
 	if (el->now < el_lease_end(el))
 		el->lease_lapsed = 0;
-	/*
-	 * A leader that read the clock past its demote point before it
-	 * read a reply renewing the lease (a wake from a freeze, a buffered
-	 * reply) leads on, as if it had read them in the other order: no
-	 * demote has started yet. A promote or fence already killed for it
-	 * still ends in a demote (election_hook_done()).
-	 */
+	el_lease_regained(el);
+}
+
+/*
+ * A leader that read the clock past its demote point before it read a
+ * reply renewing the lease (a wake from a freeze, a buffered reply), or a
+ * reload that moves the demote point later (a shorter demote_timeout),
+ * leads on, as if it had read them in the other order: no demote has
+ * started yet. A promote or fence already killed for it still ends in a
+ * demote (election_hook_done()).
+ */
+void
+el_lease_regained(struct election *el)
+{
 	if (el->conn_lost && strcmp(el->conn_lost_why, "lease-lost") == 0 &&
 	    !el_lease_short(el) && !(el->hook_cancelled &&
 	    (el->hook == HOOK_PROMOTE || el->hook == HOOK_FENCE)))

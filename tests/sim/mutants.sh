@@ -81,7 +81,6 @@ spec() {
 106;;\(rel\)
 107;;\(hand\)
 108;;without a prepared claim
-110;;exits without demoting;-R -A -y 200;r=1 A=1 y=200
 112;;\(answer\) .*target-gone;-W;w=1
 113;;\(h\) .*resign;-W;w=1
 114;;\(rel\) .*leaves the breadcrumb
@@ -108,6 +107,9 @@ spec() {
 138;;\(keep\);-H;h=1
 139;;\(health\)|\(f\);-R -H;r=1 h=1
 140;;\(resign\);-H;h=1
+141;;\(AV\) .*reconnect;-k 2000 -W -P -H -A;k=2000 w=1 p=1 h=1 A=1
+142;;\(AV\);-k 2000 -W -K -H -A;k=2000 w=1 K=1 h=1 A=1
+143;;\(g\) .*before demoting;-W -K -R -A;w=1 K=1 r=1 A=1
 EOT
 }
 

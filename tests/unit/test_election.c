@@ -1708,6 +1708,41 @@ test_reconnect_renews_the_lease(void **state)
 	leads_until(el, v.demote_at);
 }
 
+/*
+ * A server's refusal (NOAUTH: an ACL without the right) is a server's
+ * answer too: the request went on a connection that was up, before the
+ * reconnect was asked for, so the reconnect's lease runs from its send
+ * time (the campaign on 7aa5e9e, sim -k 2000 -W -P -H -A 1055012927,
+ * mutant 141: the lease rested on an older request, a needless demote).
+ */
+static void
+test_reconnect_lease_counts_a_refused_request(void **state)
+{
+	struct election *el = el_new_grace(0, 0, EL_GRACE_LEASE);
+	struct election_view v;
+	int64_t refused_sent;
+
+	(void)state;
+	become_leader(el);
+	hold_syncs = 1;
+	now = election_deadline(el);
+	expect_op(el, EL_OP_SYNC, NULL);
+	tick(el, 5);
+	reply(el, EL_OP_SYNC, ZOK);
+	tick(el, 500);
+	election_set_data(el, "10.0.0.9:5432");
+	expect_op(el, EL_OP_SET_DATA, NULL);
+	refused_sent = now;
+	tick(el, 5);
+	reply(el, EL_OP_SET_DATA, ZNOAUTH);
+	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
+	tick(el, 100);
+	election_session(el, EL_ZK_CONNECTED, SID, T_MS);
+	election_view(el, &v);
+	assert_int_equal(v.lease_end, refused_sent + T_MS);
+	election_free(el);
+}
+
 /* A read-only server revalidates nothing with a quorum: no lease. */
 static void
 test_readonly_reconnect_is_no_lease(void **state)
@@ -1891,6 +1926,37 @@ test_reload_raising_demote_timeout_keeps_the_lease_end(void **state)
 	assert_string_equal(a.reason, "lease-lost");
 	assert_int_equal(a.ms, 2000);
 	election_free(el);
+}
+
+/*
+ * A reload that shortens hooks.demote_timeout at the moment the old one's
+ * demote point came, before the demote started, moves the demote point
+ * later: the leader leads on (the campaign on 7aa5e9e, sim -k 2000 -W -K
+ * -H -A 1067053128, mutant 142: a needless demote).
+ */
+static void
+test_reload_shortening_demote_timeout_at_its_point_leads_on(void **state)
+{
+	struct election_params p;
+	struct election_view v;
+	struct election *el;
+
+	(void)state;
+	params_init(&p, 0, 0, EL_GRACE_LEASE);
+	p.demote_timeout_ms = 3000;
+	el = el_start(&p);
+	become_leader(el);
+	hold_syncs = 1;
+	election_view(el, &v);
+	/* The clock is read at the old demote point, then the reload. */
+	now = v.demote_at;
+	election_clock(el, now);
+	p.demote_timeout_ms = 1000;
+	election_reconfigure(el, &p);
+	assert_int_equal(next_not_zk(el).type, EL_ACT_NONE);
+	assert_int_equal(election_role(el), ROLE_LEADER);
+	election_view(el, &v);
+	leads_until(el, v.demote_at);
 }
 
 /*
@@ -4759,11 +4825,13 @@ main(void)
 		cmocka_unit_test(test_grace_capped_by_the_lease),
 		cmocka_unit_test(test_disconnect_grace_reloaded_during_a_disconnect),
 		cmocka_unit_test(test_reconnect_renews_the_lease),
+		cmocka_unit_test(test_reconnect_lease_counts_a_refused_request),
 		cmocka_unit_test(test_readonly_reconnect_is_no_lease),
 		cmocka_unit_test(test_ride_through_window),
 		cmocka_unit_test(test_timeout_below_two_ticks_stays_out),
 		cmocka_unit_test(test_reload_without_lease_room_hands_over),
 		cmocka_unit_test(test_reload_raising_demote_timeout_keeps_the_lease_end),
+		cmocka_unit_test(test_reload_shortening_demote_timeout_at_its_point_leads_on),
 		cmocka_unit_test(test_woken_past_demote_point_sends_nothing_first),
 		cmocka_unit_test(test_promote_failure),
 		cmocka_unit_test(test_run_exited_resigns_and_backs_off),
