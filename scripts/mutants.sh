@@ -87,8 +87,10 @@ survivors=0
 # resume's startup demote letting requests go while its check is reaped)
 # fail test_reconnect_lease_counts_a_refused_request,
 # test_reload_shortening_demote_timeout_at_its_point_leads_on and
-# test_owed_startup_demote_sends_nothing_before_it.
-for m in $(seq 1 25) 30 31 32 33 $(seq 40 49) 50 60 70 $(seq 83 94) 98 99 100 $(seq 101 109) 111 113 116 117 118 119 120 121 122 123 124 125 126 127 129 130 132 133 134 135 136 138 139 140 141 142 143; do
+# test_owed_startup_demote_sends_nothing_before_it. 144 (a fence on a view
+# of the breadcrumb from before the release that deleted it) fails
+# test_heir_first_before_the_release_fences_only_what_is_left.
+for m in $(seq 1 25) 30 31 32 33 $(seq 40 49) 50 60 70 $(seq 83 94) 98 99 100 $(seq 101 109) 111 113 116 117 118 119 120 121 122 123 124 125 126 127 129 130 132 133 134 135 136 138 139 140 141 142 143 144; do
 	t=test_election
 	{ [ "$m" -ge 30 ] && [ "$m" -le 33 ]; } || [ "$m" -eq 92 ] ||
 	    { [ "$m" -eq 94 ] || [ "$m" -eq 98 ]; } ||

@@ -147,7 +147,12 @@
  * its own at version 0 again (a read before a long stall, its node and
  * claim deleted by hand meanwhile; mutant 100); without them it stays,
  * and the next leader fences. A crashed leader's expiry leaves the breadcrumb: one read,
- * then the fence. A promote or fence is decided only once every such read
+ * then the fence. A fence also needs a view from after the step that let
+ * us lead (our node first, E/leader gone): with the leader's claim
+ * deleted by hand, our claim is first before its release, and a view
+ * from then may show the breadcrumb that release deletes last; the
+ * breadcrumb is read again before a fence, never before a promote
+ * (mutant 144 fenced a leader that released cleanly). A promote or fence is decided only once every such read
  * is in. Mutants 15-18, 60 and 86 make each of these unsafe and the unit
  * tests and the simulator catch them. A session's expiry deletes its
  * nodes in any order, which costs nothing but a wait for the last one.
@@ -387,6 +392,11 @@ el_first_seen(struct election *el)
 	if (el->cl.first && !el->first_was)
 		el->first_seq = el->evseq;
 	el->first_was = el->cl.first;
+	if ((el->first && !el->head_was) ||
+	    (!el->leader_exists && el->leader_was))
+		el->gone_seq = el->evseq;
+	el->head_was = el->first;
+	el->leader_was = el->leader_exists;
 }
 
 /* The state the last event or decision left, through el_go(). */

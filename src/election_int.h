@@ -195,7 +195,9 @@
  * request, a needless demote; a reload's shorter demote_timeout leaves
  * the lease-lost decision taken at the same moment: a needless demote; a
  * resume's startup demote lets requests go while the check it kills is
- * reaped: a SET_DATA past the demote point.
+ * reaped: a SET_DATA past the demote point. 144 (a ninth blind round's,
+ * found once (i) checked fences too) a fence on a view of the breadcrumb
+ * from before the release that deleted it: a clean leader fenced.
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS
@@ -475,11 +477,15 @@ struct election {
 	/*
 	 * Events counted in the order they come (replies and notifications
 	 * of one connection come in zxid order), and the one at which our
-	 * claim was last found first.
+	 * claim was last found first; the one at which our node was last
+	 * found first, or E/leader gone (the last step before a promote).
 	 */
 	int64_t evseq;
 	int64_t first_seq;
 	int first_was;
+	int64_t gone_seq;
+	int head_was;
+	int leader_was;
 	/* E/breadcrumb */
 	int crumb_fresh;
 	int crumb_armed;	/* a watch on it is set, or being set */

@@ -289,6 +289,17 @@ el_next_promote(struct election *el, struct el_action *act)
 		return rc;
 	if (el->fence_configured && !el->fenced && el->crumb_exists &&
 	    el->crumb_epoch != el->epoch) {
+		/*
+		 * A fence is for a predecessor that left without its
+		 * release. A view from before the step that let us lead
+		 * (our node first, E/leader gone) may show a breadcrumb
+		 * that step's release deleted last, its claim gone before
+		 * (by hand): it is read again (sim -W -L -R -A 2334000078).
+		 */
+		if (el->crumb_seq <= el->gone_seq && !EL_MUTANT(144)) {
+			(void)el_arm_crumb(el, act);
+			return 0;
+		}
 		(void)el_take_slot(el, act, HOOK_FENCE, "elected");
 		return 0;
 	}

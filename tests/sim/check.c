@@ -27,7 +27,8 @@
  *      (the quorum's E/breadcrumb when the promote starts, whatever the
  *      daemon believes) comes after a successful fence of that epoch for
  *      the same candidate node; so does one over a breadcrumb the daemon
- *      believes is there
+ *      believes is there; and a fence runs only over a breadcrumb of
+ *      another epoch the quorum holds when it starts
  *  (j) the queue's order is kept: when the quorum commits the creation
  *      of a claim (E/claims), the claimant's candidate node is the first
  *      (lowest sequence) of the quorum's queue, or the second behind a
@@ -194,6 +195,7 @@ check_crumb_deleted(struct sim *s)
 {
 	int i;
 
+	s->crumb_admin_at = s->now;
 	for (i = 0; i < s->npeers; i++)
 		if (s->pc[i].open && s->pc[i].crashed && !s->pc[i].excused) {
 			s->pc[i].excused = 1;
@@ -555,6 +557,37 @@ check_demote(struct sim *s, struct peer *p, const struct el_action *act)
 		    (unsigned long long)pc->sid);
 }
 
+/*
+ * (i) A fence runs only over a breadcrumb of another epoch that the
+ * quorum holds when it starts (the contract: a predecessor that left
+ * without a graceful demote): one that demoted and released cleanly is
+ * never fenced. Nobody writes E/breadcrumb while the fencer holds the
+ * first claim, and only an administrator deletes it (a view of it may
+ * then lag, while the watch's news is on its way: 2T and 5 s).
+ */
+static void
+check_fence_needed(struct sim *s, struct peer *p,
+    const struct election_view *v)
+{
+	char cid[32];
+	int64_t cepoch;
+
+	if (check_hand_deleted(s, p))
+		return;
+	if (!check_crumb(s, cid, sizeof(cid), &cepoch)) {
+		if (s->crumb_admin_at == 0 ||
+		    s->crumb_admin_at < s->now - 2 * s->T - 5000)
+			check_fail(s, "(i) %s: fences with no breadcrumb in "
+			    "the quorum (its view: epoch %lld of %s)", p->id,
+			    (long long)v->crumb_epoch, v->crumb_id);
+		return;
+	}
+	if (cepoch != v->crumb_epoch)
+		check_fail(s, "(i) %s: fences epoch %lld, but the quorum's "
+		    "breadcrumb is epoch %lld (%s)", p->id,
+		    (long long)v->crumb_epoch, (long long)cepoch, cid);
+}
+
 void
 check_hook_start(struct sim *s, struct peer *p, const struct el_action *act)
 {
@@ -576,6 +609,7 @@ check_hook_start(struct sim *s, struct peer *p, const struct el_action *act)
 		if (v.lease_end <= s->now)
 			check_fail(s, "(g) %s: fence starts outside its lease",
 			    p->id);
+		check_fence_needed(s, p, &v);
 		(void)snprintf(p->fence_id, sizeof(p->fence_id), "%s",
 		    v.crumb_id);
 		p->fence_epoch = v.crumb_epoch;

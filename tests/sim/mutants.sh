@@ -110,6 +110,7 @@ spec() {
 141;;\(AV\) .*reconnect;-k 2000 -W -P -H -A;k=2000 w=1 p=1 h=1 A=1
 142;;\(AV\);-k 2000 -W -K -H -A;k=2000 w=1 K=1 h=1 A=1
 143;;\(g\) .*before demoting;-W -K -R -A;w=1 K=1 r=1 A=1
+144;;\(i\) .*fences;-A;A=1
 EOT
 }
 

@@ -445,6 +445,7 @@ struct sim {
 	char why[512];
 	struct sim_stats st;
 	int64_t admin_last;	/* the last administrator's delete */
+	int64_t crumb_admin_at;	/* ... of E/breadcrumb */
 	int64_t claim_taken[32];	/* sessions whose claim an */
 	int nclaim_taken;		/* administrator deleted (a ring) */
 	int forged;		/* markers made by hand (forge-mark's

@@ -815,6 +815,39 @@ test_heir_promotes_on_the_release_alone(void **state)
 }
 
 /*
+ * The leader's claim deleted by hand: the heir's claim is first before
+ * the release, and the breadcrumb it reads then is the leader's. The
+ * release (E/leader, the node, the breadcrumb: no claim left to delete)
+ * is graceful: the heir reads the breadcrumb again before it fences, and
+ * finds it gone (sim -W -L -R -A 2334000078, mutant 144: a needless
+ * fence of a leader that released cleanly).
+ */
+static void
+test_heir_first_before_the_release_fences_only_what_is_left(void **state)
+{
+	struct election *el = el_new(0, 1);
+
+	(void)state;
+	heir_prepared(el);
+	election_watch(el, 1, CLAIMS "/" CLAIM_AA);
+	expect_none(el);
+	/* The leader writes new data: the heir's view follows it. */
+	election_watch(el, 0, E "/breadcrumb");
+	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
+	reply_get(el, EL_OP_BREADCRUMB, "id=a\ndata=x\nepoch=40\n", 0, 45);
+	expect_none(el);
+	election_watch(el, 1, E "/leader");
+	expect_op(el, EL_OP_LEADER_EXISTS, E "/leader");
+	election_watch(el, 1, CAND "/" OTHER1);
+	/* Its view is from before the release: read again, no fence. */
+	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
+	expect_none(el);
+	election_watch(el, 1, E "/breadcrumb");
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	election_free(el);
+}
+
+/*
  * The heir's claim deleted by hand while the leader leads (issue 19's
  * review): its own watch tells it, and it makes another before the
  * release. Without that watch, the release's last notification would
@@ -4792,6 +4825,7 @@ main(void)
 		cmocka_unit_test(test_unprepared_successor_claims_then_promotes),
 		cmocka_unit_test(test_head_promotes_only_on_a_watched_claim),
 		cmocka_unit_test(test_heir_promotes_on_the_release_alone),
+		cmocka_unit_test(test_heir_first_before_the_release_fences_only_what_is_left),
 		cmocka_unit_test(test_heir_whose_claim_was_deleted_claims_again),
 		cmocka_unit_test(
 		    test_heir_without_its_own_claim_watched_lists_again),
