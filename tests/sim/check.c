@@ -22,7 +22,8 @@
  *  (h) what hooks are told is true: a demote that ends a leadership
  *      carries that leadership's epoch; "session-expired" means the session
  *      it led in is gone; "resign" means an operator asked it to resign
- *      (a switchover's or a preemption's handoff says so)
+ *      (a switchover's or a preemption's handoff says so); "node-deleted"
+ *      means the node it led on is gone from the quorum
  *  (i) with a fence hook, a promote over a breadcrumb of another epoch
  *      (the quorum's E/breadcrumb when the promote starts, whatever the
  *      daemon believes) comes after a successful fence of that epoch for
@@ -681,6 +682,26 @@ check_past_demote(struct sim *s, struct peer *p)
 	return pc->must_demote;
 }
 
+/*
+ * (h) A leader told its node was deleted lost it: the node it led on is
+ * gone from the quorum (a name is never made again). A demote for a
+ * deletion that did not happen is a needless failover.
+ */
+static void
+check_demote_why(struct sim *s, struct peer *p, const char *reason)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+	char path[SIM_PATH + 64];
+
+	if (reason == NULL || strcmp(reason, "node-deleted") != 0 ||
+	    pc->last_pd != 'P' || pc->led_node[0] == '\0')
+		return;
+	(void)snprintf(path, sizeof(path), "%s/%s", SIM_CANDS, pc->led_node);
+	if (ztree_get(&s->qu.tree, path) != NULL)
+		check_fail(s, "(h) %s: demotes for node-deleted, but %s is "
+		    "still in the queue", p->id, pc->led_node);
+}
+
 static void
 check_action_hook(struct sim *s, struct peer *p, const struct el_action *act)
 {
@@ -715,6 +736,7 @@ check_action_hook(struct sim *s, struct peer *p, const struct el_action *act)
 		pc->lost_demoted = 0;
 		break;
 	case HOOK_DEMOTE:
+		check_demote_why(s, p, act->reason);
 		if (pc->last_pd == 'D' && !pc->fenced_between)
 			check_fail(s, "(b) %s: two demotes without a promote "
 			    "(reason %s)", p->id, act->reason);
