@@ -40,6 +40,12 @@ M8  Deleting a child needs DELETE on its parent, checked before the
     child's existence and version (a release under an ACL without it is
     refused NOAUTH, every time); closing a session deletes its ephemerals
     whatever the parent's ACL. One server.
+M9  The notifications of one multi come in the order of its operations,
+    and a read sent once the first of them has come is answered after
+    the last, on the multi's whole outcome (a heir that hears its
+    predecessor's node go reads the breadcrumb again before a fence, and
+    sees the release's deletion of it, the multi's last operation). One
+    server.
 
 Times: tickTime 200 ms, syncLimit 30 (a cut-off follower serves for 6 s),
 session timeout T = 3 s. Waits have deadlines; a sleep only holds a fault.
@@ -582,3 +588,40 @@ def test_a_delete_needs_delete_on_the_parent_and_a_close_does_not(zk, kz):
         owner.close()
         kz.set_acls(e, OPEN_ACL_UNSAFE)
         kz.delete(e, recursive=True)
+
+
+# ---------------------------------------------------------------- M9
+
+def test_a_multis_notifications_come_in_its_order_before_a_later_read(zk, kz,
+                                                                    raws):
+    """M9. A watcher holds data watches on E/leader, a candidate node, a
+    claim and E/breadcrumb; another session deletes them in one multi, in
+    that order (a release). The four NodeDeleted events come in that
+    order; a read of the breadcrumb sent as soon as the first event is in
+    is answered after all four, NONODE."""
+    e = "/m9-" + str(os.getpid())
+    paths = [e + "/leader", e + "/candidates/c1", e + "/claims/c1",
+             e + "/breadcrumb"]
+    try:
+        for path in paths:
+            kz.create(path, b"x", makepath=True)
+        host, port = zk.hosts.split(",")[0].rsplit(":", 1)
+        watcher = raws(host, int(port))
+        for path in paths:
+            assert watcher.call(GetData(path, True))[0] == b"x"
+        t = kz.transaction()
+        for path in paths:
+            t.delete(path)
+        assert t.commit() == [True] * 4
+        first = watcher.read(10)
+        assert first.is_event, frames_text(watcher)
+        read = watcher.wait_reply(watcher.send(Exists(paths[-1], False)))
+        events = watcher.events()
+        print("watcher's frames:\n  " + frames_text(watcher))
+        assert [(ev.value.type, ev.value.path) for ev in events] == \
+            [(NODE_DELETED, path) for path in paths], frames_text(watcher)
+        assert all(ev.n < read.n for ev in events), frames_text(watcher)
+        assert read.err == NoNodeError.code, frames_text(watcher)
+    finally:
+        kz.delete(e, recursive=True)
+
