@@ -764,6 +764,18 @@ heir_prepared(struct election *el)
 	hold_crumb = 1;
 }
 
+/* A prepared heir whose claim is first: the leader's was deleted by hand. */
+static struct election *
+heir_claim_first(void)
+{
+	struct election *el = el_new(0, 1);
+
+	heir_prepared(el);
+	election_watch(el, 1, CLAIMS "/" CLAIM_AA);
+	expect_none(el);
+	return el;
+}
+
 /*
  * The leader's release, notified in the order of its multi: the heir
  * promotes on the breadcrumb's deletion, read again once its claim is
@@ -825,12 +837,9 @@ test_heir_promotes_on_the_release_alone(void **state)
 static void
 test_heir_first_before_the_release_fences_only_what_is_left(void **state)
 {
-	struct election *el = el_new(0, 1);
+	struct election *el = heir_claim_first();
 
 	(void)state;
-	heir_prepared(el);
-	election_watch(el, 1, CLAIMS "/" CLAIM_AA);
-	expect_none(el);
 	/* The leader writes new data: the heir's view follows it. */
 	election_watch(el, 0, E "/breadcrumb");
 	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
@@ -953,12 +962,9 @@ test_crumb_deleted_before_our_claim_was_first_is_read_again(void **state)
 static void
 test_heir_fences_on_expiry_after_one_read(void **state)
 {
-	struct election *el = el_new(0, 1);
+	struct election *el = heir_claim_first();
 
 	(void)state;
-	heir_prepared(el);
-	election_watch(el, 1, CLAIMS "/" CLAIM_AA);
-	expect_none(el);
 	election_watch(el, 1, CAND "/" OTHER1);
 	expect_none(el);	/* E/leader still names the old leader */
 	election_watch(el, 1, E "/leader");
@@ -1704,6 +1710,25 @@ leads_until(struct election *el, int64_t demote_at)
 }
 
 /*
+ * A leader whose first keepalive sync (sent at *sync_sent) was answered 5 ms
+ * later; syncs are held from then on.
+ */
+static struct election *
+leader_after_a_keepalive(int64_t *sync_sent)
+{
+	struct election *el = el_new_grace(0, 0, EL_GRACE_LEASE);
+
+	become_leader(el);
+	hold_syncs = 1;
+	now = election_deadline(el);
+	expect_op(el, EL_OP_SYNC, NULL);
+	*sync_sent = now;
+	tick(el, 5);
+	reply(el, EL_OP_SYNC, ZOK);
+	return el;
+}
+
+/*
  * A reconnect of the session is a touch by the quorum's leader after the
  * reconnect was asked for: the lease runs from the send time of the last
  * request answered before it, and a leader rides through (issue 17).
@@ -1711,18 +1736,11 @@ leads_until(struct election *el, int64_t demote_at)
 static void
 test_reconnect_renews_the_lease(void **state)
 {
-	struct election *el = el_new_grace(0, 0, EL_GRACE_LEASE);
 	struct election_view v;
 	int64_t last_sent, old_end;
+	struct election *el = leader_after_a_keepalive(&last_sent);
 
 	(void)state;
-	become_leader(el);
-	hold_syncs = 1;
-	now = election_deadline(el);
-	expect_op(el, EL_OP_SYNC, NULL);
-	last_sent = now;
-	tick(el, 5);
-	reply(el, EL_OP_SYNC, ZOK);
 	election_view(el, &v);
 	old_end = v.lease_end;
 	assert_true(old_end < last_sent + T_MS);
@@ -1751,17 +1769,11 @@ test_reconnect_renews_the_lease(void **state)
 static void
 test_reconnect_lease_counts_a_refused_request(void **state)
 {
-	struct election *el = el_new_grace(0, 0, EL_GRACE_LEASE);
 	struct election_view v;
 	int64_t refused_sent;
+	struct election *el = leader_after_a_keepalive(&refused_sent);
 
 	(void)state;
-	become_leader(el);
-	hold_syncs = 1;
-	now = election_deadline(el);
-	expect_op(el, EL_OP_SYNC, NULL);
-	tick(el, 5);
-	reply(el, EL_OP_SYNC, ZOK);
 	tick(el, 500);
 	election_set_data(el, "10.0.0.9:5432");
 	expect_op(el, EL_OP_SET_DATA, NULL);
@@ -1780,16 +1792,11 @@ test_reconnect_lease_counts_a_refused_request(void **state)
 static void
 test_readonly_reconnect_is_no_lease(void **state)
 {
-	struct election *el = el_new_grace(0, 0, EL_GRACE_LEASE);
 	struct election_view v;
-	int64_t old_end;
+	int64_t sync_sent, old_end;
+	struct election *el = leader_after_a_keepalive(&sync_sent);
 
 	(void)state;
-	become_leader(el);
-	hold_syncs = 1;
-	now = election_deadline(el);
-	expect_op(el, EL_OP_SYNC, NULL);
-	reply(el, EL_OP_SYNC, ZOK);
 	election_view(el, &v);
 	old_end = v.lease_end;
 	election_session(el, EL_ZK_CONNECTING, 0, T_MS);
@@ -1926,6 +1933,22 @@ next_not_zk(struct election *el)
 	return a;
 }
 
+/* A leader with hooks.demote_timeout ms, its keepalives held; *v its view. */
+static struct election *
+leader_with_demote_timeout(struct election_params *p, int64_t ms,
+    struct election_view *v)
+{
+	struct election *el;
+
+	params_init(p, 0, 0, EL_GRACE_LEASE);
+	p->demote_timeout_ms = ms;
+	el = el_start(p);
+	become_leader(el);
+	hold_syncs = 1;
+	election_view(el, v);
+	return el;
+}
+
 /*
  * Found by the simulator's reloads of the lease's settings: a reload that
  * raises hooks.demote_timeout past what the lease has left demotes at
@@ -1937,16 +1960,10 @@ test_reload_raising_demote_timeout_keeps_the_lease_end(void **state)
 {
 	struct election_params p;
 	struct election_view v;
-	struct election *el;
+	struct election *el = leader_with_demote_timeout(&p, 500, &v);
 	struct el_action a;
 
 	(void)state;
-	params_init(&p, 0, 0, EL_GRACE_LEASE);
-	p.demote_timeout_ms = 500;
-	el = el_start(&p);
-	become_leader(el);
-	hold_syncs = 1;
-	election_view(el, &v);
 	now = v.lease_end - 100 - 2000;
 	election_clock(el, now);
 	assert_int_equal(next_not_zk(el).type, EL_ACT_NONE);
@@ -1972,15 +1989,9 @@ test_reload_shortening_demote_timeout_at_its_point_leads_on(void **state)
 {
 	struct election_params p;
 	struct election_view v;
-	struct election *el;
+	struct election *el = leader_with_demote_timeout(&p, 3000, &v);
 
 	(void)state;
-	params_init(&p, 0, 0, EL_GRACE_LEASE);
-	p.demote_timeout_ms = 3000;
-	el = el_start(&p);
-	become_leader(el);
-	hold_syncs = 1;
-	election_view(el, &v);
 	/* The clock is read at the old demote point, then the reload. */
 	now = v.demote_at;
 	election_clock(el, now);

@@ -490,6 +490,14 @@ test_startup_demote_keeps_naming_the_claim(void **state)
 	election_free(el);
 }
 
+static void
+assert_startup_demote(const struct el_action *a)
+{
+	assert_int_equal(a->type, EL_ACT_HOOK);
+	assert_int_equal(a->hook, HOOK_DEMOTE);
+	assert_string_equal(a->reason, "startup");
+}
+
 /*
  * Resumed with r while a health check runs (due before the session is
  * back), in world w: the checks decide on a startup demote, and the
@@ -518,6 +526,16 @@ resumed_check_killed_for_a_demote(const struct el_resume *r,
 	return el;
 }
 
+/* The same, resumed not leading, with E/leader ours and no claim. */
+static struct election *
+owing_a_startup_demote(const struct world *w)
+{
+	struct el_resume r;
+
+	resume_hint(&r, 0, 0);
+	return resumed_check_killed_for_a_demote(&r, w);
+}
+
 /*
  * A stop while a startup demote waits for a running check to end (the
  * resume found our claim first without E/leader: a promote may have
@@ -529,22 +547,17 @@ static void
 test_stop_waits_for_a_pending_startup_demote(void **state)
 {
 	struct world w = { SID, 0, SID, 0, NULL, 0 };
-	struct el_resume r;
-	struct election *el;
+	struct election *el = owing_a_startup_demote(&w);
 	struct el_action a;
 
 	(void)state;
-	resume_hint(&r, 0, 0);
-	el = resumed_check_killed_for_a_demote(&r, &w);
 	election_stop(el);
 	/* The check is still being killed: no end before the demote. */
 	a = serve(el, &w);
 	assert_int_equal(a.type, EL_ACT_NONE);
 	election_hook_done(el, HOOK_CHECK, 0);
 	a = serve(el, &w);
-	assert_int_equal(a.type, EL_ACT_HOOK);
-	assert_int_equal(a.hook, HOOK_DEMOTE);
-	assert_string_equal(a.reason, "startup");
+	assert_startup_demote(&a);
 	election_free(el);
 }
 
@@ -579,9 +592,7 @@ test_owed_startup_demote_kept_until_it_starts(void **state)
 	assert_int_equal(v.claim_seq, 5);
 	election_hook_done(el, HOOK_CHECK, 0);
 	a = serve(el, &w);
-	assert_int_equal(a.type, EL_ACT_HOOK);
-	assert_int_equal(a.hook, HOOK_DEMOTE);
-	assert_string_equal(a.reason, "startup");
+	assert_startup_demote(&a);
 	election_free(el);
 }
 
@@ -595,13 +606,10 @@ static void
 test_owed_startup_demote_sends_nothing_before_it(void **state)
 {
 	struct world w = { SID, 0, SID, 0, NULL, 0 };
-	struct el_resume r;
-	struct election *el;
+	struct election *el = owing_a_startup_demote(&w);
 	struct el_action a;
 
 	(void)state;
-	resume_hint(&r, 0, 0);
-	el = resumed_check_killed_for_a_demote(&r, &w);
 	election_set_data(el, "10.0.0.9:5432");
 	now += 3000;
 	election_clock(el, now);
@@ -609,9 +617,7 @@ test_owed_startup_demote_sends_nothing_before_it(void **state)
 	assert_int_equal(a.type, EL_ACT_NONE);
 	election_hook_done(el, HOOK_CHECK, 0);
 	next_action(el, &a);
-	assert_int_equal(a.type, EL_ACT_HOOK);
-	assert_int_equal(a.hook, HOOK_DEMOTE);
-	assert_string_equal(a.reason, "startup");
+	assert_startup_demote(&a);
 	election_free(el);
 }
 
@@ -668,9 +674,7 @@ test_expired_session_demotes_with_reason_startup(void **state)
 	el = resumed(&r, 1);
 	election_session(el, EL_ZK_EXPIRED, 0, 0);
 	next_action(el, &a);
-	assert_int_equal(a.type, EL_ACT_HOOK);
-	assert_int_equal(a.hook, HOOK_DEMOTE);
-	assert_string_equal(a.reason, "startup");
+	assert_startup_demote(&a);
 	election_free(el);
 }
 
@@ -693,9 +697,7 @@ test_unconfirmed_leader_demotes_at_its_demote_point(void **state)
 	now = at;
 	election_clock(el, now);
 	next_action(el, &a);
-	assert_int_equal(a.type, EL_ACT_HOOK);
-	assert_int_equal(a.hook, HOOK_DEMOTE);
-	assert_string_equal(a.reason, "startup");
+	assert_startup_demote(&a);
 	election_free(el);
 }
 
