@@ -89,8 +89,12 @@ survivors=0
 # test_reload_shortening_demote_timeout_at_its_point_leads_on and
 # test_owed_startup_demote_sends_nothing_before_it. 144 (a fence on a view
 # of the breadcrumb from before the release that deleted it) fails
-# test_heir_first_before_the_release_fences_only_what_is_left.
-for m in $(seq 1 25) 30 31 32 33 $(seq 40 49) 50 60 70 $(seq 83 94) 98 99 100 $(seq 101 109) 111 113 116 117 118 119 120 121 122 123 124 125 126 127 129 130 132 133 134 135 136 138 139 140 141 142 143 144; do
+# test_heir_first_before_the_release_fences_only_what_is_left. 145 and 147
+# (a tenth blind round's: a renewal taking back any lost contact; the
+# claims' relist flag never cleared) are found by the simulator alone
+# (tests/sim/seeds.txt); 146 (a reload's grace applied without clearing
+# the one under way) fails test_disconnect_grace_reloaded_during_a_disconnect.
+for m in $(seq 1 25) 30 31 32 33 $(seq 40 49) 50 60 70 $(seq 83 94) 98 99 100 $(seq 101 109) 111 113 116 117 118 119 120 121 122 123 124 125 126 127 129 130 132 133 134 135 136 138 139 140 141 142 143 144 146; do
 	t=test_election
 	{ [ "$m" -ge 30 ] && [ "$m" -le 33 ]; } || [ "$m" -eq 92 ] ||
 	    { [ "$m" -eq 94 ] || [ "$m" -eq 98 ]; } ||

@@ -213,7 +213,8 @@ el_claims_listed(struct el_claim *cl, const struct el_result *res,
 	cl->pred_watched = 0;
 	el_claim_set(&cl->pred, NULL);
 	cl->pred_sid = 0;
-	cl->queue_relisted = 0;
+	if (!EL_MUTANT(147))
+		cl->queue_relisted = 0;
 	if (me > 0) {
 		(void)snprintf(path, sizeof(path), "%s/%s", cl->dir,
 		    c[me - 1].name);

@@ -198,6 +198,12 @@
  * reaped: a SET_DATA past the demote point. 144 (a ninth blind round's,
  * found once (i) checked fences too) a fence on a view of the breadcrumb
  * from before the release that deleted it: a clean leader fenced.
+ * 145-147 (a tenth blind round's, found by only a few of `make check`'s
+ * schedules: kept as mutants so that they stay found) a renewal takes
+ * back any lost contact, not only lease-lost (a leader past its
+ * disconnect_grace leads on); a reload's grace applied without clearing
+ * the one under way; the claims' relist flag never cleared (a second
+ * stale claim ahead is waited on for good).
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS

@@ -190,8 +190,8 @@ el_lease_from(struct election *el, int64_t base)
 void
 el_lease_regained(struct election *el)
 {
-	if (el->conn_lost && strcmp(el->conn_lost_why, "lease-lost") == 0 &&
-	    !el_lease_short(el) && !(el->hook_cancelled &&
+	if (el->conn_lost && (strcmp(el->conn_lost_why, "lease-lost") == 0 ||
+	    EL_MUTANT(145)) && !el_lease_short(el) && !(el->hook_cancelled &&
 	    (el->hook == HOOK_PROMOTE || el->hook == HOOK_FENCE)))
 		el->conn_lost = 0;
 }
@@ -438,7 +438,8 @@ el_grace_apply(struct election *el)
 	if (el->disc_at == 0 || el->conn_lost || el->zk == EL_ZK_CONNECTED ||
 	    !el_leading(el))
 		return;
-	el->grace_until = 0;
+	if (!EL_MUTANT(146))
+		el->grace_until = 0;
 	if (el->grace_ms == EL_GRACE_LEASE)
 		return;
 	from = EL_MUTANT(133) ? el->now : el->disc_at;

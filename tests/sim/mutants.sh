@@ -111,6 +111,9 @@ spec() {
 142;;\(AV\);-k 2000 -W -K -H -A;k=2000 w=1 K=1 h=1 A=1
 143;;\(g\) .*before demoting;-W -K -R -A;w=1 K=1 r=1 A=1
 144;;\(i\) .*fences;-A;A=1
+145;;\(G\);-W -P -L -H -A;w=1 p=1 l=1 h=1 A=1
+146;;\(AV\) .*disconnected;-P -H -A;p=1 h=1 A=1
+147;;\(f\);-k 2000 -A;k=2000 A=1
 EOT
 }
 
