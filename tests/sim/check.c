@@ -23,7 +23,9 @@
  *      carries that leadership's epoch; "session-expired" means the session
  *      it led in is gone; "resign" means an operator asked it to resign
  *      (a switchover's or a preemption's handoff says so); "node-deleted"
- *      means the node it led on is gone from the quorum
+ *      means the node it led on is gone from the quorum; "preempted" that
+ *      E/leader is another session's, a node is before the one it led on,
+ *      or it began a handover (or resumed and its claim is gone)
  *  (i) with a fence hook, a promote over a breadcrumb of another epoch
  *      (the quorum's E/breadcrumb when the promote starts, whatever the
  *      daemon believes) comes after a successful fence of that epoch for
@@ -683,6 +685,34 @@ check_past_demote(struct sim *s, struct peer *p)
 }
 
 /*
+ * (h) "preempted" ends a leadership that someone else took or was handed:
+ * E/leader another session's, a node before the one it led on (or that
+ * node gone), a preemption or switchover it began, or a resumed leader's
+ * claim gone. An administrator's deletes of late excuse it (a view of
+ * E/leader may lag the quorum's).
+ */
+static void
+check_demote_preempted(struct sim *s, struct peer *p, const char *led)
+{
+	struct znode *z = ztree_get(&s->qu.tree, SIM_LEADER);
+	struct candidate c;
+	const char *name = strrchr(led, '/') + 1;
+
+	if (s->pc[p->idx].resumed_lead || p->sw_on ||
+	    (s->admin_last != 0 && s->admin_last >= s->now - 2 * s->T - 5000))
+		return;
+	if (z != NULL && z->owner != p->cl.sid)
+		return;
+	if (ztree_get(&s->qu.tree, led) == NULL ||
+	    candidate_parse(name, &c) != 0 ||
+	    check_queue_has_node(s, 0, -1, c.seq))
+		return;
+	check_fail(s, "(h) %s: demotes for preempted, but E/leader is %s, "
+	    "no node is before %s and no handover was begun", p->id,
+	    z != NULL ? "its own" : "gone", name);
+}
+
+/*
  * (h) A leader told its node was deleted lost it: the node it led on is
  * gone from the quorum (a name is never made again). A demote for a
  * deletion that did not happen is a needless failover.
@@ -693,13 +723,15 @@ check_demote_why(struct sim *s, struct peer *p, const char *reason)
 	struct pcheck *pc = &s->pc[p->idx];
 	char path[SIM_PATH + 64];
 
-	if (reason == NULL || strcmp(reason, "node-deleted") != 0 ||
-	    pc->last_pd != 'P' || pc->led_node[0] == '\0')
+	if (reason == NULL || pc->last_pd != 'P' || pc->led_node[0] == '\0')
 		return;
 	(void)snprintf(path, sizeof(path), "%s/%s", SIM_CANDS, pc->led_node);
-	if (ztree_get(&s->qu.tree, path) != NULL)
+	if (strcmp(reason, "node-deleted") == 0 &&
+	    ztree_get(&s->qu.tree, path) != NULL)
 		check_fail(s, "(h) %s: demotes for node-deleted, but %s is "
 		    "still in the queue", p->id, pc->led_node);
+	if (strcmp(reason, "preempted") == 0)
+		check_demote_preempted(s, p, path);
 }
 
 static void
