@@ -203,7 +203,10 @@
  * back any lost contact, not only lease-lost (a leader past its
  * disconnect_grace leads on); a reload's grace applied without clearing
  * the one under way; the claims' relist flag never cleared (a second
- * stale claim ahead is waited on for good).
+ * stale claim ahead is waited on for good). 148 (the same round's miss,
+ * found once (prio) checked the yield's other half) a node behind the
+ * head without a marker counted at the head's own priority, not 0: a
+ * head below 0 promotes over the 0s behind it.
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS

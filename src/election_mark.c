@@ -191,7 +191,8 @@ el_yield(struct election *el, struct el_action *act)
 	for (i = 0; i < el->nbehind; i++) {
 		if (el->behind[i] == el->sid)
 			continue;
-		p = el_marked(el, el->behind[i], 0);
+		p = el_marked(el, el->behind[i], EL_MUTANT(148) ?
+		    el->priority : 0);
 		if (p > top || (EL_MUTANT(42) && p != 0 && sid == 0)) {
 			top = p;
 			sid = el->behind[i];

@@ -805,6 +805,8 @@ check_action(struct sim *s, struct peer *p, const struct el_action *act)
 	case EL_ACT_ZK:
 		if (act->op == EL_OP_CLAIM)
 			s->claims_seen = 1;
+		if (act->op == EL_OP_LIST)
+			pc->list_sent = s->now;
 		if (act->op == EL_OP_RELEASE) {
 			check_release_crumb(s, p, act);
 			check_promote_failed(s, p, "release", act->reason);

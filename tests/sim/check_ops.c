@@ -7,7 +7,8 @@
  * (prio)   a node hands its place over only to a higher priority: a head's
  *          yield to a session whose marker it read above its own
  *          priority, a leader's preemption to a candidate whose data it
- *          read above its own;
+ *          read above its own; and a head below 0 does yield to a higher
+ *          priority queued behind it long enough to be in its listing;
  * (top)    at the end, with the leader's preempt_delay not never and no
  *          hand-made marker in the run, no candidate node at the quorum
  *          advertises a priority above the leader's;
@@ -33,6 +34,8 @@
 
 #include "candidate.h"
 #include "sim.h"
+
+static int check_ops_truth(struct sim *, int64_t, int64_t *);
 
 static int64_t
 check_ops_seq(const char *path)
@@ -103,6 +106,72 @@ check_ops_demote(struct sim *s, struct peer *p, const char *reason)
 	s->sw_next_on = 1;
 }
 
+/* The quorum's zxid, noted at most once a second. */
+void
+check_zxid_note(struct sim *s)
+{
+	int last = (s->zhist_n + 255) % 256;
+
+	if (s->zhist_n > 0 && s->now - s->zhist_t[last] < 1000)
+		return;
+	s->zhist_t[s->zhist_n % 256] = s->now;
+	s->zhist_z[s->zhist_n % 256] = s->qu.zxid;
+	s->zhist_n++;
+}
+
+/* A zxid the quorum had reached by t (0: none known). */
+static int64_t
+check_zxid_by(const struct sim *s, int64_t t)
+{
+	int64_t z = 0;
+	int i, n = s->zhist_n < 256 ? s->zhist_n : 256;
+
+	for (i = 0; i < n; i++)
+		if (s->zhist_t[i] <= t && s->zhist_z[i] > z)
+			z = s->zhist_z[i];
+	return z;
+}
+
+/*
+ * (prio) The yield's other half: a head below 0 lists who is behind it
+ * and reads the markers again before it promotes, so it yields to a
+ * node of a higher priority queued behind it long enough for that
+ * listing to show it (3T + 5 s before it was sent: a server behind may
+ * serve an older queue), unless it yielded within T (the core's hold),
+ * a priority was reloaded of late (check_ops_truth()), or an
+ * administrator deleted nodes of late. (A tenth blind round: unmarked
+ * nodes counted at the head's own priority, not 0.)
+ */
+static void
+check_ops_yield_due(struct sim *s, struct peer *p, const char *node)
+{
+	const struct pcheck *pc = &s->pc[p->idx];
+	int64_t h = p->params.priority, win = 3 * s->T + 5000, zb, d, own;
+	struct candidate c;
+	const char *pre = SIM_CANDS "/";
+	int i;
+
+	if (!s->priorities || h >= 0 || node == NULL || pc->list_sent == 0 ||
+	    (p->prio_at != 0 && s->now - p->prio_at < win) ||
+	    (p->yield_at >= 0 && s->now < p->yield_at + s->T) ||
+	    (s->admin_last != 0 && s->now - s->admin_last < win) ||
+	    (zb = check_zxid_by(s, pc->list_sent - win)) == 0 ||
+	    (own = check_ops_seq(node)) < 0)
+		return;
+	for (i = 0; i < s->qu.tree.n; i++) {
+		if (strncmp(s->qu.tree.v[i].path, pre, strlen(pre)) != 0 ||
+		    candidate_parse(s->qu.tree.v[i].path + strlen(pre),
+		    &c) != 0 || c.seq <= own || s->qu.tree.v[i].czxid > zb ||
+		    check_ops_truth(s, c.sid, &d) != 0 || d <= h)
+			continue;
+		check_fail(s, "(prio) %s: promotes with priority %lld over "
+		    "%s (priority %lld), queued behind it since before its "
+		    "last listing", p->id, (long long)h,
+		    s->qu.tree.v[i].path + strlen(pre), (long long)d);
+		return;
+	}
+}
+
 /*
  * A promote after a switchover's handoff: the target's, or the target's
  * node is gone (nobody else can come before it while it is there; the
@@ -113,6 +182,7 @@ check_ops_promote(struct sim *s, struct peer *p, const char *node)
 {
 	char path[SIM_PATH + 64];
 
+	check_ops_yield_due(s, p, node);
 	if (!s->sw_next_on || p->idx == s->sw_next_from)
 		return;
 	s->sw_next_on = 0;

@@ -148,6 +148,7 @@ quorum_append(struct sim *s, const struct change *chg, int n,
 		memcpy(x->chg, chg, (size_t)n * sizeof(*chg));
 	}
 	quorum_txn_apply(&q->tree, x);
+	check_zxid_note(s);
 	if (n > 0)
 		s->stir_at = s->now;
 	for (i = 0; i < n; i++)

@@ -242,6 +242,7 @@ struct peer {
 
 /* check.c: what the checker remembers of each daemon. */
 struct pcheck {
+	int64_t list_sent;	/* its last listing of E/candidates sent */
 	/* check_state.c: the last state reported, in incarnation st_inc */
 	enum el_state st;
 	int st_inc;
@@ -445,6 +446,9 @@ struct sim {
 	char why[512];
 	struct sim_stats st;
 	int64_t admin_last;	/* the last administrator's delete */
+	/* The quorum's zxid now and then (check_ops.c): a ring, 1 s apart. */
+	int64_t zhist_t[256], zhist_z[256];
+	int zhist_n;
 	int64_t crumb_admin_at;	/* ... of E/breadcrumb */
 	int64_t claim_taken[32];	/* sessions whose claim an */
 	int nclaim_taken;		/* administrator deleted (a ring) */
@@ -635,6 +639,7 @@ void check_resumed(struct sim *s, struct peer *p, enum role role);
 void check_crumb_deleted(struct sim *s);
 void check_start(struct sim *s, struct peer *p);
 int64_t check_epoch_of(const char *data);
+void check_zxid_note(struct sim *s);
 int check_hand_deleted(struct sim *s, const struct peer *p);
 /* check_queue.c */
 void check_queue_commit(struct sim *s, const struct zreq *req, int64_t sid);
