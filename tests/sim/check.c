@@ -89,6 +89,7 @@ check_start(struct sim *s, struct peer *p)
 	pc->resumed_lead = 0;
 	pc->av_cut_at = 0;	/* a kill's demote died with its process */
 	pc->rs_point = 0;
+	pc->rh_on = 0;
 	pc->handing = 0;
 	pc->hold_from = 0;
 	p->last_role = ROLE_UNKNOWN;
@@ -536,6 +537,7 @@ check_demote(struct sim *s, struct peer *p, const struct el_action *act)
 
 	s->st.demotes++;
 	check_lease_resumed(s, p, act->reason);
+	check_hand_startup(s, p, act->reason);
 	/* A restarted process cannot know what its predecessor led with. */
 	if (!pc->open || (act->reason != NULL &&
 	    strcmp(act->reason, "startup") == 0))
@@ -641,6 +643,9 @@ check_hook_exit(struct sim *s, struct peer *p, enum hook_kind kind, int ok)
 	    ok ? "ok" : "failed", (long long)(s->now - p->hook_start));
 	if (kind == HOOK_DEMOTE) {
 		s->pc[p->idx].open = 0;
+		/* (RH) A demote that failed, or died, may leave it leading. */
+		if (ok)
+			s->pc[p->idx].lead_begun = 0;
 		s->pc[p->idx].excused = 0;
 		s->pc[p->idx].fenced = 0;
 		s->pc[p->idx].crashed = 0;
@@ -763,6 +768,8 @@ check_action_hook(struct sim *s, struct peer *p, const struct el_action *act)
 		pc->last_pd = 'P';
 		pc->fenced_between = 0;
 		pc->resumed_lead = 0;
+		pc->rh_on = 0;
+		pc->lead_begun = 1;
 		pc->no_lease = 0;
 		pc->startup_demoted = 0;
 		pc->lost_demoted = 0;
@@ -787,6 +794,7 @@ check_action_hook(struct sim *s, struct peer *p, const struct el_action *act)
 		break;
 	case HOOK_FENCE:
 		pc->fenced_between = 1;
+		pc->lead_begun = 1;
 		break;
 	case HOOK_CHECK:
 	case HOOK_NOTIFY:
@@ -835,6 +843,7 @@ check_action(struct sim *s, struct peer *p, const struct el_action *act)
 		if (p->hook_on && !p->hook_exited && p->hook_kind == HOOK_PROMOTE)
 			pc->promote_killed = 1;
 		check_lease_cancel(s, p);
+		check_hand_cancel(s, p);
 		/*
 		 * (g) A leader past its demote point kills what stands in
 		 * its demote's way at once: a grace would be taken from the

@@ -154,3 +154,115 @@ check_hand_reply(struct sim *s, struct peer *p, enum el_op op, int64_t sent)
 	    (long long)(p->hand_since / 1000),
 	    (long long)(p->hand_since % 1000), election_op_name(op));
 }
+
+/*
+ * (RH) -R: a resumed daemon runs a startup demote only where its
+ * application may lead: a promote or fence of an earlier image (the
+ * model's truth: one started, and no demote ended well since), or one it
+ * cannot rule out from what it reads (E/leader its session's, the claim
+ * its session file named first or gone), or its resume was never confirmed
+ * (a stop, a lease run short, an expiry: it demotes as a start does).
+ * A claim behind another session's in E/claims was never promoted on (a
+ * claim once first stays first): an heir that restarts, never leader,
+ * does not disrupt its application (a tenth blind round, mutant 151).
+ */
+void
+check_hand_resume(struct sim *s, struct peer *p, const struct el_resume *r)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+
+	pc->rh_on = 1;
+	pc->rh_sid = r->sid;
+	pc->rh_exact = r->exact;
+	pc->rh_claimed = r->claimed;
+	pc->rh_claim_seq = r->claim_seq;
+	pc->rh_stop = 0;
+	pc->rh_short = 0;
+}
+
+/* A startup demote decided when a check was killed: its lease then. */
+void
+check_hand_cancel(struct sim *s, struct peer *p)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+	struct election_view v;
+
+	if (!pc->rh_on)
+		return;
+	election_view(p->el, &v);
+	if (v.demote_at == 0 || s->now >= v.demote_at)
+		pc->rh_short = 1;
+}
+
+/* A resume that was never confirmed: it demotes as a start would. */
+static int
+check_hand_unconfirmed(struct sim *s, struct peer *p)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+	struct election_view v;
+
+	if (p->sess_gone)
+		return 1;
+	if (pc->rh_exact)
+		return 0;
+	election_view(p->el, &v);
+	return pc->rh_stop || pc->rh_short || v.demote_at == 0 ||
+	    s->now >= v.demote_at;
+}
+
+/*
+ * Session sid's first claim in E/claims (*seq), and the first claim of
+ * another session before it (into ahead): 0 when there is none.
+ */
+static int
+check_hand_behind(struct sim *s, int64_t sid, int64_t *seq, char *ahead,
+    size_t len)
+{
+	struct candidate c;
+	char **names;
+	int64_t first = -1;
+	int i, n, k = -1;
+
+	*seq = -1;
+	n = ztree_children(&s->qu.tree, SIM_CLAIMS, &names);
+	for (i = 0; i < n; i++)
+		if (candidate_parse_as(names[i], CANDIDATE_CLAIM_PREFIX,
+		    &c) == 0 && c.sid == sid && (*seq < 0 || c.seq < *seq))
+			*seq = c.seq;
+	for (i = 0; i < n && *seq >= 0; i++)
+		if (candidate_parse_as(names[i], CANDIDATE_CLAIM_PREFIX,
+		    &c) == 0 && c.sid != sid && c.seq < *seq &&
+		    (first < 0 || c.seq < first)) {
+			first = c.seq;
+			k = i;
+		}
+	if (k >= 0)
+		(void)snprintf(ahead, len, "%s", names[k]);
+	ztree_names_free(names, n);
+	return k >= 0;
+}
+
+/* The first demote since a resumed start, with its reason. */
+void
+check_hand_startup(struct sim *s, struct peer *p, const char *why)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+	struct znode *z = ztree_get(&s->qu.tree, SIM_LEADER);
+	char ahead[SIM_PATH];
+	int64_t seq;
+
+	if (!pc->rh_on)
+		return;
+	pc->rh_on = 0;
+	if (why == NULL || strcmp(why, "startup") != 0 || pc->lead_begun ||
+	    (z != NULL && z->owner == pc->rh_sid) ||
+	    check_hand_unconfirmed(s, p))
+		return;
+	if (!check_hand_behind(s, pc->rh_sid, &seq, ahead, sizeof(ahead)) ||
+	    (pc->rh_claimed && pc->rh_claim_seq != seq))
+		return;
+	check_fail(s, "(RH) %s: resumed session %016llx, its claim %lld "
+	    "behind %s, never told to lead (no promote or fence since its "
+	    "last demote ended), runs a startup demote", p->id,
+	    (unsigned long long)pc->rh_sid, (long long)seq, ahead);
+}

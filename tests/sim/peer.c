@@ -252,6 +252,7 @@ peer_boot(struct sim *s, struct peer *p, int exact)
 		r.unhealthy = p->rx && p->rx_unhealthy;
 		election_resume(p->el, &r);
 		s->pc[p->idx].resumed_lead = r.leader;
+		check_hand_resume(s, p, &r);
 		p->resuming = 1;
 		fault_tie(s, p, TIE_RESUME, 200);
 		trace(s, p->idx, "resumes session %016llx (%s, epoch %lld, "
@@ -798,6 +799,7 @@ peer_operator(struct sim *s, struct peer *p, int cmd)
 		election_pause(p->el, 0);
 		break;
 	case OP_STOP:
+		s->pc[p->idx].rh_stop = 1;	/* (RH) */
 		election_stop(p->el);
 		break;
 	case OP_SET_DATA:

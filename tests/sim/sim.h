@@ -264,6 +264,19 @@ struct pcheck {
 				 * started since */
 	int no_lease;		/* (AV) a lease_error since its promote */
 	int64_t rs_point;	/* (RS) its demote point at a hook's kill */
+	/*
+	 * (RH) -R: the truth of its application, and what the session file
+	 * its last start resumed named, until that image's first demote
+	 */
+	int lead_begun;		/* a promote or fence started, and no demote
+				 * ended well since (any image) */
+	int rh_on;		/* resumed, no demote or promote since */
+	int64_t rh_sid;		/* ...this session */
+	int rh_exact;		/* ...handed over by a re-exec */
+	int rh_claimed;		/* ...the file named a claim, */
+	int64_t rh_claim_seq;	/* ...this one */
+	int rh_stop;		/* ...a stop asked since the start */
+	int rh_short;		/* ...its lease short at a check's kill */
 	int handing;		/* (prio) its last demote handed over on
 				 * purpose (resign, switchover) */
 	int64_t hold_from;	/* ...and its release then committed: its
@@ -674,6 +687,10 @@ void check_hand_notified(struct sim *s, struct peer *p, int64_t zxid);
 void check_hand_promoted(struct sim *s, struct peer *p);
 void check_hand_reply(struct sim *s, struct peer *p, enum el_op op,
     int64_t sent);
+void check_hand_resume(struct sim *s, struct peer *p,
+    const struct el_resume *r);
+void check_hand_cancel(struct sim *s, struct peer *p);
+void check_hand_startup(struct sim *s, struct peer *p, const char *why);
 void check_lease_reply(struct sim *s, struct peer *p,
     const struct cpending *pd, int rc, int conn);
 void check_lease_freeze(struct sim *s, struct peer *p);
