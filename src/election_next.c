@@ -117,7 +117,8 @@ el_resume_decide(struct election *el)
 	 * and a claim it names that is gone may have been promoted on.
 	 * The demote then keeps the claim named, for a crash during it.
 	 */
-	if ((el->cl.have && el->cl.first) || el_owns_leader(el) ||
+	if ((el->cl.have && (el->cl.first || EL_MUTANT(151))) ||
+	    el_owns_leader(el) ||
 	    (el->resume_promoting && !EL_MUTANT(92)) ||
 	    (el_resume_claim_gone(el) && !EL_MUTANT(94))) {
 		el->startup_demote = 1;
