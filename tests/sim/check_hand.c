@@ -212,8 +212,10 @@ check_hand_unconfirmed(struct sim *s, struct peer *p)
 }
 
 /*
- * Session sid's first claim in E/claims (*seq), and the first claim of
- * another session before it (into ahead): 0 when there is none.
+ * Session sid's one claim in E/claims (*seq), and the first claim of
+ * another session before it (into ahead): 0 when there is none, or when
+ * the session has several (which one the daemon takes for its own is
+ * not the quorum's to say).
  */
 static int
 check_hand_behind(struct sim *s, int64_t sid, int64_t *seq, char *ahead,
@@ -222,15 +224,17 @@ check_hand_behind(struct sim *s, int64_t sid, int64_t *seq, char *ahead,
 	struct candidate c;
 	char **names;
 	int64_t first = -1;
-	int i, n, k = -1;
+	int i, n, k = -1, ours = 0;
 
 	*seq = -1;
 	n = ztree_children(&s->qu.tree, SIM_CLAIMS, &names);
 	for (i = 0; i < n; i++)
 		if (candidate_parse_as(names[i], CANDIDATE_CLAIM_PREFIX,
-		    &c) == 0 && c.sid == sid && (*seq < 0 || c.seq < *seq))
+		    &c) == 0 && c.sid == sid) {
 			*seq = c.seq;
-	for (i = 0; i < n && *seq >= 0; i++)
+			ours++;
+		}
+	for (i = 0; i < n && ours == 1; i++)
 		if (candidate_parse_as(names[i], CANDIDATE_CLAIM_PREFIX,
 		    &c) == 0 && c.sid != sid && c.seq < *seq &&
 		    (first < 0 || c.seq < first)) {
