@@ -687,6 +687,7 @@ void check_idle_queue(struct sim *s, struct peer *p);
 
 /* check_data.c: (data), what an operator set is what the others see */
 void check_data_final(struct sim *s, int leader);
+void check_crumb_data(struct sim *s);
 
 /* check_ops.c: switchovers, priorities, answers (issue 19) */
 void check_ops_action(struct sim *s, struct peer *p,
