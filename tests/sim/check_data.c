@@ -5,6 +5,8 @@
  * (with -P) its election.priority as last reloaded, and so do E/leader and
  * every daemon's view of the leader. A reload whose new data meets a
  * create or SET_DATA in flight must not be lost (mutants 46, 47).
+ * Invariant (crumb), at each multi the quorum commits: E/leader and its
+ * leader's breadcrumb say the same (check_crumb_data()).
  */
 #include <stdio.h>
 #include <stdlib.h>
