@@ -266,7 +266,8 @@ el_build_set_data(struct election *el, struct el_action *act)
 	if (el->acked && el_owns_leader(el)) {
 		el_make_ack_data(el);
 		el_sub(act, ZK_MOP_SET, el->leader_path, el->ack_data);
-		if (el->crumb_exists && el->crumb_epoch == el->epoch) {
+		if (el->crumb_exists && el->crumb_epoch == el->epoch &&
+		    !EL_MUTANT(150)) {
 			el_sub(act, ZK_MOP_SET, el->crumb_path, el->ack_data);
 			el->crumb_write = EL_CRUMB_SET;
 		}

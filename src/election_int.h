@@ -206,7 +206,10 @@
  * stale claim ahead is waited on for good). 148 (the same round's miss,
  * found once (prio) checked the yield's other half) a node behind the
  * head without a marker counted at the head's own priority, not 0: a
- * head below 0 promotes over the 0s behind it.
+ * head below 0 promotes over the 0s behind it. 150 (the same round's
+ * miss, found once (crumb) compared the breadcrumb with E/leader) a
+ * leader's new data written to E/leader but not to its breadcrumb: a
+ * later fence gets the old data.
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS

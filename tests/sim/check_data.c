@@ -5,6 +5,8 @@
  * (with -P) its election.priority as last reloaded, and so do E/leader and
  * every daemon's view of the leader. A reload whose new data meets a
  * create or SET_DATA in flight must not be lost (mutants 46, 47).
+ * Invariant (crumb), at each multi the quorum commits: E/leader and its
+ * leader's breadcrumb say the same (check_crumb_data()).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,6 +96,38 @@ check_data_peer(struct sim *s, const struct peer *p)
 		    "%lld, but it was set to %s priority %lld", p->id,
 		    z->path, data, (long long)prio, p->data,
 		    (long long)p->params.priority);
+}
+
+/*
+ * (crumb) The breadcrumb tells a successor whom to fence, with the fenced
+ * leader's data: whenever the quorum holds E/leader and a breadcrumb of
+ * the same leader (id and epoch, so written by its acks and data updates),
+ * the two say the same. A leader's new data written to E/leader alone
+ * leaves a stale breadcrumb, and a later fence gets the old data (a tenth
+ * blind round, mutant 150). Checked at each multi the quorum commits; the
+ * lie of -B crumb hides the breadcrumb from the core on purpose.
+ */
+void
+check_crumb_data(struct sim *s)
+{
+	const struct znode *l, *c;
+	char lid[64], cid[64], ld[80], cd[80];
+
+	if (s->sabotage == SAB_CRUMB ||
+	    (l = ztree_get(&s->qu.tree, SIM_LEADER)) == NULL ||
+	    (c = ztree_get(&s->qu.tree, SIM_CRUMB)) == NULL)
+		return;
+	candidate_kv(l->data, "id", lid, sizeof(lid));
+	candidate_kv(c->data, "id", cid, sizeof(cid));
+	if (strcmp(lid, cid) != 0 ||
+	    check_epoch_of(l->data) != check_epoch_of(c->data) ||
+	    strcmp(l->data, c->data) == 0)
+		return;
+	candidate_kv(l->data, "data", ld, sizeof(ld));
+	candidate_kv(c->data, "data", cd, sizeof(cd));
+	check_fail(s, "(crumb) %s: E/leader and the breadcrumb of epoch %lld "
+	    "differ: E/leader says data %s, the breadcrumb %s", lid,
+	    (long long)check_epoch_of(l->data), ld, cd);
 }
 
 /* leader: the one leader (f) found, or -1 where nobody may lead. */

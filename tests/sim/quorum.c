@@ -471,6 +471,7 @@ quorum_commit(struct sim *s, struct zreq *req, int64_t sid, int srv)
 			if (req->mop[i].kind != ZK_MOP_CHECK)
 				real[n++] = chg[i];
 		req->wait_zxid = quorum_append(s, real, n, 0);
+		check_crumb_data(s);
 		return;
 	default:
 		req->res.rc = ZBADARGUMENTS;

@@ -27,7 +27,8 @@
  *   check.c    the invariants, checked on every step
  *   check_queue.c  invariant (j): the queue's order, at the quorum's commit
  *   check_final.c  the end of a run: answers (e) and convergence (f)
- *   check_data.c   (data): the data and priority set are what others see
+ *   check_data.c   (data): the data and priority set are what others see;
+ *              (crumb): the breadcrumb says what E/leader says
  *   check_lease.c  the lease against the model's truth (L1, L2) and
  *              availability (AV)
  *   sabotage.c lies of the model (-B), to show that an invariant fires
@@ -704,6 +705,7 @@ void check_idle_queue(struct sim *s, struct peer *p);
 
 /* check_data.c: (data), what an operator set is what the others see */
 void check_data_final(struct sim *s, int leader);
+void check_crumb_data(struct sim *s);
 
 /* check_ops.c: switchovers, priorities, answers (issue 19) */
 void check_ops_action(struct sim *s, struct peer *p,
