@@ -95,12 +95,14 @@ survivors=0
 # (tests/sim/seeds.txt); 146 (a reload's grace applied without clearing
 # the one under way) fails test_disconnect_grace_reloaded_during_a_disconnect.
 # 148 (the same round: unmarked nodes behind a head counted at its own
-# priority) is found by the simulator alone. 150 (the same round: a
-# leader's new data written to E/leader, not to its breadcrumb) fails
-# test_new_data_applies_at_once; 151 (a resume that takes a claim not
-# first for a first one, and demotes) fails
+# priority) is found by the simulator alone. 149 (the same round: a
+# queue read that finds nobody above the leader keeps the outranker seen
+# before and its wait) fails test_preemption_wait_starts_again_after_a_drop;
+# 150 (a leader's new data written to E/leader, not to its breadcrumb)
+# fails test_new_data_applies_at_once; 151 (a resume that takes a claim
+# not first for a first one, and demotes) fails
 # test_resumed_heir_with_a_prepared_claim_runs_no_hook.
-for m in $(seq 1 25) 30 31 32 33 $(seq 40 49) 50 60 70 $(seq 83 94) 98 99 100 $(seq 101 109) 111 113 116 117 118 119 120 121 122 123 124 125 126 127 129 130 132 133 134 135 136 138 139 140 141 142 143 144 146 150 151; do
+for m in $(seq 1 25) 30 31 32 33 $(seq 40 49) 50 60 70 $(seq 83 94) 98 99 100 $(seq 101 109) 111 113 116 117 118 119 120 121 122 123 124 125 126 127 129 130 132 133 134 135 136 138 139 140 141 142 143 144 146 149 150 151; do
 	t=test_election
 	{ [ "$m" -ge 30 ] && [ "$m" -le 33 ]; } || [ "$m" -eq 92 ] ||
 	    { [ "$m" -eq 94 ] || [ "$m" -eq 98 ]; } ||

@@ -154,7 +154,8 @@ el_preempt_listed(struct election *el, const struct el_queue *q, int on)
 	i = candidate_outranking(q->n, q->names, q->datas, floor, el->node,
 	    NULL);
 	if (i < 0) {
-		el_preempt_forget(el);
+		if (!EL_MUTANT(149))
+			el_preempt_forget(el);
 		return;
 	}
 	/* Its data as now read (a reload may have changed it). */

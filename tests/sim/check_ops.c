@@ -7,8 +7,11 @@
  * (prio)   a node hands its place over only to a higher priority: a head's
  *          yield to a session whose marker it read above its own
  *          priority, a leader's preemption to a candidate whose data it
- *          read above its own; and a head below 0 does yield to a higher
- *          priority queued behind it long enough to be in its listing;
+ *          read above its own, no sooner than its preempt_delay after a
+ *          read of its showed that candidate not above it (a flapping
+ *          candidate waits again); and a head below 0 does yield to a
+ *          higher priority queued behind it long enough to be in its
+ *          listing;
  * (top)    at the end, with the leader's preempt_delay not never and no
  *          hand-made marker in the run, no candidate node at the quorum
  *          advertises a priority above the leader's;
@@ -525,6 +528,57 @@ check_ops_preempt_age(struct sim *s, struct peer *p, const char *path)
 		    (long long)p->params.preempt_delay_ms);
 }
 
+/*
+ * (prio) A candidate that stops outranking the leader starts its wait
+ * again (the contract's "a flapping candidate starts its wait again each
+ * time"): once a queue read of the leader shows a node with a priority
+ * not above the leader's own (a reload of either), the leader hands over
+ * to that node no sooner than a whole preempt_delay later, whatever the
+ * node's priority was before. What it read is the model's: the replica
+ * of the server it read, delivered to it.
+ */
+void
+check_ops_queue_read(struct sim *s, struct peer *p, const struct el_queue *q)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+	int i, j, k;
+
+	for (i = 0; i < q->n; i++) {
+		if (q->datas[i] == NULL ||
+		    candidate_priority(q->datas[i]) > p->params.priority)
+			continue;
+		/* Its slot, else the oldest (forgetting only misses). */
+		for (j = 0, k = 0; j < SIM_LOW_SEEN; j++) {
+			if (strcmp(pc->low_node[j], q->names[i]) == 0)
+				break;
+			if (pc->low_at[j] < pc->low_at[k])
+				k = j;
+		}
+		k = j < SIM_LOW_SEEN ? j : k;
+		sim_copy(pc->low_node[k], sizeof(pc->low_node[k]),
+		    q->names[i]);
+		pc->low_at[k] = s->now;
+	}
+}
+
+static void
+check_ops_preempt_low(struct sim *s, struct peer *p, const char *path)
+{
+	const struct pcheck *pc = &s->pc[p->idx];
+	const char *slash = strrchr(path, '/');
+	const char *name = slash != NULL ? slash + 1 : path;
+	int j;
+
+	for (j = 0; j < SIM_LOW_SEEN; j++)
+		if (pc->low_at[j] > 0 && strcmp(pc->low_node[j], name) == 0 &&
+		    s->now - pc->low_at[j] < p->params.preempt_delay_ms)
+			check_fail(s, "(prio) %s: preempts to %s, read %lld ms "
+			    "ago with a priority not above its own, within its "
+			    "preempt_delay of %lld ms", p->id, path,
+			    (long long)(s->now - pc->low_at[j]),
+			    (long long)p->params.preempt_delay_ms);
+}
+
 void
 check_ops_action(struct sim *s, struct peer *p, const struct el_action *act)
 {
@@ -552,6 +606,7 @@ check_ops_action(struct sim *s, struct peer *p, const struct el_action *act)
 			    (long long)act->priority,
 			    (long long)p->params.priority);
 		check_ops_preempt_age(s, p, act->path);
+		check_ops_preempt_low(s, p, act->path);
 		ops_switch_begin(s, p, act->path, act->data, 1);
 		break;
 	default:

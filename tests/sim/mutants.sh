@@ -115,6 +115,7 @@ spec() {
 146;;\(AV\) .*disconnected;-P -H -A -y c -Y c;p=1 h=1 A=1 y=c Y=c z=1
 147;;\(f\);-k 2000 -A;k=2000 A=1
 148;;\(prio\) .*promotes with priority;-k 2000 -P -A -y c -Y c;k=2000 p=1 A=1 y=c Y=c z=1
+149;server-cut,server-crash,server-lag,blip,isolate,freeze,crash,resign,stop,delete-node,delete-leader,health,set-data,auth,delete-claim;\(prio\) .*with a priority not above;-P;p=1
 150;;\(crumb\);-A;A=1
 151;;\(RH\);-R -A;r=1 A=1
 EOT

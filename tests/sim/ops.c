@@ -72,6 +72,7 @@ ops_queue_answer(struct sim *s, struct peer *p, const struct ev *ev)
 	q.names = order;
 	q.datas = datas;
 	th_queue(s, p, &q);
+	check_ops_queue_read(s, p, &q);
 	election_queue(p->el, &q);
 	for (i = 0; i < n; i++) {
 		free(order[i]);

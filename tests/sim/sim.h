@@ -283,6 +283,10 @@ struct pcheck {
 	int64_t hold_from;	/* ...and its release then committed: its
 				 * marker stays away until another leads */
 	char led_node[64];	/* (resign) the node of its last promote */
+	/* (prio) the nodes its queue reads last showed not above it, when */
+#define SIM_LOW_SEEN	16
+	char low_node[SIM_LOW_SEEN][64];
+	int64_t low_at[SIM_LOW_SEEN];
 	char node[SIM_PATH];
 	int64_t sid;		/* the session it promoted in */
 	char fenced_node[SIM_PATH];	/* the node of its last good fence */
@@ -728,6 +732,8 @@ void check_ops_demote(struct sim *s, struct peer *p, const char *reason);
 int check_queue_has_node(struct sim *s, int64_t sid, int64_t after,
     int64_t before);
 void check_ops_promote(struct sim *s, struct peer *p, const char *node);
+void check_ops_queue_read(struct sim *s, struct peer *p,
+    const struct el_queue *q);
 
 /* ops.c: preempt.c and switchover.c of the simulated daemon */
 void ops_queue_ask(struct sim *s, struct peer *p);

@@ -4335,6 +4335,55 @@ test_preemption_decided_in_the_core(void **state)
 }
 
 /*
+ * A candidate whose priority a reload puts below ours, then back, starts
+ * its wait again: a read that finds nobody above us forgets who did (a
+ * tenth blind round's defect kept its old wait: a handover at once).
+ */
+static void
+test_preemption_wait_starts_again_after_a_drop(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	struct el_action a;
+	char *names[] = { OURS, HIGH };
+	char *up[] = { "id=node1\ndata=\n", "id=high\ndata=\npriority=5\n" };
+	char *down[] = { "id=node1\ndata=\n", "id=high\ndata=\n" };
+	char *marks[] = { "00000000000000bb_5" };
+	struct el_queue q = { 2, names, up };
+	int looks;
+
+	(void)state;
+	params_init(&p, 0, 0, 0);
+	p.preempt_delay_ms = 2000;
+	el = el_start(&p);
+	become_leader(el);
+	hold_marks = 1;
+	marks_changed(el, marks, 1);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_QUEUE);
+	election_queue(el, &q);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_OUTRANKED);
+	/* Three reads of it below us, its marker not yet gone. */
+	q.datas = down;
+	for (looks = 0; looks < 4; looks++) {
+		tick(el, 500);
+		a = next(el);
+		assert_int_equal(a.type, EL_ACT_QUEUE);
+		if (looks == 3)
+			q.datas = up;
+		election_queue(el, &q);
+		if (looks < 3)
+			expect_none(el);
+	}
+	/* Above us again 2 s after it was first seen: a new wait. */
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_OUTRANKED);
+	assert_int_equal(a.ms, 2000);
+	election_free(el);
+}
+
+/*
  * A leader of priority 0 that no marker outranks never reads the queue
  * (E/priority's listing, watched, tells it for one request); a marker
  * above it makes it read the queue, and it stops when nothing outranks
@@ -4942,6 +4991,7 @@ main(void)
 		cmocka_unit_test(test_priority_reload_makes_the_new_marker_first),
 		cmocka_unit_test(test_marker_deleted_by_hand_is_made_again),
 		cmocka_unit_test(test_preemption_decided_in_the_core),
+		cmocka_unit_test(test_preemption_wait_starts_again_after_a_drop),
 		cmocka_unit_test(test_preemption_reads_the_queue_only_when_outranked),
 		cmocka_unit_test(test_preemption_below_zero_reads_the_queue),
 		cmocka_unit_test(test_head_keeps_its_place_before_a_lower_priority),
