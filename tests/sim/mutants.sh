@@ -115,6 +115,7 @@ spec() {
 146;;\(AV\) .*disconnected;-P -H -A -y c -Y c;p=1 h=1 A=1 y=c Y=c z=1
 147;;\(f\);-k 2000 -A;k=2000 A=1
 148;;\(prio\) .*promotes with priority;-k 2000 -P -A -y c -Y c;k=2000 p=1 A=1 y=c Y=c z=1
+152;;\(rel\) .*leaves the breadcrumb
 EOT
 }
 
