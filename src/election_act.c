@@ -171,7 +171,8 @@ el_crumb_guarded(const struct election *el)
 	    el->epoch == el->crumb_node_epoch)
 		return 1;
 	return el->cl.have && el->cl.path != NULL &&
-	    el->crumb_claim_seq >= 0 && el->cl.seq == el->crumb_claim_seq;
+	    (EL_MUTANT(152) ? el->crumb_claim_seq > 0 :
+	    el->crumb_claim_seq >= 0) && el->cl.seq == el->crumb_claim_seq;
 }
 
 void

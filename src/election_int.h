@@ -206,10 +206,17 @@
  * stale claim ahead is waited on for good). 148 (the same round's miss,
  * found once (prio) checked the yield's other half) a node behind the
  * head without a marker counted at the head's own priority, not 0: a
- * head below 0 promotes over the 0s behind it. 150 (the same round's
- * miss, found once (crumb) compared the breadcrumb with E/leader) a
- * leader's new data written to E/leader but not to its breadcrumb: a
- * later fence gets the old data.
+ * head below 0 promotes over the 0s behind it. The same round's other
+ * misses, each found once a check was added: 149 ((prio): a read showing
+ * an outranker not above starts its wait again) a queue read that finds
+ * nobody above keeps the outranker seen before and its old wait; 150
+ * ((crumb): the breadcrumb compared with E/leader) a leader's new data
+ * written to E/leader but not to its breadcrumb: a later fence gets the
+ * old data; 151 ((RH)) a resumed session's claim forces the startup
+ * demote, first or not: an heir never leader demotes; 152 ((rel) beside
+ * the claim from before the ack) a claim of sequence 0 does not guard its
+ * breadcrumb: a first leader whose node was deleted by hand leaves it,
+ * and is fenced after a clean demote.
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS

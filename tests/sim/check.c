@@ -231,6 +231,8 @@ check_crumb_written(struct sim *s, struct peer *p, const struct cpending *pd)
 	    z->mzxid == p->crumb_zxid ||
 	    check_epoch_of(z->data) != p->crumb_epoch))
 		return;
+	if (pd->op == EL_OP_ACK)
+		p->crumb_ack_zxid = pd->qzxid;
 	p->crumb_zxid = z->mzxid;
 	p->crumb_sid = p->cl.sid;
 	p->crumb_at = pd->sent;
@@ -293,6 +295,31 @@ check_release_refused(struct sim *s, struct peer *p, enum el_op op, int rc)
 }
 
 /*
+ * (rel) Whether the release deletes a claim of its session that the
+ * quorum held before its ack went out: the ack checked it, and it
+ * exists still (a name is never made again), so it was first all along
+ * and nobody else led since. The core knows that claim as the one it
+ * acked under, whatever was deleted by hand (its node, say): a claim
+ * whose sequence is 0 guards as well as any other.
+ */
+static int
+check_release_guarded(struct sim *s, const struct peer *p,
+    const struct el_action *act)
+{
+	const struct znode *z;
+	size_t len = strlen(SIM_CLAIMS "/");
+	int i;
+
+	for (i = 0; i < act->nsub; i++)
+		if (act->sub[i].kind == ZK_MOP_DELETE &&
+		    strncmp(act->sub[i].path, SIM_CLAIMS "/", len) == 0 &&
+		    (z = ztree_get(&s->qu.tree, act->sub[i].path)) != NULL &&
+		    z->owner == p->cl.sid && z->czxid <= p->crumb_ack_zxid)
+			return 1;
+	return 0;
+}
+
+/*
  * (rel), and a release deletes the breadcrumb its leadership wrote: in
  * the process and session whose write of it was answered, while the
  * quorum's is still that write and nothing was deleted by hand since the
@@ -330,7 +357,8 @@ check_release_crumb(struct sim *s, struct peer *p,
 	    p->crumb_inc != p->inc ||
 	    p->crumb_epoch != pc->epoch || pc->startup_demoted ||
 	    pc->lost_demoted ||
-	    s->admin_last >= p->crumb_at ||
+	    (s->admin_last >= p->crumb_at &&
+	    !check_release_guarded(s, p, act)) ||
 	    (z = ztree_get(&s->qu.tree, SIM_CRUMB)) == NULL ||
 	    z->mzxid != p->crumb_zxid)
 		return;
@@ -339,9 +367,10 @@ check_release_crumb(struct sim *s, struct peer *p,
 		    strcmp(act->sub[i].path, SIM_CRUMB) == 0)
 			return;
 	check_fail(s, "(rel) %s: release leaves the breadcrumb its write "
-	    "sent at %lld.%03lld left, unchanged and nothing deleted by hand "
-	    "since", p->id, (long long)(p->crumb_at / 1000),
-	    (long long)(p->crumb_at % 1000));
+	    "sent at %lld.%03lld left, unchanged and %s", p->id,
+	    (long long)(p->crumb_at / 1000), (long long)(p->crumb_at % 1000),
+	    s->admin_last >= p->crumb_at ? "its claim from before the ack "
+	    "deleted with it" : "nothing deleted by hand since");
 }
 
 void

@@ -118,6 +118,7 @@ spec() {
 149;server-cut,server-crash,server-lag,blip,isolate,freeze,crash,resign,stop,delete-node,delete-leader,health,set-data,auth,delete-claim;\(prio\) .*with a priority not above;-P;p=1
 150;;\(crumb\);-A;A=1
 151;;\(RH\);-R -A;r=1 A=1
+152;;\(rel\) .*leaves the breadcrumb
 EOT
 }
 

@@ -155,6 +155,7 @@ struct peer {
 	int64_t ack_at;		/* its last ack the quorum applied */
 	/* (rel): the breadcrumb its last answered write left, and when */
 	int64_t crumb_zxid, crumb_sid, crumb_at, crumb_epoch;
+	int64_t crumb_ack_zxid;	/* ...and the ack that wrote it first */
 	int crumb_inc;
 	int64_t hand_since;	/* (hand): heir notified of a release, 0 */
 	int64_t last_queue_at;	/* its last queue read (a leader's) */
