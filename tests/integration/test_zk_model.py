@@ -46,6 +46,12 @@ M9  The notifications of one multi come in the order of its operations,
     predecessor's node go reads the breadcrumb again before a fence, and
     sees the release's deletion of it, the multi's last operation). One
     server.
+M10 A request of a dead connection is applied before its session moves to
+    another server, or never: a create held in a follower's frozen link
+    to the leader is applied when the link thaws if the session stayed,
+    refused (SESSIONMOVED) if it reattached elsewhere meanwhile, so a
+    listing after the reattachment (and a sync) is final (the
+    simulator's quorum_commit).
 
 Times: tickTime 200 ms, syncLimit 30 (a cut-off follower serves for 6 s),
 session timeout T = 3 s. Waits have deadlines; a sleep only holds a fault.
@@ -625,3 +631,79 @@ def test_a_multis_notifications_come_in_its_order_before_a_later_read(zk, kz,
     finally:
         kz.delete(e, recursive=True)
 
+
+
+# ---------------------------------------------------------------- M10
+
+def late_create(ens, raws, lead, move):
+    """A session of server 3 (through a client proxy) sends a claim's
+    create while server 3's link to the leader is frozen, so that server 3
+    forwards it into the frozen link; the client's connection is reset,
+    the session reattaches to the leader if move, and the link thaws.
+    Returns the session as reattached (or a fresh observer) and the
+    claim's name prefix."""
+    link = ens.links[(3, lead)]
+    proxy = ZkProxy([("127.0.0.1", ens.server(3).port)], name="client-proxy")
+    try:
+        cand = raws("127.0.0.1", proxy.ports[0], timeout_ms=10000)
+        prefix = f"claim-{cand.sid_hex}_"
+        link.freeze()
+        cand.send(Create(f"/e/claims/{prefix}", b"", OPEN_ACL_UNSAFE,
+                         EPHEMERAL_SEQUENTIAL))
+        time.sleep(0.5)     # holds the fault: server 3 forwards meanwhile
+        assert proxy.cut() >= 1
+        if move:
+            after = raws("127.0.0.1", ens.server(lead).port,
+                         timeout_ms=10000, session_id=cand.session_id,
+                         passwd=cand.passwd)
+            assert after.session_id == cand.session_id
+        else:
+            after = raws("127.0.0.1", ens.server(lead).port)
+    finally:
+        link.thaw()
+        proxy.close()
+    return after, prefix
+
+
+def claims_of(zk, prefix):
+    zk.call(Sync("/e/claims"))
+    return [c for c in zk.call(GetChildren("/e/claims", False))
+            if c.startswith(prefix)]
+
+
+def test_a_dead_connections_late_write_is_refused_once_the_session_moved(
+        ens, raws):
+    """M10. Follower 3's link to the leader is frozen while a session of
+    server 3 sends a claim's create, which server 3 forwards into the
+    frozen link; the client's connection is reset. If the session stays
+    where it was, the create is applied once the link thaws (the forward
+    was held, not lost). If it reattaches to the leader first, the create
+    reaches the leader from the session's old owner and is refused
+    (SESSIONMOVED): after a sync the reattached session lists no claim of
+    its own, and a second create makes the only one. The model's "a
+    request of a dead connection is applied before the session moves, or
+    never"; M2 is the first half."""
+    lead = ens.leader_sid()
+    assert lead is not None and lead != 3, ens.modes()
+    setup = raws("127.0.0.1", ens.server(lead).port)
+    setup.call(Create("/e", b"", OPEN_ACL_UNSAFE, 0))
+    setup.call(Create("/e/claims", b"", OPEN_ACL_UNSAFE, 0))
+
+    observer, prefix = late_create(ens, raws, lead, move=False)
+    held = wait_for(lambda: claims_of(observer, prefix), 10,
+                    "the held create to be applied (the session not moved)")
+    assert len(held) == 1, held
+
+    again, prefix = late_create(ens, raws, lead, move=True)
+    # The same wait as above, which the unmoved session's create met.
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline:
+        mine = claims_of(again, prefix)
+        assert mine == [], f"the dead connection's create was applied: {mine}"
+        time.sleep(0.1)
+    again.call(Create(f"/e/claims/{prefix}", b"", OPEN_ACL_UNSAFE,
+                      EPHEMERAL_SEQUENTIAL))
+    mine = claims_of(again, prefix)
+    assert len(mine) == 1, mine
+    print(f"not moved: the held create applied ({held}); moved: refused, "
+          f"one claim after a second create ({mine})")
