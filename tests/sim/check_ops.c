@@ -5,7 +5,8 @@
  *          leader's own and its target's (by sequence, so whatever the
  *          queue looks like by then);
  * (prio)   a node hands its place over only to a higher priority: a head's
- *          yield to a session whose marker it read above its own
+ *          yield to a session whose markers it read (each of them, a
+ *          change under way counting at the lower) above its own
  *          priority, a leader's preemption to a candidate whose data it
  *          read above its own, no sooner than its preempt_delay after a
  *          read of its showed that candidate not above it (a flapping
