@@ -158,7 +158,8 @@ el_marks_add(struct election *el, int64_t sid, int64_t prio)
 
 	for (i = 0; i < el->nmarks && !EL_MUTANT(85); i++)
 		if (el->mark_sid[i] == sid) {
-			if (prio < el->mark_prio[i])
+			if (EL_MUTANT(153) ? prio > el->mark_prio[i] :
+			    prio < el->mark_prio[i])
 				el->mark_prio[i] = prio;
 			return;
 		}

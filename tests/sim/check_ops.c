@@ -5,7 +5,8 @@
  *          leader's own and its target's (by sequence, so whatever the
  *          queue looks like by then);
  * (prio)   a node hands its place over only to a higher priority: a head's
- *          yield to a session whose marker it read above its own
+ *          yield to a session whose markers it read (each of them, a
+ *          change under way counting at the lower) above its own
  *          priority, a leader's preemption to a candidate whose data it
  *          read above its own, no sooner than its preempt_delay after a
  *          read of its showed that candidate not above it (a flapping
@@ -34,6 +35,8 @@
  */
 #include <stdio.h>
 #include <string.h>
+
+#include <zookeeper/zookeeper.h>
 
 #include "candidate.h"
 #include "sim.h"
@@ -463,6 +466,71 @@ check_ops_keep(struct sim *s, struct peer *p, enum el_state st, int64_t t)
 }
 
 /*
+ * (prio) What a yield rests on: the daemon's last listing of E/priority,
+ * as the server answered it. A session with two markers there (a
+ * priority change under way: the new marker made, the old one not yet
+ * deleted) has, while they both stand, held each of the two priorities
+ * since the read: it outranks a head only by the lower of them
+ * (check_ops_yielded()). Kept here per session, its lowest.
+ */
+void
+check_ops_marks(struct sim *s, struct peer *p, enum el_op op,
+    const struct zreply *rep)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+	int64_t sid, prio;
+	int i, j;
+
+	if (op != EL_OP_MARKS || (rep->rc != ZOK && rep->rc != ZNONODE))
+		return;
+	pc->mk_n = 0;
+	for (i = 0; rep->rc == ZOK && i < rep->nchildren; i++) {
+		if (candidate_mark_parse(rep->children[i], &sid, &prio) != 0)
+			continue;
+		for (j = 0; j < pc->mk_n && pc->mk_sid[j] != sid; j++)
+			;
+		if (j < pc->mk_n) {
+			if (prio < pc->mk_low[j])
+				pc->mk_low[j] = prio;
+			continue;
+		}
+		if (pc->mk_n == 2 * SIM_MAX_PEERS) {
+			pc->mk_n = -1;
+			return;
+		}
+		pc->mk_sid[pc->mk_n] = sid;
+		pc->mk_low[pc->mk_n++] = prio;
+	}
+}
+
+/*
+ * (prio) A head's yield to a session whose markers, in the listing it
+ * rests on, were not all above its own priority: needless (an eleventh
+ * blind round's B-3, mutant 153: a session in the middle of a priority
+ * change counted at its old, higher one; the head yields, and the old
+ * marker gone, takes the election back).
+ */
+static void
+check_ops_yielded(struct sim *s, struct peer *p,
+    const struct election_view *v)
+{
+	const struct pcheck *pc = &s->pc[p->idx];
+	int j;
+
+	for (j = 0; j < pc->mk_n; j++)
+		if (pc->mk_sid[j] == v->yield_sid &&
+		    pc->mk_low[j] <= p->params.priority)
+			check_fail(s, "(prio) %s: yields the head to session "
+			    "%016llx taken for priority %lld, but it has a "
+			    "marker of priority %lld in the listing, not above "
+			    "its own %lld", p->id,
+			    (unsigned long long)v->yield_sid,
+			    (long long)v->yield_prio,
+			    (long long)pc->mk_low[j],
+			    (long long)p->params.priority);
+}
+
+/*
  * A head's yield, in the step that decided it (before any reload): to a
  * priority above its own as read, and as the operator set it (a marker
  * kept away, or taken for a 0 when it was missed, makes the read wrong),
@@ -495,6 +563,8 @@ check_ops_step(struct sim *s, struct peer *p,
 		    "own %lld", p->id, (unsigned long long)v->yield_sid,
 		    (long long)v->yield_prio, (long long)truth,
 		    (long long)p->params.priority);
+	if (v->yields > p->yields_seen)
+		check_ops_yielded(s, p, v);
 	if (v->yields > p->yields_seen && p->yield_at >= 0 &&
 	    s->now < p->yield_at + v->session_timeout_ms)
 		check_fail(s, "(prio) %s: yields the head again %lld ms after "

@@ -262,6 +262,7 @@ client_reply(struct sim *s, struct peer *p, const struct msg *m)
 	}
 	check_release_reply(s, p, &pd, m->rep.rc);
 	check_release_refused(s, p, pd.op, m->rep.rc);
+	check_ops_marks(s, p, pd.op, &m->rep);
 	peer_reply_pd(s, p, &pd, &m->rep, cl->conn);
 }
 

@@ -119,6 +119,7 @@ spec() {
 150;;\(crumb\);-A;A=1
 151;;\(RH\);-R -A;r=1 A=1
 152;;\(rel\) .*leaves the breadcrumb
+153;server-cut,server-crash,server-lag,blip,isolate,freeze,crash,resign,stop,delete-node,delete-leader,health,set-data,auth,delete-claim,forge-mark;\(prio\) .*has a marker of priority;-P -W -y c -Y c;p=1 w=1 y=c Y=c z=1
 EOT
 }
 

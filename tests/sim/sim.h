@@ -279,6 +279,10 @@ struct pcheck {
 	int64_t rh_claim_seq;	/* ...this one */
 	int rh_stop;		/* ...a stop asked since the start */
 	int rh_short;		/* ...its lease short at a check's kill */
+	/* (prio) its last listing of E/priority: each session's lowest
+	 * marker (mk_n -1: more sessions than kept) */
+	int64_t mk_sid[2 * SIM_MAX_PEERS], mk_low[2 * SIM_MAX_PEERS];
+	int mk_n;
 	int handing;		/* (prio) its last demote handed over on
 				 * purpose (resign, switchover) */
 	int64_t hold_from;	/* ...and its release then committed: its
@@ -726,6 +730,8 @@ void check_ops_stop_end(struct sim *s, struct peer *p);
 void check_backoff(struct sim *s, struct peer *p, enum hook_kind kind);
 void check_ops_keep(struct sim *s, struct peer *p, enum el_state st,
     int64_t t);
+void check_ops_marks(struct sim *s, struct peer *p, enum el_op op,
+    const struct zreply *rep);
 void check_ops_step(struct sim *s, struct peer *p,
     const struct election_view *v);
 void check_ops_final(struct sim *s);
