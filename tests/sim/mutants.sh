@@ -119,6 +119,7 @@ spec() {
 150;;\(crumb\);-A;A=1
 151;;\(RH\);-R -A;r=1 A=1
 152;;\(rel\) .*leaves the breadcrumb
+155;;\(health\) .*(was due at|needless);-H;h=1
 EOT
 }
 
