@@ -722,7 +722,9 @@ election_reconfigure(struct election *el, const struct election_params *p)
 	 */
 	if (el->check_configured && p->check && el->check_due != 0 &&
 	    !EL_MUTANT(87))
-		el->check_due += interval - el->check_interval_ms;
+		el->check_due += EL_MUTANT(155) ?
+		    el->check_interval_ms - interval :
+		    interval - el->check_interval_ms;
 	el->check_interval_ms = interval;
 	el->check_fall = p->check_fall > 0 ? p->check_fall : 1;
 	el->check_rise = p->check_rise > 0 ? p->check_rise : 1;

@@ -654,6 +654,7 @@ check_hook_start(struct sim *s, struct peer *p, const struct el_action *act)
 		check_demote(s, p, act);
 		break;
 	case HOOK_CHECK:
+		check_health_start(s, p, 1);
 		break;
 	case HOOK_NOTIFY:	/* the daemon's alone, never the core's */
 	case HOOK_RUN:
@@ -967,6 +968,7 @@ check_advance(struct sim *s, int64_t t)
 
 		if (!p->running || p->frozen)
 			continue;
+		check_health_due(s, p, t);
 		if (p->last_role == ROLE_LEADER && p->last_lease < t)
 			check_fail(s, "(c) %s: still leader at its lease_end "
 			    "%lld: nothing woke it before that", p->id,

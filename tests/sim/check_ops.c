@@ -270,6 +270,64 @@ check_health_reload(struct peer *p)
 }
 
 /*
+ * (health), its pace: the check runs every check_interval, start to start
+ * (zkelectd.conf(5)), in the hooks' slot, and a reload's interval applies
+ * at once. While the file has hooks.check, the process runs awake, no hook
+ * holds the slot and no stop was asked of it, a check starts one interval
+ * (the one in force) after the last one started, the check was added or
+ * the process started, or at once when the slot comes free (or the
+ * process wakes) past that point; and never before it (a needless check).
+ * A reload that moved the planned check the wrong way let a sick leader
+ * lead a minute longer (the eleventh blind round's C-5, mutant 155).
+ */
+#define SIM_CHECK_SLACK	20	/* ms: the loop's way to the slot */
+
+static int64_t
+check_health_next(const struct peer *p)
+{
+	return p->h_from + (p->params.check_interval_ms > 0 ?
+	    p->params.check_interval_ms : 5000);
+}
+
+/* A check starts (hook), the check is added, or the process starts. */
+void
+check_health_start(struct sim *s, struct peer *p, int hook)
+{
+	if (hook && s->now + SIM_CHECK_SLACK < check_health_next(p))
+		check_fail(s, "(health) %s: a check starts %lld ms after "
+		    "%lld.%03lld, its interval %lld ms: a needless check",
+		    p->id, (long long)(s->now - p->h_from),
+		    (long long)(p->h_from / 1000),
+		    (long long)(p->h_from % 1000),
+		    (long long)p->params.check_interval_ms);
+	p->h_from = s->now;
+}
+
+/* The clock moves on to t: a check due before it has started. */
+void
+check_health_due(struct sim *s, struct peer *p, int64_t t)
+{
+	int64_t due = check_health_next(p);
+
+	if (!p->running || p->frozen || p->hook_on || p->h_stop ||
+	    !p->params.check)
+		return;
+	if (p->h_free > due)
+		due = p->h_free;
+	if (p->woke_at > due)
+		due = p->woke_at;
+	if (t > due + SIM_CHECK_SLACK)
+		check_fail(s, "(health) %s: its check was due at %lld.%03lld "
+		    "(interval %lld ms from %lld.%03lld), none started by "
+		    "%lld.%03lld", p->id, (long long)(due / 1000),
+		    (long long)(due % 1000),
+		    (long long)p->params.check_interval_ms,
+		    (long long)(p->h_from / 1000),
+		    (long long)(p->h_from % 1000), (long long)(t / 1000),
+		    (long long)(t % 1000));
+}
+
+/*
  * (pause) A daemon answers "paused" once it is out of the election: no
  * candidate node of its session is left in the quorum (the contract:
  * leave the election, then answer). A claim or E/leader may be: once its

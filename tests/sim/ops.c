@@ -352,5 +352,7 @@ ops_operator(struct sim *s, struct peer *p, int cmd)
 	trace(s, p->idx, "reload: hooks.check %s", p->check ? "added" :
 	    "removed");
 	check_health_reload(p);
+	if (p->check)
+		check_health_start(s, p, 0);
 	election_reconfigure(p->el, &p->params);
 }

@@ -235,6 +235,8 @@ peer_boot(struct sim *s, struct peer *p, int exact)
 	p->yields_seen = 0;
 	p->yield_at = -1;
 	p->h_fails = p->h_oks = 0;
+	p->h_from = p->h_free = s->now;
+	p->h_stop = 0;
 	/* Handed over by a re-exec (reexec.c), kept if a check is still. */
 	p->h_unhealthy = resume && p->rx && p->rx_unhealthy &&
 	    p->params.check;
@@ -800,6 +802,7 @@ peer_operator(struct sim *s, struct peer *p, int cmd)
 		break;
 	case OP_STOP:
 		s->pc[p->idx].rh_stop = 1;	/* (RH) */
+		p->h_stop = 1;		/* (health): no check any more */
 		election_stop(p->el);
 		break;
 	case OP_SET_DATA:

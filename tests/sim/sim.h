@@ -183,6 +183,10 @@ struct peer {
 	int hook_cancel_seen;	/* the core cancelled it (EL_ACT_CANCEL) */
 	/* check_ops.c (health): the verdict its checks' results make */
 	int h_unhealthy, h_fails, h_oks;
+	/* ...and its pace: the last check's start (or the check's or the
+	 * process's), the last hook's end, a stop asked of this process */
+	int64_t h_from, h_free;
+	int h_stop;
 	int hook_ok;
 	/* (h): its last promote or fence failed of itself, not cancelled */
 	int lead_failed;
@@ -723,6 +727,8 @@ void check_ops_timeout(struct sim *s, struct peer *p);
 void check_ops_given_up(struct sim *s, struct peer *p, const char *why);
 void check_health_result(struct peer *p, int ok);
 void check_health_reload(struct peer *p);
+void check_health_start(struct sim *s, struct peer *p, int hook);
+void check_health_due(struct sim *s, struct peer *p, int64_t t);
 void check_ops_paused(struct sim *s, struct peer *p);
 void check_ops_resigned(struct sim *s, struct peer *p);
 void check_ops_commit(struct sim *s, const struct zreq *req, int64_t sid);

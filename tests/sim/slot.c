@@ -72,6 +72,7 @@ slot_reap(struct sim *s, struct peer *p, int seq)
 	if (!p->hook_on || seq != p->hook_seq)
 		return;
 	p->hook_on = 0;
+	p->h_free = s->now;
 	trace(s, p->idx, "hook_done %s %s", trace_hook(p->hook_kind),
 	    p->hook_ok ? "ok" : "failed");
 	if (p->hook_kind == HOOK_FENCE && p->cl.sid != p->hook_sid)
