@@ -119,7 +119,7 @@ spec() {
 150;;\(crumb\);-A;A=1
 151;;\(RH\);-R -A;r=1 A=1
 152;;\(rel\) .*leaves the breadcrumb
-154;server-lag,freeze,crash,pause,resume,stop,health,set-data,auth,priority,forge-mark,election,reexec,run-exit,check-reload;\(rel\) .*gives its release up;-y 1000;y=1000
+154;server-lag,freeze,crash,pause,resume,stop,health,set-data,auth,priority,forge-mark,election,reexec,run-exit,check-reload;\(rel\) .*gives its release up;-y 1000;y=1000 z=1
 EOT
 }
 
