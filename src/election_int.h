@@ -216,7 +216,13 @@
  * demote, first or not: an heir never leader demotes; 152 ((rel) beside
  * the claim from before the ack) a claim of sequence 0 does not guard its
  * breadcrumb: a first leader whose node was deleted by hand leaves it,
- * and is fenced after a clean demote.
+ * and is fenced after a clean demote. An eleventh blind round's misses:
+ * 153 ((prio) at a yield) a session listed with two markers counted at
+ * the higher, not the lower: a head yields to a daemon lowered below it;
+ * 154 ((rel) given up) a release's lost reply counted as one of its three
+ * attempts: a release lost twice and refused once gives up and leaves its
+ * breadcrumb; 155 ((health)'s pace) a reload moves the planned check by
+ * old - new, not new - old: a shorter interval checks later.
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS

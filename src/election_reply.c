@@ -748,9 +748,12 @@ el_reply_release(struct election *el, const struct el_result *res)
 		/*
 		 * It may have been applied: whether our claim is
 		 * still there is listed again before the retry
-		 * (E/leader and our node are read again).
+		 * (E/leader and our node are read again). Not an
+		 * attempt: only a refusal counts.
 		 */
 		el->cl.known = 0;
+		if (EL_MUTANT(154))
+			el->release_attempts++;
 	} else if (++el->release_attempts >= 3) {
 		/*
 		 * Closing the session removes our ephemeral nodes

@@ -295,6 +295,44 @@ check_release_refused(struct sim *s, struct peer *p, enum el_op op, int rc)
 }
 
 /*
+ * (rel) A release's reply as the core reads it: one a server gave that
+ * refuses it counts, one lost with its connection does not (it may have
+ * been applied: the core reads again and retries), one applied ends it.
+ */
+void
+check_release_answer(struct sim *s, struct peer *p, enum el_op op, int rc)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+
+	if (op != EL_OP_RELEASE)
+		return;
+	if (rc == ZOK)
+		pc->rel_refused = 0;
+	else if (rc != ZCONNECTIONLOSS)
+		pc->rel_refused++;
+}
+
+/*
+ * (rel) A session replaced while its handle lives (not expired, its
+ * authentication not failed) is a release given up: the contract
+ * retries a release after a read until it is refused three times for
+ * real. One given up on lost replies leaves the breadcrumb, and the
+ * successor fences a leader that demoted cleanly (a blind round: a lost
+ * reply counted as an attempt).
+ */
+static void
+check_release_given_up(struct sim *s, struct peer *p)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+
+	if (p->cl.state != CL_EXPIRED && pc->rel_refused < 3)
+		check_fail(s, "(rel) %s: gives its release up and replaces "
+		    "its live session, refused %d time(s) by a server",
+		    p->id, pc->rel_refused);
+	pc->rel_refused = 0;
+}
+
+/*
  * (rel) Whether the release deletes a claim of its session that the
  * quorum held before its ack went out: the ack checked it, and it
  * exists still (a name is never made again), so it was first all along
@@ -893,6 +931,7 @@ check_action(struct sim *s, struct peer *p, const struct el_action *act)
 		break;		/* check_ops_action() */
 	case EL_ACT_RESTART:
 		trace(s, p->idx, "-> restart session");
+		check_release_given_up(s, p);
 		break;
 	case EL_ACT_STOPPED:
 		trace(s, p->idx, "-> stopped");

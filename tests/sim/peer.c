@@ -721,6 +721,7 @@ peer_reply_now(struct sim *s, struct peer *p, enum el_op op,
 	if (op == EL_OP_LIST && rep->rc == ZOK)
 		ops_switch_listed(p, rep->children, rep->nchildren);
 	th_result(s, p, op, &res);
+	check_release_answer(s, p, op, rep->rc);
 	election_op_done(p->el, op, &res);
 	peer_step(s, p);
 }

@@ -333,6 +333,8 @@ struct pcheck {
 		int64_t sent, replied;
 	} av_conf[16];		/* confirmations on av_conn */
 	int av_nconf;
+	int rel_refused;	/* (rel) its releases a server refused since
+				 * one was applied or its session replaced */
 };
 
 /* fault.c: the knobs of a run and what it injected. */
@@ -695,6 +697,8 @@ void check_release_refused(struct sim *s, struct peer *p, enum el_op op,
     int rc);
 void check_release_crumb(struct sim *s, struct peer *p,
     const struct el_action *act);
+void check_release_answer(struct sim *s, struct peer *p, enum el_op op,
+    int rc);
 /* check_hand.c */
 void check_hand_release(struct sim *s, const struct zreq *r);
 void check_hand_notified(struct sim *s, struct peer *p, int64_t zxid);

@@ -2474,6 +2474,42 @@ test_release_refused_for_a_version_reads_and_goes_again_at_once(
 	election_free(el);
 }
 
+/*
+ * A release whose replies are lost twice (it may have been applied: what
+ * it owns is read again) and then refused once (its node deleted by hand)
+ * goes again: only a refusal counts as an attempt. An eleventh blind
+ * round counted the lost ones (mutant 154): it gave up, replaced the
+ * session and left the breadcrumb, and the successor fenced.
+ */
+static void
+test_release_lost_twice_and_refused_once_goes_again(void **state)
+{
+	struct election *el = el_new(0, 0);
+	struct el_action a;
+	int i, releases = 0;
+
+	(void)state;
+	become_leader(el);
+	assert_int_equal(election_resign(el), 0);
+	expect_hook(el, HOOK_DEMOTE, "resign");
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	for (i = 0; i < 40 && releases < 4; i++) {
+		a = next(el);
+		if (a.type == EL_ACT_NONE) {
+			tick(el, 3000);
+			continue;
+		}
+		assert_int_equal(a.type, EL_ACT_ZK);
+		if (a.op == EL_OP_RELEASE && ++releases < 4)
+			reply(el, a.op, releases < 3 ? ZOPERATIONTIMEOUT :
+			    ZNONODE);
+		else if (a.op != EL_OP_RELEASE && !reply_owned_read(el, a.op))
+			reply(el, a.op, ZNONODE);
+	}
+	assert_int_equal(releases, 4);
+	election_free(el);
+}
+
 static void
 test_resign_rejoins_at_back(void **state)
 {
@@ -4938,6 +4974,7 @@ main(void)
 		cmocka_unit_test(test_fence_killed_renewed_while_it_dies),
 		cmocka_unit_test(test_pause_refused_three_times_answers_after_the_restart),
 		cmocka_unit_test(test_resign_refused_three_times_answers_after_the_restart),
+		cmocka_unit_test(test_release_lost_twice_and_refused_once_goes_again),
 		cmocka_unit_test(test_replaced_session_sends_its_own_keepalive),
 		cmocka_unit_test(test_promote_killed_for_a_disconnect_demotes_after_the_reconnect),
 		cmocka_unit_test(test_renewal_read_after_the_demote_point),
