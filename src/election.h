@@ -253,6 +253,14 @@ struct el_resume {
 	 */
 	int claimed;
 	int64_t claim_seq;
+	/*
+	 * The claim a leader's breadcrumb was last written under (its ack's,
+	 * another than claim_seq's when that one was deleted by hand
+	 * mid-promote): its release deletes the breadcrumb beside it. A file
+	 * of an older version has none: claim_seq's is taken then.
+	 */
+	int crumb_claimed;
+	int64_t crumb_claim_seq;
 	int exact;		/* handed over by the image that ran (re-exec) */
 	int unhealthy;		/* its health check had failed check_fall times */
 };
@@ -357,6 +365,8 @@ struct election_view {
 				 * demote has not started */
 	int claimed;		/* el_resume's claimed and claim_seq: for */
 	int64_t claim_seq;	/* the session file */
+	int crumb_claimed;	/* el_resume's crumb_claimed and */
+	int64_t crumb_claim_seq;	/* crumb_claim_seq: the same */
 	int64_t lead_epoch;	/* the epoch the application was told (the
 				 * session file's, while promoted: epoch is
 				 * 0 once the node is gone) */

@@ -464,7 +464,7 @@ el_leader_trusted(const struct election *el)
  * fence began on, from its start to its demote's end, even once deleted
  * by hand (then ours is another, or none); else, while a resumed
  * session's facts are checked, the one its file named; else ours, once
- * listed.
+ * listed. Beside it, the claim our breadcrumb was written under.
  */
 static void
 el_view_claim(const struct election *el, struct election_view *v)
@@ -482,6 +482,9 @@ el_view_claim(const struct election *el, struct election_view *v)
 		v->claimed = 1;
 		v->claim_seq = el->cl.seq;
 	}
+	/* The claim our breadcrumb was written under (el_crumb_guarded()). */
+	v->crumb_claimed = el->crumb_mine && el->crumb_claim_seq >= 0;
+	v->crumb_claim_seq = v->crumb_claimed ? el->crumb_claim_seq : 0;
 }
 
 void
@@ -645,7 +648,10 @@ election_resume(struct election *el, const struct el_resume *r)
 	el->lead_claimed = r->claimed && !EL_MUTANT(98);
 	el->lead_claim_seq = r->claim_seq;
 	el->crumb_node_epoch = r->epoch;
-	el->crumb_claim_seq = r->claimed ? r->claim_seq : -1;
+	if (r->crumb_claimed && !EL_MUTANT(156))
+		el->crumb_claim_seq = r->crumb_claim_seq;
+	else
+		el->crumb_claim_seq = r->claimed ? r->claim_seq : -1;
 	el->fenced = 1;
 	el->epoch = r->epoch;
 	el->lead_epoch = r->epoch;

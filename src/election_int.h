@@ -222,7 +222,10 @@
  * 154 ((rel) given up) a release's lost reply counted as one of its three
  * attempts: a release lost twice and refused once gives up and leaves its
  * breadcrumb; 155 ((health)'s pace) a reload moves the planned check by
- * old - new, not new - old: a shorter interval checks later.
+ * old - new, not new - old: a shorter interval checks later; 156 ((rel)
+ * after a re-exec) a resumed leader takes the claim its promote began on
+ * for the one its breadcrumb was written under: acked on another, it
+ * releases without the breadcrumb.
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS

@@ -122,6 +122,8 @@ resume_load(struct daemon *d)
 	r.promoting = f.promoting;
 	r.claimed = f.claimed;
 	r.claim_seq = f.claim_seq;
+	r.crumb_claimed = f.crumb_claimed;
+	r.crumb_claim_seq = f.crumb_claim_seq;
 	r.epoch = f.epoch;
 	r.exact = d->rx_inherited && d->rx_exact;
 	r.unhealthy = d->rx_unhealthy;
@@ -208,6 +210,8 @@ resume_save(struct daemon *d)
 	f.promoting = resume_begun(d, v.promote_begun);
 	f.claimed = v.claimed;
 	f.claim_seq = v.claim_seq;
+	f.crumb_claimed = v.crumb_claimed;
+	f.crumb_claim_seq = v.crumb_claim_seq;
 	f.epoch = v.promoted ? v.lead_epoch : v.epoch;
 	(void)snprintf(f.boot, sizeof(f.boot), "%s", d->session_boot);
 	text = session_file_render(&f);

@@ -3,7 +3,9 @@
  * owner (root, service, id, socket: the configuration's values), sid
  * (hex), passwd (32 hex digits), timeout, lease, leader, promoting (a
  * promote or fence hook had begun; a file without it says 0), claim (the
- * sequence of the claim el_resume names; no line when none), epoch and boot
+ * sequence of the claim el_resume names; no line when none), crumb_claim
+ * (the claim a leader's breadcrumb was written under; no line when none,
+ * and none in a file of an older version), epoch and boot
  * (the kernel's boot id: the lease's clock starts again at a boot). A
  * file of the version before this one has no owner lines.
  */
@@ -67,7 +69,8 @@ session_file_boot(char *buf, size_t len)
 char *
 session_file_render(const struct session_facts *f)
 {
-	char pw[2 * sizeof(f->zs.passwd) + 1], claim[40], *text;
+	char pw[2 * sizeof(f->zs.passwd) + 1], claim[80], *text;
+	size_t n = 0;
 	size_t i;
 
 	for (i = 0; i < sizeof(f->zs.passwd); i++)
@@ -75,8 +78,11 @@ session_file_render(const struct session_facts *f)
 		    (unsigned char)f->zs.passwd[i]);
 	claim[0] = '\0';
 	if (f->claimed)
-		(void)snprintf(claim, sizeof(claim), "claim=%lld\n",
+		n = (size_t)snprintf(claim, sizeof(claim), "claim=%lld\n",
 		    (long long)f->claim_seq);
+	if (f->crumb_claimed)
+		(void)snprintf(claim + n, sizeof(claim) - n,
+		    "crumb_claim=%lld\n", (long long)f->crumb_claim_seq);
 	(void)xasprintf(&text, "root=%s\nservice=%s\nid=%s\nsocket=%s\n"
 	    "sid=%016llx\npasswd=%s\ntimeout=%lld\n"
 	    "lease=%lld\nleader=%d\npromoting=%d\n%sepoch=%lld\nboot=%s\n",
@@ -197,6 +203,9 @@ session_line(char *line, struct session_facts *f, struct session_seen *s)
 	else if (strcmp(line, "claim") == 0) {
 		f->claimed = 1;
 		f->claim_seq = n;
+	} else if (strcmp(line, "crumb_claim") == 0) {
+		f->crumb_claimed = 1;
+		f->crumb_claim_seq = n;
 	}
 	else if (strcmp(line, "epoch") == 0)
 		f->epoch = n;

@@ -41,6 +41,8 @@ struct session_facts {
 	int promoting;		/* a promote or fence hook had begun */
 	int claimed;		/* a claim is named (el_resume's): */
 	int64_t claim_seq;	/* ...its sequence */
+	int crumb_claimed;	/* the breadcrumb's claim is named: */
+	int64_t crumb_claim_seq;	/* ...its sequence */
 	int64_t epoch;		/* its epoch */
 	char boot[64];		/* the boot id the lease's clock is of */
 };

@@ -20,8 +20,9 @@ admin=delete-leader,delete-node,delete-claim
 # extended regex, | within it); and the model's options it needs (for
 # build/sim, then as seeds.txt words), separated by ';'; tied faults
 # (-y) and loop stalls (-Y) only where the options ask for them. Mutant
-# 123 (a chain: a crash between a resume's decision and its demote) has
-# the one seed that found it in seeds.txt. Mutants 6, 11,
+# 123 (a chain: a crash between a resume's decision and its demote) and
+# 156 (a chain: a claim deleted mid-promote, a re-exec, a node deleted by
+# hand) have the one seed that found each in seeds.txt. Mutants 6, 11,
 # 19, 21 and 24 are not here: the simulator does not find them
 # (tests/sim/README.md, "Mutants the simulator does not find").
 spec() {

@@ -614,6 +614,8 @@ peer_session_file(struct sim *s, struct peer *p,
 	    s->now - p->begun_at >= SIM_BEGUN_MS;
 	p->sf.claimed = v->claimed;
 	p->sf.claim_seq = v->claim_seq;
+	p->sf.crumb_claimed = v->crumb_claimed;
+	p->sf.crumb_claim_seq = v->crumb_claim_seq;
 	p->sf.epoch = v->promoted ? v->lead_epoch : v->epoch;
 	p->sf_valid = 1;
 }

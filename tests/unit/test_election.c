@@ -4297,6 +4297,29 @@ marks_changed(struct election *el, char *const *marks, int n)
 }
 
 /*
+ * A leader of priority 0 with preempt_delay 2 s that the markers outrank:
+ * it reads the queue at once.
+ */
+static struct election *
+outranked_leader(char *const *marks, int n)
+{
+	struct election_params p;
+	struct election *el;
+	struct el_action a;
+
+	params_init(&p, 0, 0, 0);
+	p.preempt_delay_ms = 2000;
+	el = el_start(&p);
+	become_leader(el);
+	hold_marks = 1;
+	marks_changed(el, marks, n);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_QUEUE);
+	assert_string_equal(a.path, CAND);
+	return el;
+}
+
+/*
  * Preemption is the core's: a leader (priority 0, preempt_delay 2 s)
  * that a marker outranks reads the queue at once and every 0.5 s; a
  * candidate of priority 5 seen with the same node for 2 s gets the
@@ -4306,7 +4329,6 @@ marks_changed(struct election *el, char *const *marks, int n)
 static void
 test_preemption_decided_in_the_core(void **state)
 {
-	struct election_params p;
 	struct election *el;
 	struct el_action a;
 	char *names[] = { OURS, OTHER1_LATER, HIGH };
@@ -4318,15 +4340,7 @@ test_preemption_decided_in_the_core(void **state)
 	int looks;
 
 	(void)state;
-	params_init(&p, 0, 0, 0);
-	p.preempt_delay_ms = 2000;
-	el = el_start(&p);
-	become_leader(el);
-	hold_marks = 1;
-	marks_changed(el, marks, 2);
-	a = next(el);
-	assert_int_equal(a.type, EL_ACT_QUEUE);
-	assert_string_equal(a.path, CAND);
+	el = outranked_leader(marks, 2);
 	/* One read at a time; the next one 0.5 s later. */
 	expect_none(el);
 	assert_int_equal(election_deadline(el) > now + 400, 1);
@@ -4378,7 +4392,6 @@ test_preemption_decided_in_the_core(void **state)
 static void
 test_preemption_wait_starts_again_after_a_drop(void **state)
 {
-	struct election_params p;
 	struct election *el;
 	struct el_action a;
 	char *names[] = { OURS, HIGH };
@@ -4389,14 +4402,7 @@ test_preemption_wait_starts_again_after_a_drop(void **state)
 	int looks;
 
 	(void)state;
-	params_init(&p, 0, 0, 0);
-	p.preempt_delay_ms = 2000;
-	el = el_start(&p);
-	become_leader(el);
-	hold_marks = 1;
-	marks_changed(el, marks, 1);
-	a = next(el);
-	assert_int_equal(a.type, EL_ACT_QUEUE);
+	el = outranked_leader(marks, 1);
 	election_queue(el, &q);
 	a = next(el);
 	assert_int_equal(a.type, EL_ACT_OUTRANKED);

@@ -35,10 +35,13 @@ struct world {
 	int ahead;		/* another session's node before ours */
 	const char *marker;	/* our priority marker's name in E/priority */
 	int heir_claim;		/* a claim of ours behind the first (issue 21) */
+	int crumb;		/* E/breadcrumb names us, epoch 100 */
 };
 
 /* The last marker the election deleted (UNMARK). */
 static char unmarked[256];
+/* The paths the last release deleted, one per line. */
+static char released[1024];
 
 static int64_t now = 1000;
 
@@ -175,7 +178,7 @@ serve(struct election *el, const struct world *w)
 	static const char leader_data[] = "id=node1\ndata=10.0.0.1:5432\n"
 	    "epoch=100\n";
 	struct el_action a;
-	int guard, made = w->heir_claim;
+	int guard, i, made = w->heir_claim;
 
 	for (guard = 0; guard < 200; guard++) {
 		election_clock(el, now);
@@ -210,7 +213,8 @@ serve(struct election *el, const struct world *w)
 			break;
 		case EL_OP_BREADCRUMB:
 		case EL_OP_CRUMB_EXISTS:
-			answer(el, a.op, ZNONODE, 0, NULL);
+			answer(el, a.op, w->crumb ? ZOK : ZNONODE, 0,
+			    w->crumb ? leader_data : NULL);
 			break;
 		case EL_OP_MARKS:
 			answer_marks(el, w);
@@ -225,8 +229,17 @@ serve(struct election *el, const struct world *w)
 			    a.sub[0].path);
 			answer(el, a.op, ZOK, 0, NULL);
 			break;
-		case EL_OP_SYNC:
 		case EL_OP_RELEASE:
+			released[0] = '\0';
+			for (i = 0; i < a.nsub; i++)
+				(void)snprintf(released + strlen(released),
+				    sizeof(released) - strlen(released),
+				    "%s\n", a.sub[i].path);
+			answer(el, a.op, ZOK, 0, NULL);
+			break;
+		case EL_OP_CREATE:	/* a new node: the caller's to see */
+			return a;
+		case EL_OP_SYNC:
 		case EL_OP_ACK:
 		case EL_OP_SET_DATA:
 		case EL_OP_CLAIM_OWN:	/* our claim, as listed */
@@ -254,7 +267,7 @@ expect_demote(struct election *el, const struct world *w, const char *why)
 static void
 test_resumed_leader_leads_on_without_a_hook(void **state)
 {
-	struct world w = { SID, SID, SID, 0, NULL, 0 };
+	struct world w = { SID, SID, SID, 0, NULL, 0, 0 };
 	struct election_view v;
 	struct el_resume r;
 	struct election *el;
@@ -285,7 +298,7 @@ test_resumed_leader_leads_on_without_a_hook(void **state)
 static void
 test_resumed_session_finds_its_old_marker(void **state)
 {
-	struct world w = { SID, SID, SID, 0, "000000001234abcd_6", 0 };
+	struct world w = { SID, SID, SID, 0, "000000001234abcd_6", 0, 0 };
 	struct el_resume r;
 	struct election *el;
 	struct el_action a;
@@ -305,7 +318,7 @@ test_resumed_session_finds_its_old_marker(void **state)
 static void
 test_resumed_leader_whose_claim_is_gone_demotes(void **state)
 {
-	struct world w = { SID, SID, OTHER, 0, NULL, 0 };
+	struct world w = { SID, SID, OTHER, 0, NULL, 0, 0 };
 	struct el_resume r;
 	struct election *el;
 
@@ -320,7 +333,7 @@ test_resumed_leader_whose_claim_is_gone_demotes(void **state)
 static void
 test_resumed_leader_whose_node_is_gone_demotes(void **state)
 {
-	struct world w = { 0, SID, SID, 0, NULL, 0 };
+	struct world w = { 0, SID, SID, 0, NULL, 0, 0 };
 	struct el_resume r;
 	struct election *el;
 
@@ -335,7 +348,7 @@ test_resumed_leader_whose_node_is_gone_demotes(void **state)
 static void
 test_resumed_leader_with_another_leader_demotes(void **state)
 {
-	struct world w = { SID, OTHER, SID, 0, NULL, 0 };
+	struct world w = { SID, OTHER, SID, 0, NULL, 0, 0 };
 	struct el_resume r;
 	struct election *el;
 
@@ -351,7 +364,7 @@ test_resumed_leader_with_another_leader_demotes(void **state)
 static void
 test_claim_without_leadership_demotes_first(void **state)
 {
-	struct world w = { SID, 0, SID, 0, NULL, 0 };
+	struct world w = { SID, 0, SID, 0, NULL, 0, 0 };
 	struct el_resume r;
 	struct election *el;
 
@@ -398,7 +411,7 @@ resumed_demotes_first(const struct world *w, const struct el_resume *r)
 static void
 test_promote_begun_without_a_claim_demotes_first(void **state)
 {
-	struct world w = { SID, 0, 0, 0, NULL, 0 };
+	struct world w = { SID, 0, 0, 0, NULL, 0, 0 };
 	struct el_resume r;
 
 	(void)state;
@@ -418,8 +431,8 @@ test_promote_begun_without_a_claim_demotes_first(void **state)
 static void
 test_named_claim_gone_or_replaced_demotes_first(void **state)
 {
-	struct world gone = { SID, 0, 0, 0, NULL, 0 };
-	struct world other = { SID, OTHER, OTHER, 1, NULL, 1 };
+	struct world gone = { SID, 0, 0, 0, NULL, 0, 0 };
+	struct world other = { SID, OTHER, OTHER, 1, NULL, 1, 0 };
 	struct el_resume r;
 
 	(void)state;
@@ -431,6 +444,31 @@ test_named_claim_gone_or_replaced_demotes_first(void **state)
 }
 
 /*
+ * A leader resumed on a file naming claim 5 (its promote's, not ours: ours
+ * is listed as _0000000000) and, when crumb_seq is not -1, that claim as
+ * its breadcrumb's: all of it confirmed, it leads on.
+ */
+static struct election *
+resumed_on_claim_5(const struct world *w, int exact, int64_t crumb_seq)
+{
+	struct el_resume r;
+	struct election *el;
+	struct el_action a;
+
+	resume_hint(&r, 1, exact);
+	r.claimed = 1;
+	r.claim_seq = 5;
+	r.crumb_claimed = crumb_seq != -1;
+	r.crumb_claim_seq = crumb_seq;
+	el = resumed(&r, 1);
+	connect_session(el);
+	a = serve(el, w);
+	assert_int_equal(a.type, EL_ACT_NONE);
+	assert_int_equal(election_role(el), ROLE_LEADER);
+	return el;
+}
+
+/*
  * A resumed leader names the claim its file named, the one it led on,
  * to its demote's end, whatever claim it holds since: a crash in that
  * demote with the claim deleted by hand still demotes first.
@@ -438,21 +476,12 @@ test_named_claim_gone_or_replaced_demotes_first(void **state)
 static void
 test_resumed_leader_names_the_claim_it_led_on(void **state)
 {
-	struct world w = { SID, SID, SID, 0, NULL, 0 };
-	struct el_resume r;
+	struct world w = { SID, SID, SID, 0, NULL, 0, 0 };
 	struct election *el;
 	struct election_view v;
-	struct el_action a;
 
 	(void)state;
-	resume_hint(&r, 1, 0);
-	r.claimed = 1;
-	r.claim_seq = 5;	/* ours is listed as _0000000000 */
-	el = resumed(&r, 1);
-	connect_session(el);
-	a = serve(el, &w);
-	assert_int_equal(a.type, EL_ACT_NONE);
-	assert_int_equal(election_role(el), ROLE_LEADER);
+	el = resumed_on_claim_5(&w, 0, -1);
 	election_view(el, &v);
 	assert_int_equal(v.claimed, 1);
 	assert_int_equal(v.claim_seq, 5);
@@ -460,6 +489,41 @@ test_resumed_leader_names_the_claim_it_led_on(void **state)
 	expect_demote(el, &w, "resign");
 	election_view(el, &v);
 	assert_int_equal(v.claim_seq, 5);
+	election_free(el);
+}
+
+/*
+ * A leader promoted on one claim, deleted by hand mid-promote, acked on
+ * another (its next), re-executed: its breadcrumb rests on the second,
+ * as the session file says. With its node deleted by hand, the release
+ * deletes the breadcrumb beside that claim, or the successor fences a
+ * leader that demoted cleanly (sim -s 4593000202 -k 2000 -P -K -R -H -A;
+ * mutant 156 takes the claim it was promoted on).
+ */
+static void
+test_resumed_leader_releases_the_breadcrumb_of_its_ack(void **state)
+{
+	struct world w = { SID, SID, SID, 0, NULL, 0, 1 };
+	struct election *el;
+	struct election_view v;
+	struct el_action a;
+
+	(void)state;
+	/* Promoted on claim 5, deleted by hand since; acked on ours (0). */
+	el = resumed_on_claim_5(&w, 1, 0);
+	election_view(el, &v);
+	assert_int_equal(v.crumb_claimed, 1);
+	assert_int_equal(v.crumb_claim_seq, 0);
+	w.node_owner = 0;
+	election_watch(el, 1, CAND "/" OURS);
+	expect_demote(el, &w, "node-deleted");
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	released[0] = '\0';
+	a = serve(el, &w);
+	assert_int_equal(a.op, EL_OP_CREATE);
+	assert_non_null(strstr(released, E "/claims/claim-000000001234abcd_"
+	    "0000000000\n"));
+	assert_non_null(strstr(released, E "/breadcrumb\n"));
 	election_free(el);
 }
 
@@ -472,7 +536,7 @@ test_resumed_leader_names_the_claim_it_led_on(void **state)
 static void
 test_startup_demote_keeps_naming_the_claim(void **state)
 {
-	struct world w = { SID, 0, SID, 0, NULL, 0 };
+	struct world w = { SID, 0, SID, 0, NULL, 0, 0 };
 	struct election_view v;
 	struct el_resume r;
 	struct election *el;
@@ -546,7 +610,7 @@ owing_a_startup_demote(const struct world *w)
 static void
 test_stop_waits_for_a_pending_startup_demote(void **state)
 {
-	struct world w = { SID, 0, SID, 0, NULL, 0 };
+	struct world w = { SID, 0, SID, 0, NULL, 0, 0 };
 	struct election *el = owing_a_startup_demote(&w);
 	struct el_action a;
 
@@ -572,7 +636,7 @@ test_stop_waits_for_a_pending_startup_demote(void **state)
 static void
 test_owed_startup_demote_kept_until_it_starts(void **state)
 {
-	struct world w = { SID, 0, 0, 0, NULL, 0 };
+	struct world w = { SID, 0, 0, 0, NULL, 0, 0 };
 	struct election_view v;
 	struct el_resume r;
 	struct election *el;
@@ -605,7 +669,7 @@ test_owed_startup_demote_kept_until_it_starts(void **state)
 static void
 test_owed_startup_demote_sends_nothing_before_it(void **state)
 {
-	struct world w = { SID, 0, SID, 0, NULL, 0 };
+	struct world w = { SID, 0, SID, 0, NULL, 0, 0 };
 	struct election *el = owing_a_startup_demote(&w);
 	struct el_action a;
 
@@ -625,7 +689,7 @@ test_owed_startup_demote_sends_nothing_before_it(void **state)
 static void
 test_named_heir_claim_kept_runs_no_hook(void **state)
 {
-	struct world w = { SID, OTHER, OTHER, 1, NULL, 1 };
+	struct world w = { SID, OTHER, OTHER, 1, NULL, 1, 0 };
 	struct el_resume r;
 
 	(void)state;
@@ -638,7 +702,7 @@ test_named_heir_claim_kept_runs_no_hook(void **state)
 static void
 test_resumed_follower_runs_no_hook(void **state)
 {
-	struct world w = { SID, OTHER, OTHER, 1, NULL, 0 };
+	struct world w = { SID, OTHER, OTHER, 1, NULL, 0, 0 };
 	struct el_resume r;
 
 	(void)state;
@@ -654,7 +718,7 @@ test_resumed_follower_runs_no_hook(void **state)
 static void
 test_resumed_heir_with_a_prepared_claim_runs_no_hook(void **state)
 {
-	struct world w = { SID, OTHER, OTHER, 1, NULL, 1 };
+	struct world w = { SID, OTHER, OTHER, 1, NULL, 1, 0 };
 	struct el_resume r;
 
 	(void)state;
@@ -738,7 +802,7 @@ test_unconfirmed_crash_resume_demotes_as_a_start(void **state)
 static void
 test_resumed_unhealthy_node_stays_out(void **state)
 {
-	struct world w = { 0, OTHER, 0, 1, NULL, 0 };
+	struct world w = { 0, OTHER, 0, 1, NULL, 0, 0 };
 	struct el_resume r;
 	struct election *el;
 	struct el_action a;
@@ -854,6 +918,8 @@ main(void)
 		cmocka_unit_test(
 		    test_named_claim_gone_or_replaced_demotes_first),
 		cmocka_unit_test(test_resumed_leader_names_the_claim_it_led_on),
+		cmocka_unit_test(
+		    test_resumed_leader_releases_the_breadcrumb_of_its_ack),
 		cmocka_unit_test(test_startup_demote_keeps_naming_the_claim),
 		cmocka_unit_test(test_stop_waits_for_a_pending_startup_demote),
 		cmocka_unit_test(test_owed_startup_demote_kept_until_it_starts),

@@ -46,6 +46,11 @@ facts(struct session_facts *f)
 	f->timeout_ms = 4000;
 	f->lease_sent = 123456;
 	f->leader = 1;
+	/* Promoted on claim 4, deleted by hand; acked on claim 6. */
+	f->claimed = 1;
+	f->claim_seq = 4;
+	f->crumb_claimed = 1;
+	f->crumb_claim_seq = 6;
 	f->epoch = 4294967312LL;
 	(void)snprintf(f->boot, sizeof(f->boot), "boot-a");
 }
@@ -105,7 +110,21 @@ test_written_is_read_back(void **state)
 	assert_int_equal(g.timeout_ms, 4000);
 	assert_int_equal(g.lease_sent, 123456);
 	assert_int_equal(g.leader, 1);
+	assert_int_equal(g.claimed, 1);
+	assert_int_equal(g.claim_seq, 4);
+	assert_int_equal(g.crumb_claimed, 1);
+	assert_int_equal(g.crumb_claim_seq, 6);
 	assert_int_equal(g.epoch, f.epoch);
+	/* No breadcrumb's claim (an older version's file): none is read. */
+	f.crumb_claimed = 0;
+	text = session_file_render(&f);
+	assert_null(strstr(text, "crumb_claim"));
+	assert_int_equal(session_file_write(p, text), 0);
+	free(text);
+	reader(&g, "boot-a");
+	assert_int_equal(session_file_read(p, &g, &why), 0);
+	assert_int_equal(g.claim_seq, 4);
+	assert_int_equal(g.crumb_claimed, 0);
 	/* Another boot: the clock the lease is on started again. */
 	reader(&g, "boot-b");
 	assert_int_equal(session_file_read(p, &g, &why), 0);
