@@ -392,6 +392,56 @@ def test_a_crash_in_a_promotes_first_moment_demotes_first_without_its_claim(
     assert runs[-1] == ("promote", "elected"), runs
 
 
+def test_a_resumed_leader_acked_on_its_second_claim_is_not_fenced(
+        election, kz):
+    """A leader whose claim an administrator deletes during its promote
+    acks on its next claim, and its breadcrumb rests on that one: the
+    session file names both. Re-executed (SIGUSR2), then its node deleted
+    by hand, its release still takes the breadcrumb, and the successor
+    promotes without a fence (simulator seed 4593000202: the resumed
+    image took the promote's claim for the breadcrumb's and left it)."""
+    fence = {"hooks.fence": f"{zkharness.RECORD_HOOK} fence"}
+    # a's promote waits at a gate until its claim is gone.
+    started, gate = election.dir / "started", election.dir / "gate"
+    held = election.dir / "held.sh"
+    held.write_text(f"#!/bin/sh\ntouch {started}\n"
+                    f"while [ ! -e {gate} ]; do sleep 0.02; done\n"
+                    f"exec {zkharness.RECORD_HOOK} promote\n")
+    held.chmod(0o755)
+    a = election.daemon("a", options=dict(fence, **{
+        "hooks.promote": str(held)}))
+    wait_for(started.exists, 20, "a's promote")
+    sid = a.status()["session"]
+    claims = f"{election.path}/claims"
+    first = [n for n in kz.get_children(claims)
+             if n.startswith(f"claim-{sid}_")]
+    assert len(first) == 1, first
+    kz.delete(f"{claims}/{first[0]}")
+    gate.touch()
+    a.wait_role("leader", 20)
+    text = session_file(a).read_text()
+    claim = int(first[0].rsplit("_", 1)[1])
+    assert f"claim={claim}\n" in text, text
+    crumb = [int(l.split("=")[1]) for l in text.splitlines()
+             if l.startswith("crumb_claim=")]
+    assert crumb and crumb[0] > claim, text
+    b = election.daemon("b", options=fence)
+    b.wait_role("follower", 20)
+    mark = len(a.log_text())
+    a.signal(signal.SIGUSR2)
+    wait_log(a, "resumed: leader", 20, mark)
+    since = time.time()
+    cands = f"{election.path}/candidates"
+    (ours,) = [n for n in kz.get_children(cands) if sid in n]
+    kz.delete(f"{cands}/{ours}")
+    assert election.wait_one_leader(timeout=20) is b
+    runs = [(ev.id, ev.event, ev.reason) for ev in hook_lines(election, since)]
+    assert ("a", "demote", "node-deleted") in runs, runs
+    assert ("b", "promote", "elected") in runs, runs
+    assert not [r for r in runs if r[1] == "fence"], runs
+    election.check_invariants()
+
+
 def test_a_resumed_crash_starts_hooks_run_again(election):
     election.session_timeout_ms = 4000     # the shared server's most
     run = election.dir / "run.sh"
