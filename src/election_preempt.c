@@ -115,7 +115,8 @@ el_next_preempt(struct election *el, struct el_action *act, int on)
 		return 0;
 	}
 	/* Nobody can outrank us: who did is forgotten, nothing is read. */
-	if (el_preempt_outranked(el) == 0)
+	if (EL_MUTANT(157) ? el_preempt_outranked(el) != 1 :
+	    el_preempt_outranked(el) == 0)
 		el_preempt_forget(el);
 	if (el->pre_node != NULL && !el->pre_told) {
 		el->pre_told = 1;

@@ -524,6 +524,83 @@ check_ops_keep(struct sim *s, struct peer *p, enum el_state st, int64_t t)
 }
 
 /*
+ * (prio) The wait for an outranker runs on (the contract: a healthy
+ * candidate above the leader for preempt_delay gets the leadership). An
+ * OUTRANKED starts the leader's wait for that node; while the leadership
+ * lasts (this incarnation, this session, leading, its node known, none
+ * of its session's nodes deleted by hand) it is told again for the same
+ * node only if what the leader read in between showed the node stop
+ * outranking it: a queue read without the node above its priority, or a
+ * listing of E/priority with no marker above it (check_ops_out_read(),
+ * check_ops_out_marks()), or an operator's command to it, or a handover
+ * it began. What it read is the model's: the
+ * replica of the server it read. A twelfth blind round's C-3 (mutant
+ * 157): the outranker forgotten at every reconnection, the wait started
+ * again after each blip, so a leader that blips more often than
+ * preempt_delay never hands over.
+ */
+static void
+check_ops_outranked(struct sim *s, struct peer *p, const struct el_action *act)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+
+	if (act->path == NULL)
+		return;
+	if (pc->out_node[0] != '\0' && pc->out_inc == p->inc &&
+	    pc->out_sid == p->cl.sid && pc->admin_at < pc->out_at &&
+	    strcmp(pc->out_node, act->path) == 0)
+		check_fail(s, "(prio) %s: told again that %s outranks it, "
+		    "%lld ms after the first, with nothing read since that "
+		    "showed it stop: its preempt_delay wait starts over",
+		    p->id, act->path, (long long)(s->now - pc->out_at));
+	sim_copy(pc->out_node, sizeof(pc->out_node), act->path);
+	pc->out_inc = p->inc;
+	pc->out_sid = p->cl.sid;
+	pc->out_at = s->now;
+}
+
+/* (prio) A queue read without the outranker above the leader: it stopped. */
+static void
+check_ops_out_read(struct sim *s, struct peer *p, const struct el_queue *q)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+	int i;
+
+	for (i = 0; i < q->n; i++)
+		if (q->datas[i] != NULL &&
+		    strcmp(q->names[i], pc->out_node) == 0 &&
+		    candidate_priority(q->datas[i]) > p->params.priority)
+			return;
+	pc->out_node[0] = '\0';
+}
+
+/*
+ * (prio) A listing of E/priority with no other session above: each
+ * session counted at its lowest marker (check_ops_marks()).
+ */
+static void
+check_ops_out_marks(struct sim *s, struct peer *p)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+	int j;
+
+	if (p->params.priority < 0)
+		return;
+	for (j = 0; j < pc->mk_n; j++)
+		if (pc->mk_sid[j] != p->cl.sid &&
+		    pc->mk_low[j] > p->params.priority)
+			return;
+	pc->out_node[0] = '\0';
+}
+
+/* (prio) An operator's command to a daemon: its wait may start again. */
+void
+check_ops_operator(struct sim *s, struct peer *p)
+{
+	s->pc[p->idx].out_node[0] = '\0';
+}
+
+/*
  * (prio) What a yield rests on: the daemon's last listing of E/priority,
  * as the server answered it. A session with two markers there (a
  * priority change under way: the new marker made, the old one not yet
@@ -559,6 +636,7 @@ check_ops_marks(struct sim *s, struct peer *p, enum el_op op,
 		pc->mk_sid[pc->mk_n] = sid;
 		pc->mk_low[pc->mk_n++] = prio;
 	}
+	check_ops_out_marks(s, p);
 }
 
 /*
@@ -632,6 +710,9 @@ check_ops_step(struct sim *s, struct peer *p,
 	if (v->yields > p->yields_seen)
 		p->yield_at = s->now;
 	p->yields_seen = v->yields;
+	if (v->role != ROLE_LEADER || v->state != EL_ST_LEADING ||
+	    v->node == NULL)
+		s->pc[p->idx].out_node[0] = '\0';	/* (prio) */
 	check_ops_stop(s, p, v);
 	check_ops_keep(s, p, v->state, v->session_timeout_ms);
 }
@@ -671,6 +752,7 @@ check_ops_queue_read(struct sim *s, struct peer *p, const struct el_queue *q)
 	struct pcheck *pc = &s->pc[p->idx];
 	int i, j, k;
 
+	check_ops_out_read(s, p, q);
 	for (i = 0; i < q->n; i++) {
 		if (q->datas[i] == NULL ||
 		    candidate_priority(q->datas[i]) > p->params.priority)
@@ -723,6 +805,7 @@ check_ops_action(struct sim *s, struct peer *p, const struct el_action *act)
 		trace(s, p->idx, "-> %s (priority %lld) outranks it: leads in "
 		    "%lld ms", act->data, (long long)act->priority,
 		    (long long)act->ms);
+		check_ops_outranked(s, p, act);
 		break;
 	case EL_ACT_PREEMPT:
 		trace(s, p->idx, "-> preempted: hands over to %s (%s, "
@@ -735,6 +818,7 @@ check_ops_action(struct sim *s, struct peer *p, const struct el_action *act)
 			    (long long)p->params.priority);
 		check_ops_preempt_age(s, p, act->path);
 		check_ops_preempt_low(s, p, act->path);
+		s->pc[p->idx].out_node[0] = '\0';
 		ops_switch_begin(s, p, act->path, act->data, 1);
 		break;
 	default:

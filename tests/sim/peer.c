@@ -785,6 +785,7 @@ peer_operator(struct sim *s, struct peer *p, int cmd)
 	peer_clock(s, p);
 	trace(s, p->idx, "operator: %s", names[cmd]);
 	th_event(s, p, TH_OPERATOR, cmd, 0, NULL);
+	check_ops_operator(s, p);
 	switch (cmd) {
 	case OP_RESIGN:
 		rc = election_resign(p->el);

@@ -296,6 +296,12 @@ struct pcheck {
 #define SIM_LOW_SEEN	16
 	char low_node[SIM_LOW_SEEN][64];
 	int64_t low_at[SIM_LOW_SEEN];
+	/* (prio) the outranker its last OUTRANKED named (empty: none, or
+	 * one read since as not above it), in incarnation out_inc and
+	 * session out_sid, at out_at */
+	char out_node[64];
+	int out_inc;
+	int64_t out_sid, out_at;
 	char node[SIM_PATH];
 	int64_t sid;		/* the session it promoted in */
 	char fenced_node[SIM_PATH];	/* the node of its last good fence */
@@ -745,6 +751,7 @@ void check_ops_marks(struct sim *s, struct peer *p, enum el_op op,
 void check_ops_step(struct sim *s, struct peer *p,
     const struct election_view *v);
 void check_ops_final(struct sim *s);
+void check_ops_operator(struct sim *s, struct peer *p);
 void check_ops_demote(struct sim *s, struct peer *p, const char *reason);
 int check_queue_has_node(struct sim *s, int64_t sid, int64_t after,
     int64_t before);

@@ -4426,6 +4426,49 @@ test_preemption_wait_starts_again_after_a_drop(void **state)
 }
 
 /*
+ * Reading the markers again (after a reconnect, or a marker come or gone)
+ * does not start the wait again: the leader keeps who outranks it while
+ * outranking is not known, and hands over once the node has been seen
+ * for preempt_delay (a twelfth blind round's C-3, mutant 157, forgot it
+ * whenever outranking was not known: a leader whose connection blips more
+ * often than preempt_delay never handed over).
+ */
+static void
+test_preemption_wait_runs_on_while_the_markers_are_read(void **state)
+{
+	struct election *el;
+	struct el_action a;
+	char *names[] = { OURS, HIGH };
+	char *datas[] = { "id=node1\ndata=\n", "id=high\ndata=\npriority=5\n" };
+	char *marks[] = { "00000000000000bb_5", "00000000000000cc_-1" };
+	struct el_queue q = { 2, names, datas };
+	int looks;
+
+	(void)state;
+	el = outranked_leader(marks, 1);
+	election_queue(el, &q);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_OUTRANKED);
+	tick(el, 1000);
+	marks_changed(el, marks, 2);
+	/* The same wait, half over: not told again; due at 2 s. */
+	for (looks = 0; looks < 2; looks++) {
+		a = next(el);
+		assert_int_equal(a.type, EL_ACT_QUEUE);
+		election_queue(el, &q);
+		expect_none(el);
+		tick(el, 500);
+	}
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_QUEUE);
+	election_queue(el, &q);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_PREEMPT);
+	assert_string_equal(a.path, HIGH);
+	election_free(el);
+}
+
+/*
  * A leader of priority 0 that no marker outranks never reads the queue
  * (E/priority's listing, watched, tells it for one request); a marker
  * above it makes it read the queue, and it stops when nothing outranks
@@ -5035,6 +5078,8 @@ main(void)
 		cmocka_unit_test(test_marker_deleted_by_hand_is_made_again),
 		cmocka_unit_test(test_preemption_decided_in_the_core),
 		cmocka_unit_test(test_preemption_wait_starts_again_after_a_drop),
+		cmocka_unit_test(
+		    test_preemption_wait_runs_on_while_the_markers_are_read),
 		cmocka_unit_test(test_preemption_reads_the_queue_only_when_outranked),
 		cmocka_unit_test(test_preemption_below_zero_reads_the_queue),
 		cmocka_unit_test(test_head_keeps_its_place_before_a_lower_priority),
