@@ -205,7 +205,7 @@ el_build_release(struct election *el, struct el_action *act)
 	 */
 	el->release_marked = (act->nsub > 0 || el->cl.have ||
 	    el->release_crumb) &&
-	    el->mark_have != NULL && !el->mark_unsure;
+	    el->mark_have != NULL && (EL_MUTANT(158) || !el->mark_unsure);
 	if (el->release_marked)
 		el_sub(act, ZK_MOP_DELETE, el->mark_have, NULL);
 	/*

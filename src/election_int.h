@@ -225,7 +225,11 @@
  * old - new, not new - old: a shorter interval checks later; 156 ((rel)
  * after a re-exec) a resumed leader takes the claim its promote began on
  * for the one its breadcrumb was written under: acked on another, it
- * releases without the breadcrumb.
+ * releases without the breadcrumb; a twelfth blind round's: 157 ((prio)'s
+ * wait runs on) the outranker forgotten whenever outranking is not known
+ * yes: every reconnection starts the preempt_delay wait again; 158 ((rel)
+ * a marker never held) the release deletes our marker while unsure it
+ * exists: refused NONODE until the session is replaced.
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS

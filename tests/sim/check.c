@@ -294,6 +294,50 @@ check_release_refused(struct sim *s, struct peer *p, enum el_op op, int rc)
 	    (long long)(p->ack_at / 1000), (long long)(p->ack_at % 1000));
 }
 
+/* Whether the quorum ever applied a create of path. */
+static int
+check_ever_made(const struct sim *s, const char *path)
+{
+	int i, j;
+
+	for (i = 0; i < s->qu.nlog; i++)
+		for (j = 0; j < s->qu.log[i].nchg; j++)
+			if (s->qu.log[i].chg[j].kind == CHG_CREATE &&
+			    strcmp(s->qu.log[i].chg[j].path, path) == 0)
+				return 1;
+	return 0;
+}
+
+/*
+ * (rel) A release refused (NONODE) names no priority marker the quorum
+ * never held: a marker's name is its session's and priority's, so one
+ * never made is one whose MARK was lost with its connection and never
+ * applied. Until the core knows it was made it may not delete it in the
+ * release's multi: the multi fails as a whole on every try, until the
+ * third refusal replaces the session; the heir waits, the resign or
+ * pause is answered late, the breadcrumb may be left (a twelfth blind
+ * round's B-3, mutant 158: the release deleted a marker it was unsure
+ * of).
+ */
+void
+check_release_unheld(struct sim *s, const struct zreq *r)
+{
+	const struct peer *p = peer_of_session(s, r->sid);
+	size_t len = strlen(SIM_MARKS "/");
+	int i;
+
+	if (r->res.rc != ZNONODE)
+		return;
+	for (i = 0; i < r->nmop; i++)
+		if (r->mop[i].kind == ZK_MOP_DELETE &&
+		    strncmp(r->mop[i].path, SIM_MARKS "/", len) == 0 &&
+		    ztree_get(&s->qu.tree, r->mop[i].path) == NULL &&
+		    !check_ever_made(s, r->mop[i].path))
+			check_fail(s, "(rel) %s: release refused (NONODE): it "
+			    "deletes marker %s, which the quorum never held",
+			    p != NULL ? p->id : "?", r->mop[i].path);
+}
+
 /*
  * (rel) A release's reply as the core reads it: one a server gave that
  * refuses it counts, one lost with its connection does not (it may have

@@ -332,6 +332,8 @@ server_forwarded(struct sim *s, struct zreq *r, int conn, int srv, int inc)
 	r->state = ZS_COMMITTED;
 	if (r->release && r->res.rc == ZOK)
 		check_hand_release(s, r);
+	if (r->release)
+		check_release_unheld(s, r);
 	if (r->kind != ZR_SYNC)
 		trace(s, -1, "quorum: %s from server %d conn %d: rc %d %s",
 		    r->kind == ZR_CREATE ? "create" : "multi", srv, conn,

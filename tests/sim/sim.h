@@ -705,6 +705,7 @@ void check_release_crumb(struct sim *s, struct peer *p,
     const struct el_action *act);
 void check_release_answer(struct sim *s, struct peer *p, enum el_op op,
     int rc);
+void check_release_unheld(struct sim *s, const struct zreq *r);
 /* check_hand.c */
 void check_hand_release(struct sim *s, const struct zreq *r);
 void check_hand_notified(struct sim *s, struct peer *p, int64_t zxid);
