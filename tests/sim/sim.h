@@ -253,10 +253,10 @@ struct pcheck {
 	enum el_state st;
 	int st_inc;
 	int app_lead;		/* (ack) its application told to lead: a
-				 * promote started, no demote since (any
-				 * image) */
+				 * promote started, no demote ended well
+				 * since (any image) */
 	int fence_failed;	/* (undo) a fence failed of itself (not
-				 * cancelled), no demote since */
+				 * cancelled), no demote ended well since */
 	int open;		/* between promote start and demote end */
 	int fenced;		/* ...but a successor's fence stopped its
 				 * application meanwhile */
