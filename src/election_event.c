@@ -261,7 +261,8 @@ election_hook_done(struct election *el, enum hook_kind kind, int ok)
 			el->fenced = 1;
 			break;
 		}
-		if (cancelled || (EL_MUTANT(137) && !ok)) {
+		if ((EL_MUTANT(159) ? 0 : cancelled) ||
+		    (EL_MUTANT(137) && !ok)) {
 			el->lost_reason = NULL;
 			break;
 		}

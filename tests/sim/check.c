@@ -927,6 +927,7 @@ check_action(struct sim *s, struct peer *p, const struct el_action *act)
 			s->claims_seen = 1;
 		if (act->op == EL_OP_LIST)
 			pc->list_sent = s->now;
+		check_state_ack(s, p, act);
 		if (act->op == EL_OP_RELEASE) {
 			check_release_crumb(s, p, act);
 			check_promote_failed(s, p, "release", act->reason);
@@ -948,6 +949,7 @@ check_action(struct sim *s, struct peer *p, const struct el_action *act)
 		break;
 	case EL_ACT_HOOK:
 		check_action_hook(s, p, act);
+		check_state_hook(s, p, act);
 		break;
 	case EL_ACT_CANCEL:
 		trace(s, p->idx, "-> cancel hook");

@@ -252,6 +252,11 @@ struct pcheck {
 	/* check_state.c: the last state reported, in incarnation st_inc */
 	enum el_state st;
 	int st_inc;
+	int app_lead;		/* (ack) its application told to lead: a
+				 * promote started, no demote ended well
+				 * since (any image) */
+	int fence_failed;	/* (undo) a fence failed of itself (not
+				 * cancelled), no demote ended well since */
 	int open;		/* between promote start and demote end */
 	int fenced;		/* ...but a successor's fence stopped its
 				 * application meanwhile */
@@ -577,6 +582,11 @@ void check_state_transition(struct sim *s, struct peer *p,
     const struct el_action *act);
 void check_state_step(struct sim *s, struct peer *p,
     const struct election_view *v);
+void check_state_hook(struct sim *s, struct peer *p,
+    const struct el_action *act);
+void check_state_ack(struct sim *s, struct peer *p,
+    const struct el_action *act);
+void check_state_reaped(struct sim *s, struct peer *p);
 
 /* trace_hash.c: -X */
 enum th_event_kind {

@@ -79,6 +79,7 @@ slot_reap(struct sim *s, struct peer *p, int seq)
 		s->st.fence_lost++;
 	if (p->hook_kind == HOOK_CHECK)
 		check_health_result(p, p->hook_ok);
+	check_state_reaped(s, p);
 	if (p->hook_kind == HOOK_PROMOTE || p->hook_kind == HOOK_FENCE) {
 		p->lead_failed = !p->hook_ok && !p->hook_cancel_seen;
 		slot_failed(s, p);
