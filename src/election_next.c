@@ -257,7 +257,8 @@ el_next_answer(struct election *el, struct el_action *act)
 		return 1;
 	}
 	/* A resign is done too when the rejoin it promised is not wanted. */
-	if (el->resigning == 2 && (el->want_pause || el->unhealthy ||
+	if (el->resigning == 2 && (el->want_pause ||
+	    (el->unhealthy && !EL_MUTANT(160)) ||
 	    el->want_stop || el->observer))
 		el->resign_reply = 1;
 	/* As a pause's: not before the live session that owns it is

@@ -27,7 +27,10 @@
  *          stuck. (A target that yields at the head to someone who
  *          joined since, or a node its restarted session left behind, is
  *          the queue order deciding: answered "error timeout".) Resign and
- *          pause are answered by the end ((e), check_final.c). And a
+ *          pause are answered by the end ((e), check_final.c), and a
+ *          resign whose release was applied is answered within 200 ms
+ *          once its daemon is unhealthy (it does not queue again:
+ *          (resign)). And a
  *          switchover given up as "target-gone" is one whose target the
  *          daemon's last listing of E/candidates, since it began, did not
  *          show (a blind round: a delete of the nodes between answered
@@ -387,6 +390,43 @@ check_ops_resigned(struct sim *s, struct peer *p)
 		    "led on, %s, is still in the queue", p->id, path);
 }
 
+/*
+ * (resign), its deadline: a resign whose release a server applied (its
+ * reply read by the daemon) is done once the daemon does not want to
+ * queue again: while its checks make it unhealthy, the rejoin that would
+ * answer it never comes, so the answer may not wait for it (a blind
+ * round: an unhealthy daemon's `resigned` waited for its health to come
+ * back, and the operator's resign hung, mutant 160).
+ */
+void
+check_ops_resign_rel(struct sim *s, struct peer *p, enum el_op op, int rc)
+{
+	if (op == EL_OP_RELEASE && rc == ZOK && p->resign_wait &&
+	    p->resign_rel == 0)
+		p->resign_rel = s->now;
+}
+
+#define SIM_RESIGN_SLACK 200	/* ms: a step or two */
+
+static void
+check_ops_resign_due(struct sim *s, struct peer *p)
+{
+	if (!p->resign_wait || p->resign_rel == 0 || !p->h_unhealthy) {
+		p->resign_due = 0;
+		return;
+	}
+	if (p->resign_due == 0)
+		p->resign_due = s->now;
+	if (s->now - p->resign_due > SIM_RESIGN_SLACK)
+		check_fail(s, "(resign) %s: its release applied at "
+		    "%lld.%03lld, unhealthy since %lld.%03lld at the "
+		    "latest, its resign is not answered", p->id,
+		    (long long)(p->resign_rel / 1000),
+		    (long long)(p->resign_rel % 1000),
+		    (long long)(p->resign_due / 1000),
+		    (long long)(p->resign_due % 1000));
+}
+
 /* Another session made E/leader: every hold but its own is over. */
 static void
 check_ops_leader_made(struct sim *s, int64_t sid)
@@ -715,6 +755,7 @@ check_ops_step(struct sim *s, struct peer *p,
 		s->pc[p->idx].out_node[0] = '\0';	/* (prio) */
 	check_ops_stop(s, p, v);
 	check_ops_keep(s, p, v->state, v->session_timeout_ms);
+	check_ops_resign_due(s, p);
 }
 
 /*

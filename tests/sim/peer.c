@@ -724,6 +724,7 @@ peer_reply_now(struct sim *s, struct peer *p, enum el_op op,
 		ops_switch_listed(p, rep->children, rep->nchildren);
 	th_result(s, p, op, &res);
 	check_release_answer(s, p, op, rep->rc);
+	check_ops_resign_rel(s, p, op, rep->rc);
 	election_op_done(p->el, op, &res);
 	peer_step(s, p);
 }
@@ -789,8 +790,10 @@ peer_operator(struct sim *s, struct peer *p, int cmd)
 	switch (cmd) {
 	case OP_RESIGN:
 		rc = election_resign(p->el);
-		if (rc == 0 && p->resign_wait++ == 0)
+		if (rc == 0 && p->resign_wait++ == 0) {
 			p->resign_since = s->now;
+			p->resign_rel = p->resign_due = 0;
+		}
 		trace(s, p->idx, "operator: resign -> %s", rc == 0 ?
 		    "accepted" : "error not-leader");
 		break;

@@ -217,6 +217,9 @@ struct peer {
 	/* the operator's waiting clients */
 	int resign_wait, pause_wait;
 	int64_t resign_since, pause_since;
+	/* (resign) its resign's release answered applied, when (0: not
+	 * yet); since when it has been due unanswered (0: not due) */
+	int64_t resign_rel, resign_due;
 	int64_t stop_ready_at;	/* (stop) stopping, no hook, since: or -1 */
 	/* ops.c: the switchover it follows (an operator's or preemption) */
 	int sw_on, sw_inc, sw_preempt;
@@ -752,6 +755,8 @@ void check_health_start(struct sim *s, struct peer *p, int hook);
 void check_health_due(struct sim *s, struct peer *p, int64_t t);
 void check_ops_paused(struct sim *s, struct peer *p);
 void check_ops_resigned(struct sim *s, struct peer *p);
+void check_ops_resign_rel(struct sim *s, struct peer *p, enum el_op op,
+    int rc);
 void check_ops_commit(struct sim *s, const struct zreq *req, int64_t sid);
 void check_ops_stop_end(struct sim *s, struct peer *p);
 void check_backoff(struct sim *s, struct peer *p, enum hook_kind kind);

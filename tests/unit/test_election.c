@@ -2547,6 +2547,41 @@ test_resign_rejoins_at_back(void **state)
 	election_free(el);
 }
 
+/*
+ * A resign whose release went through, and then the health check fails
+ * before the new node is listed: an unhealthy daemon does not queue
+ * again, so the resign is done now (a blind round's mutant 160 waited
+ * for a rejoin that comes only with the health back).
+ */
+static void
+test_resign_answered_when_unhealthy_before_the_rejoin(void **state)
+{
+	struct election_params p;
+	struct election *el;
+	struct el_action a;
+
+	(void)state;
+	params_init(&p, 0, 0, 0);
+	p.check = 1;
+	p.check_interval_ms = 1000;
+	p.check_fall = 1;
+	p.check_rise = 1;
+	el = el_start(&p);
+	become_leader(el);
+	assert_int_equal(election_resign(el), 0);
+	expect_hook(el, HOOK_DEMOTE, "resign");
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	expect_op(el, EL_OP_RELEASE, NULL);
+	reply(el, EL_OP_RELEASE, ZOK);
+	expect_op(el, EL_OP_CREATE, NULL);
+	tick(el, 1000);
+	expect_hook(el, HOOK_CHECK, "health");
+	election_hook_done(el, HOOK_CHECK, 0);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_RESIGNED);
+	election_free(el);
+}
+
 static void
 test_new_data_applies_at_once(void **state)
 {
@@ -5032,6 +5067,8 @@ main(void)
 		cmocka_unit_test(test_own_node_deleted_while_leader),
 		cmocka_unit_test(test_release_without_node_or_claim_leaves_the_breadcrumb),
 		cmocka_unit_test(test_resign_rejoins_at_back),
+		cmocka_unit_test(
+		    test_resign_answered_when_unhealthy_before_the_rejoin),
 		cmocka_unit_test(
 		 test_release_refused_for_a_version_reads_and_goes_again_at_once),
 		cmocka_unit_test(test_new_data_applies_at_once),
