@@ -40,7 +40,7 @@ el_next_release(struct election *el, struct el_action *act)
 	}
 	if (el->node == NULL && el->create_unknown && !EL_MUTANT(3)) {
 		/* Find the node a lost create may have made, to delete it. */
-		if (el->synced && !el->listed)
+		if (EL_MUTANT(161) ? !el->listed : (el->synced && !el->listed))
 			el_act_zk(el, act, EL_OP_LIST, el->cand_dir);
 		return 0;
 	}

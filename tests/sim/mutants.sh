@@ -23,7 +23,7 @@ admin=delete-leader,delete-node,delete-claim
 # 123 (a chain: a crash between a resume's decision and its demote) and
 # 156 (a chain: a claim deleted mid-promote, a re-exec, a node deleted by
 # hand) have the one seed that found each in seeds.txt. Mutants 6, 11,
-# 19, 21 and 24 are not here: the simulator does not find them
+# 19, 21, 24 and 161 are not here: the simulator does not find them
 # (tests/sim/README.md, "Mutants the simulator does not find").
 spec() {
 	cat <<EOT
