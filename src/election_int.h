@@ -229,7 +229,9 @@
  * wait runs on) the outranker forgotten whenever outranking is not known
  * yes: every reconnection starts the preempt_delay wait again; 158 ((rel)
  * a marker never held) the release deletes our marker while unsure it
- * exists: refused NONODE until the session is replaced.
+ * exists: refused NONODE until the session is replaced; a thirteenth's:
+ * 162 ((rel) told gone) our marker deleted by hand while any UNMARK is in
+ * flight taken for that UNMARK's deletion, not only while one of it is.
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS

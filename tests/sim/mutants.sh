@@ -125,6 +125,7 @@ spec() {
 155;;\(health\) .*(was due at|needless);-H;h=1
 157;;\(prio\) .*told again;-P;p=1
 158;server-crash,server-lag,isolate,freeze,crash,stop,delete-node,delete-leader,health,set-data,auth,switchover,forge-mark,server-restart,election,reexec,run-exit,check-reload,delete-claim,acl;\(rel\) .*never held;-P -y 1000;p=1 y=1000 z=1
+162;server-cut,server-crash,server-lag,blip,isolate,freeze,crash,delete-node,delete-leader,health,set-data,auth,server-restart,election,reexec,run-exit,check-reload,delete-claim,acl;\(rel\) .*told was deleted;-P -y 1000;p=1 y=1000 z=1
 EOT
 }
 
