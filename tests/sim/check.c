@@ -359,7 +359,8 @@ check_mark_told(struct sim *s, const struct peer *p, int deleted,
 {
 	struct pcheck *pc = &s->pc[p->idx];
 
-	if (!deleted || strncmp(path, SIM_MARKS "/", strlen(SIM_MARKS "/")))
+	if (!deleted ||
+	    strncmp(path, SIM_MARKS "/", strlen(SIM_MARKS "/")) != 0)
 		return;
 	sim_copy(pc->gone_mark, sizeof(pc->gone_mark), path);
 	pc->gone_inc = p->inc;
@@ -369,9 +370,10 @@ check_mark_told(struct sim *s, const struct peer *p, int deleted,
 /*
  * (rel) A release deletes no priority marker its core was told (a watch)
  * was deleted, that nobody made again since: the multi fails NONODE as a
- * whole, and the resign, pause or stop waits for another try. A marker
- * deleted by hand while the UNMARK of the one a reload replaced was in
- * flight was taken for the UNMARK's own deletion (a thirteenth blind
+ * whole, and the resign, pause or stop waits for another try. Checked
+ * as the core sends it. Our marker deleted by hand while any UNMARK was
+ * in flight (of a reload's old marker, or of a hand-made one of our
+ * session) was taken for that UNMARK's own deletion (a thirteenth blind
  * round's A-4, mutant 162).
  */
 static void
