@@ -217,8 +217,8 @@ election_watch(struct election *el, int deleted, const char *path)
 		el_replace(&el->mark_watch, NULL);
 		if (deleted && !(el->release_marked &&
 		    el_pipe_has(el, EL_OP_RELEASE)) &&
-		    !(el_pipe_has(el, EL_OP_UNMARK) && !el->unmark_extra &&
-		    !el->unmark_old))
+		    !(el_pipe_has(el, EL_OP_UNMARK) && (EL_MUTANT(162) ||
+		    (!el->unmark_extra && !el->unmark_old))))
 			el->mark_unsure = 1;
 	} else if (strcmp(path, el->crumb_path) == 0) {
 		el->crumb_armed = 0;

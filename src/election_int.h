@@ -229,7 +229,13 @@
  * wait runs on) the outranker forgotten whenever outranking is not known
  * yes: every reconnection starts the preempt_delay wait again; 158 ((rel)
  * a marker never held) the release deletes our marker while unsure it
- * exists: refused NONODE until the session is replaced.
+ * exists: refused NONODE until the session is replaced; a thirteenth's:
+ * 159 ((undo)) a fence killed at the demote point ends as a failed one,
+ * the state leading: a demote with nothing to undo, or an ack with no
+ * promote; 160 ((resign)) an unhealthy daemon's resign waits for a rejoin
+ * that never comes; 161 (unit tests only) a release after a lost create
+ * lists E/candidates without the connection's sync; 162 ((rel) told gone) our marker deleted by hand while any UNMARK is in
+ * flight taken for that UNMARK's deletion, not only while one of it is.
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS

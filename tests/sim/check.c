@@ -338,6 +338,64 @@ check_release_unheld(struct sim *s, const struct zreq *r)
 			    p != NULL ? p->id : "?", r->mop[i].path);
 }
 
+/* The zxid of the quorum's last change of kind to path, or 0. */
+static int64_t
+check_last_change(const struct sim *s, int kind, const char *path)
+{
+	int i, j;
+
+	for (i = s->qu.nlog - 1; i >= 0; i--)
+		for (j = 0; j < s->qu.log[i].nchg; j++)
+			if ((int)s->qu.log[i].chg[j].kind == kind &&
+			    strcmp(s->qu.log[i].chg[j].path, path) == 0)
+				return s->qu.log[i].zxid;
+	return 0;
+}
+
+/* A watch tells p's core that path was deleted: kept for (rel). */
+void
+check_mark_told(struct sim *s, const struct peer *p, int deleted,
+    const char *path)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+
+	if (!deleted ||
+	    strncmp(path, SIM_MARKS "/", strlen(SIM_MARKS "/")) != 0)
+		return;
+	sim_copy(pc->gone_mark, sizeof(pc->gone_mark), path);
+	pc->gone_inc = p->inc;
+	pc->gone_zxid = check_last_change(s, CHG_DELETE, path);
+}
+
+/*
+ * (rel) A release deletes no priority marker its core was told (a watch)
+ * was deleted, that nobody made again since: the multi fails NONODE as a
+ * whole, and the resign, pause or stop waits for another try. Checked
+ * as the core sends it. Our marker deleted by hand while any UNMARK was
+ * in flight (of a reload's old marker, or of a hand-made one of our
+ * session) was taken for that UNMARK's own deletion (a thirteenth blind
+ * round's A-4, mutant 162).
+ */
+static void
+check_release_told(struct sim *s, const struct peer *p,
+    const struct el_action *act)
+{
+	const struct pcheck *pc = &s->pc[p->idx];
+	int i;
+
+	if (pc->gone_mark[0] == '\0' || pc->gone_inc != p->inc ||
+	    ztree_get(&s->qu.tree, pc->gone_mark) != NULL ||
+	    check_last_change(s, CHG_CREATE, pc->gone_mark) > pc->gone_zxid)
+		return;
+	for (i = 0; i < act->nsub; i++)
+		if (act->sub[i].kind == ZK_MOP_DELETE &&
+		    strcmp(act->sub[i].path, pc->gone_mark) == 0)
+			check_fail(s, "(rel) %s: its release deletes marker "
+			    "%s, which it was told was deleted (zxid %lld), "
+			    "and nobody made since", p->id, pc->gone_mark,
+			    (long long)pc->gone_zxid);
+}
+
 /*
  * (rel) A release's reply as the core reads it: one a server gave that
  * refuses it counts, one lost with its connection does not (it may have
@@ -930,6 +988,7 @@ check_action(struct sim *s, struct peer *p, const struct el_action *act)
 		check_state_ack(s, p, act);
 		if (act->op == EL_OP_RELEASE) {
 			check_release_crumb(s, p, act);
+			check_release_told(s, p, act);
 			check_promote_failed(s, p, "release", act->reason);
 		}
 		trace(s, p->idx, "-> %s %s", trace_op(act->op),

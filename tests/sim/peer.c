@@ -769,6 +769,7 @@ peer_watch(struct sim *s, struct peer *p, enum wev wev, const char *path)
 	    "changed", path);
 	peer_clock(s, p);
 	th_event(s, p, TH_WATCH, wev == WE_DELETED, 0, path);
+	check_mark_told(s, p, wev == WE_DELETED, path);
 	election_watch(p->el, wev == WE_DELETED, path);
 	peer_step(s, p);
 }

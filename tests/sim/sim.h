@@ -310,6 +310,11 @@ struct pcheck {
 	char out_node[64];
 	int out_inc;
 	int64_t out_sid, out_at;
+	/* (rel) the last marker its core was told deleted (a watch), in
+	 * incarnation gone_inc, and the quorum's last delete of it then */
+	char gone_mark[SIM_PATH];
+	int gone_inc;
+	int64_t gone_zxid;
 	char node[SIM_PATH];
 	int64_t sid;		/* the session it promoted in */
 	char fenced_node[SIM_PATH];	/* the node of its last good fence */
@@ -719,6 +724,8 @@ void check_release_crumb(struct sim *s, struct peer *p,
 void check_release_answer(struct sim *s, struct peer *p, enum el_op op,
     int rc);
 void check_release_unheld(struct sim *s, const struct zreq *r);
+void check_mark_told(struct sim *s, const struct peer *p, int deleted,
+    const char *path);
 /* check_hand.c */
 void check_hand_release(struct sim *s, const struct zreq *r);
 void check_hand_notified(struct sim *s, struct peer *p, int64_t zxid);

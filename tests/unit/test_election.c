@@ -3902,6 +3902,44 @@ test_marker_deleted_by_hand_is_made_again(void **state)
 }
 
 /*
+ * A thirteenth blind round's (mutant 162): a reload from 5 to 10 makes
+ * the new marker, then deletes the old one; the new one deleted by hand
+ * while that UNMARK is in flight is ours to make again, as soon as the
+ * UNMARK is answered. Taken for the UNMARK's own deletion, it was left
+ * to the exists on it to find it gone: a round trip later, and a release
+ * sent meanwhile deleted it, refused NONODE (the simulator's (rel)).
+ */
+static void
+test_marker_deleted_by_hand_during_a_reload_is_made_again(void **state)
+{
+	struct election_params p;
+	struct election *el = start_marked(&p, 5);
+	char *two[] = { OURS, OTHER1 };
+
+	(void)state;
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, two, 2);
+	expect_op(el, EL_OP_WATCH_PRED, CAND "/" OTHER1);
+	reply_get(el, EL_OP_WATCH_PRED, "id=a\n", 0xaa, 40);
+	expect_none(el);
+	hold_own = 1;
+	p.priority = 10;
+	election_reconfigure(el, &p);
+	expect_op(el, EL_OP_MARK, E "/priority/000000001234abcd_10");
+	reply(el, EL_OP_MARK, ZOK);
+	expect_op(el, EL_OP_MARK_OWN, E "/priority/000000001234abcd_10");
+	expect_op(el, EL_OP_UNMARK, NULL);
+	reply(el, EL_OP_MARK_OWN, ZOK);
+	election_watch(el, 1, E "/priority/000000001234abcd_10");
+	expect_none(el);
+	reply(el, EL_OP_UNMARK, ZOK);
+	expect_op(el, EL_OP_MARK, E "/priority/000000001234abcd_10");
+	reply(el, EL_OP_MARK, ZOK);
+	expect_op(el, EL_OP_MARK_OWN, E "/priority/000000001234abcd_10");
+	election_free(el);
+}
+
+/*
  * Issue 19's campaign (seed 223883417): a follower reloaded from -3 to -1
  * deleted its marker first, and its new one was lost to a connection
  * loss: its node stayed without a marker, and a head at -1 took it for a
@@ -5113,6 +5151,8 @@ main(void)
 		    test_session_of_two_markers_counts_at_the_lower),
 		cmocka_unit_test(test_priority_reload_makes_the_new_marker_first),
 		cmocka_unit_test(test_marker_deleted_by_hand_is_made_again),
+		cmocka_unit_test(
+		    test_marker_deleted_by_hand_during_a_reload_is_made_again),
 		cmocka_unit_test(test_preemption_decided_in_the_core),
 		cmocka_unit_test(test_preemption_wait_starts_again_after_a_drop),
 		cmocka_unit_test(
