@@ -2548,6 +2548,32 @@ test_resign_rejoins_at_back(void **state)
 }
 
 /*
+ * A health check every interval_ms: one failure makes unhealthy, one pass
+ * healthy again.
+ */
+static void
+check_params(struct election_params *p, int64_t interval_ms)
+{
+	params_init(p, 0, 0, 0);
+	p->check = 1;
+	p->check_interval_ms = interval_ms;
+	p->check_fall = 1;
+	p->check_rise = 1;
+}
+
+/* A leader with such a check. */
+static struct election *
+checked_leader(struct election_params *p, int64_t interval_ms)
+{
+	struct election *el;
+
+	check_params(p, interval_ms);
+	el = el_start(p);
+	become_leader(el);
+	return el;
+}
+
+/*
  * A resign whose release went through, and then the health check fails
  * before the new node is listed: an unhealthy daemon does not queue
  * again, so the resign is done now (a blind round's mutant 160 waited
@@ -2561,13 +2587,7 @@ test_resign_answered_when_unhealthy_before_the_rejoin(void **state)
 	struct el_action a;
 
 	(void)state;
-	params_init(&p, 0, 0, 0);
-	p.check = 1;
-	p.check_interval_ms = 1000;
-	p.check_fall = 1;
-	p.check_rise = 1;
-	el = el_start(&p);
-	become_leader(el);
+	el = checked_leader(&p, 1000);
 	assert_int_equal(election_resign(el), 0);
 	expect_hook(el, HOOK_DEMOTE, "resign");
 	election_hook_done(el, HOOK_DEMOTE, 1);
@@ -3132,11 +3152,7 @@ queued_with_check(struct election_params *p, int64_t interval_ms)
 	struct election *el;
 	char *kids[] = { OTHER1, OURS };
 
-	params_init(p, 0, 0, 0);
-	p->check = 1;
-	p->check_interval_ms = interval_ms;
-	p->check_fall = 1;
-	p->check_rise = 1;
+	check_params(p, interval_ms);
 	el = el_start(p);
 	join(el, SID, CAND "/" OURS);
 	expect_op(el, EL_OP_LIST, NULL);
@@ -3228,13 +3244,7 @@ test_past_the_demote_point_nothing_before_the_demote(void **state)
 	struct el_action a;
 
 	(void)state;
-	params_init(&p, 0, 0, 0);
-	p.check = 1;
-	p.check_interval_ms = 100;
-	p.check_fall = 1;
-	p.check_rise = 1;
-	el = el_start(&p);
-	become_leader(el);
+	el = checked_leader(&p, 100);
 	tick(el, 100);
 	expect_hook(el, HOOK_CHECK, "health");
 	election_set_data(el, "new");
@@ -3875,6 +3885,25 @@ start_marked(struct election_params *p, int64_t priority)
 }
 
 /*
+ * A candidate of priority prio, its marker made, second behind OTHER1 and
+ * watching it, its own exists held.
+ */
+static struct election *
+marked_second(struct election_params *p, int64_t prio)
+{
+	struct election *el = start_marked(p, prio);
+	char *two[] = { OURS, OTHER1 };
+
+	expect_op(el, EL_OP_LIST, CAND);
+	reply_list(el, two, 2);
+	expect_op(el, EL_OP_WATCH_PRED, CAND "/" OTHER1);
+	reply_get(el, EL_OP_WATCH_PRED, "id=a\n", 0xaa, 40);
+	expect_none(el);
+	hold_own = 1;
+	return el;
+}
+
+/*
  * A review: the marker of a candidate with a priority deleted by hand
  * left it looking like priority 0 for good (no preemption ever again).
  * It watches its own marker, and makes it again once it hears.
@@ -3883,16 +3912,9 @@ static void
 test_marker_deleted_by_hand_is_made_again(void **state)
 {
 	struct election_params p;
-	struct election *el = start_marked(&p, 10);
-	char *two[] = { OURS, OTHER1 };
+	struct election *el = marked_second(&p, 10);
 
 	(void)state;
-	expect_op(el, EL_OP_LIST, CAND);
-	reply_list(el, two, 2);
-	expect_op(el, EL_OP_WATCH_PRED, CAND "/" OTHER1);
-	reply_get(el, EL_OP_WATCH_PRED, "id=a\n", 0xaa, 40);
-	expect_none(el);
-	hold_own = 1;
 	election_watch(el, 1, E "/priority/000000001234abcd_10");
 	expect_op(el, EL_OP_MARK, E "/priority/000000001234abcd_10");
 	reply(el, EL_OP_MARK, ZOK);
@@ -3913,16 +3935,9 @@ static void
 test_marker_deleted_by_hand_during_a_reload_is_made_again(void **state)
 {
 	struct election_params p;
-	struct election *el = start_marked(&p, 5);
-	char *two[] = { OURS, OTHER1 };
+	struct election *el = marked_second(&p, 5);
 
 	(void)state;
-	expect_op(el, EL_OP_LIST, CAND);
-	reply_list(el, two, 2);
-	expect_op(el, EL_OP_WATCH_PRED, CAND "/" OTHER1);
-	reply_get(el, EL_OP_WATCH_PRED, "id=a\n", 0xaa, 40);
-	expect_none(el);
-	hold_own = 1;
 	p.priority = 10;
 	election_reconfigure(el, &p);
 	expect_op(el, EL_OP_MARK, E "/priority/000000001234abcd_10");
@@ -4369,6 +4384,29 @@ marks_changed(struct election *el, char *const *marks, int n)
 	reply_children(el, EL_OP_MARKS, marks, n);
 }
 
+/* The leader's next look at the queue, answered with q. */
+static void
+queue_look(struct election *el, struct el_queue *q)
+{
+	struct el_action a = next(el);
+
+	assert_int_equal(a.type, EL_ACT_QUEUE);
+	election_queue(el, q);
+}
+
+/* A look at the queue that hands the leadership to HIGH. */
+static void
+queue_look_preempts(struct election *el, struct el_queue *q)
+{
+	struct el_action a;
+
+	queue_look(el, q);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_PREEMPT);
+	assert_string_equal(a.path, HIGH);
+	assert_string_equal(a.data, "high");
+}
+
 /*
  * A leader of priority 0 with preempt_delay 2 s that the markers outrank:
  * it reads the queue at once.
@@ -4389,6 +4427,19 @@ outranked_leader(char *const *marks, int n)
 	a = next(el);
 	assert_int_equal(a.type, EL_ACT_QUEUE);
 	assert_string_equal(a.path, CAND);
+	return el;
+}
+
+/* The same, told by its first look (q) that HIGH outranks it. */
+static struct election *
+waiting_leader(char *const *marks, int n, struct el_queue *q)
+{
+	struct election *el = outranked_leader(marks, n);
+	struct el_action a;
+
+	election_queue(el, q);
+	a = next(el);
+	assert_int_equal(a.type, EL_ACT_OUTRANKED);
 	return el;
 }
 
@@ -4434,19 +4485,11 @@ test_preemption_decided_in_the_core(void **state)
 	/* Not before preempt_delay. */
 	for (looks = 0; looks < 3; looks++) {
 		tick(el, 500);
-		a = next(el);
-		assert_int_equal(a.type, EL_ACT_QUEUE);
-		election_queue(el, &q);
+		queue_look(el, &q);
 		expect_none(el);
 	}
 	tick(el, 500);
-	a = next(el);
-	assert_int_equal(a.type, EL_ACT_QUEUE);
-	election_queue(el, &q);
-	a = next(el);
-	assert_int_equal(a.type, EL_ACT_PREEMPT);
-	assert_string_equal(a.path, HIGH);
-	assert_string_equal(a.data, "high");
+	queue_look_preempts(el, &q);
 	/* The switchover: the node between goes, then the handoff. */
 	expect_op(el, EL_OP_LIST, CAND);
 	reply_list(el, kids, 3);
@@ -4475,10 +4518,7 @@ test_preemption_wait_starts_again_after_a_drop(void **state)
 	int looks;
 
 	(void)state;
-	el = outranked_leader(marks, 1);
-	election_queue(el, &q);
-	a = next(el);
-	assert_int_equal(a.type, EL_ACT_OUTRANKED);
+	el = waiting_leader(marks, 1, &q);
 	/* Three reads of it below us, its marker not yet gone. */
 	q.datas = down;
 	for (looks = 0; looks < 4; looks++) {
@@ -4510,7 +4550,6 @@ static void
 test_preemption_wait_runs_on_while_the_markers_are_read(void **state)
 {
 	struct election *el;
-	struct el_action a;
 	char *names[] = { OURS, HIGH };
 	char *datas[] = { "id=node1\ndata=\n", "id=high\ndata=\npriority=5\n" };
 	char *marks[] = { "00000000000000bb_5", "00000000000000cc_-1" };
@@ -4518,26 +4557,16 @@ test_preemption_wait_runs_on_while_the_markers_are_read(void **state)
 	int looks;
 
 	(void)state;
-	el = outranked_leader(marks, 1);
-	election_queue(el, &q);
-	a = next(el);
-	assert_int_equal(a.type, EL_ACT_OUTRANKED);
+	el = waiting_leader(marks, 1, &q);
 	tick(el, 1000);
 	marks_changed(el, marks, 2);
 	/* The same wait, half over: not told again; due at 2 s. */
 	for (looks = 0; looks < 2; looks++) {
-		a = next(el);
-		assert_int_equal(a.type, EL_ACT_QUEUE);
-		election_queue(el, &q);
+		queue_look(el, &q);
 		expect_none(el);
 		tick(el, 500);
 	}
-	a = next(el);
-	assert_int_equal(a.type, EL_ACT_QUEUE);
-	election_queue(el, &q);
-	a = next(el);
-	assert_int_equal(a.type, EL_ACT_PREEMPT);
-	assert_string_equal(a.path, HIGH);
+	queue_look_preempts(el, &q);
 	election_free(el);
 }
 
