@@ -234,8 +234,9 @@
  * the state leading: a demote with nothing to undo, or an ack with no
  * promote; 160 ((resign)) an unhealthy daemon's resign waits for a rejoin
  * that never comes; 161 (unit tests only) a release after a lost create
- * lists E/candidates without the connection's sync; 162 ((rel) told gone) our marker deleted by hand while any UNMARK is in
- * flight taken for that UNMARK's deletion, not only while one of it is.
+ * lists E/candidates without the connection's sync; 162 ((rel) told
+ * gone) our marker deleted by hand while any UNMARK is in flight taken
+ * for that UNMARK's deletion, not only while one of it is.
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS
