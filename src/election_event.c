@@ -224,7 +224,7 @@ election_watch(struct election *el, int deleted, const char *path)
 		el->crumb_armed = 0;
 		if (deleted)
 			el_no_crumb(el);
-		else
+		else if (!EL_MUTANT(163))
 			el->crumb_fresh = 0;
 	} else
 		(void)el_claim_watch(&el->cl, deleted, path);

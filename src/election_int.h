@@ -236,7 +236,10 @@
  * that never comes; 161 (unit tests only) a release after a lost create
  * lists E/candidates without the connection's sync; 162 ((rel) told
  * gone) our marker deleted by hand while any UNMARK is in flight taken
- * for that UNMARK's deletion, not only while one of it is.
+ * for that UNMARK's deletion, not only while one of it is; 163 ((i), the
+ * breadcrumb written by hand) a change of the breadcrumb notified only
+ * re-arms its watch: a decision before the read's reply takes the old
+ * view (a promote with no fence, a fence of the old epoch).
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS

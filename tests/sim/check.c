@@ -119,6 +119,37 @@ check_crumb(struct sim *s, char *id, size_t idlen, int64_t *epoch)
 	return 1;
 }
 
+/*
+ * (i) with E/breadcrumb written by hand (fault_crumb_tie(), -H): a daemon
+ * can act on the write once it hears of it: its watch's notification (a
+ * change, a creation), or a read's reply, from a server that applied it.
+ * From then on (told: the zxid its core was told with its last such news,
+ * p->crumb_heard, at least the write's) the quorum's breadcrumb is what
+ * (i) holds its promotes and fences to; before, the write is in flight
+ * (or came after a deletion spent the watch), and what the daemon decided
+ * on the breadcrumb before it stands (counted, -S). 1 when the quorum's
+ * breadcrumb is such a write that told does not reach.
+ */
+static int
+check_crumb_unheard(struct sim *s, int64_t told)
+{
+	const struct znode *z = ztree_get(&s->qu.tree, SIM_CRUMB);
+
+	if (z == NULL || s->crumb_hand_zxid == 0 ||
+	    z->mzxid != s->crumb_hand_zxid || z->mzxid <= told)
+		return 0;
+	s->st.crumb_unheard++;
+	return 1;
+}
+
+/* News of E/breadcrumb reaches p's core (check_crumb_unheard()). */
+void
+check_crumb_heard(struct sim *s, struct peer *p)
+{
+	(void)s;
+	p->crumb_heard = stall_told_zxid(p);
+}
+
 void
 check_crash(struct sim *s, struct peer *p)
 {
@@ -282,12 +313,18 @@ check_ack_lost(struct sim *s, struct peer *p, const struct cpending *pd)
 	check_crumb_written(s, p, pd);
 }
 
-/* (rel): a release refused for a version nobody else changed. */
+/*
+ * (rel): a release refused for a version nobody else changed. The
+ * breadcrumb written by hand (-H) and not heard of when the ack went
+ * (check_crumb_unheard()) changed it: the ack's write over it is counted
+ * from the read before. One the core heard of first it reads again (a
+ * thirteenth blind round's, mutant 163, did not).
+ */
 void
 check_release_refused(struct sim *s, struct peer *p, enum el_op op, int rc)
 {
 	if (op != EL_OP_RELEASE || rc != ZBADVERSION ||
-	    s->admin_last >= p->ack_at)
+	    s->admin_last >= p->ack_at || s->crumb_hand_zxid > p->ack_told)
 		return;
 	check_fail(s, "(rel) %s: release refused (BADVERSION), nothing "
 	    "deleted by hand since its ack at %lld.%03lld", p->id,
@@ -556,13 +593,56 @@ check_ts(const struct sim *s, int64_t t, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * (i) at a promote with a fence hook: the quorum's breadcrumb, not the
+ * daemon's view of it: a view gone stale must not let a promote skip the
+ * fence. No daemon can write it meanwhile (the daemon holds the first
+ * claim, a leader's writes check its own node, which is gone); an
+ * administrator deletes it (nothing to fence then), or writes it (-H):
+ * from the moment the daemon hears of that write, the promote fences its
+ * epoch first (check_crumb_unheard(); a fence that started before stands).
+ * Nor may it promote over what it believes is there. dd: its claim and
+ * node both deleted by hand (check_promote()).
+ */
+static void
+check_promote_crumb(struct sim *s, struct peer *p,
+    const struct el_action *act, const struct election_view *v, int dd)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+	char cid[32];
+	int64_t cepoch = 0;
+
+	if (!dd && check_crumb(s, cid, sizeof(cid), &cepoch) &&
+	    cepoch != act->epoch && !check_crumb_unheard(s, p->crumb_heard)) {
+		s->st.over_crumb++;
+		if (v->crumb_epoch != cepoch)
+			s->st.stale_crumb++;
+		if (strcmp(pc->fenced_node, v->node) != 0)
+			check_fail(s, "(i) %s: promotes over the breadcrumb of "
+			    "epoch %lld (%s) without fencing it (its view: "
+			    "epoch %lld)", p->id, (long long)cepoch, cid,
+			    (long long)v->crumb_epoch);
+		else if (pc->fenced_epoch != cepoch &&
+		    !check_crumb_unheard(s, pc->fenced_told))
+			check_fail(s, "(i) %s: promotes over the breadcrumb of "
+			    "epoch %lld (%s), but its fence was for epoch "
+			    "%lld", p->id, (long long)cepoch, cid,
+			    (long long)pc->fenced_epoch);
+	}
+	if (v->crumb_epoch != 0 && v->crumb_epoch != act->epoch &&
+	    strcmp(pc->fenced_node, v->node) != 0)
+		check_fail(s, "(i) %s: promotes over the breadcrumb of epoch "
+		    "%lld (%s) it knows of without fencing it", p->id,
+		    (long long)v->crumb_epoch, v->crumb_id);
+}
+
 static void
 check_promote(struct sim *s, struct peer *p, const struct el_action *act)
 {
 	struct pcheck *pc = &s->pc[p->idx];
 	struct election_view v;
-	char ts[32], cid[32];
-	int64_t czxid, cepoch = 0;
+	char ts[32];
+	int64_t czxid;
 	int i, dd = 0;
 
 	check_view(p, &v);
@@ -595,37 +675,8 @@ check_promote(struct sim *s, struct peer *p, const struct el_action *act)
 			    "%s has czxid %lld", p->id,
 			    (long long)act->epoch, v.node, (long long)czxid);
 	}
-	/*
-	 * The quorum's breadcrumb, not the daemon's view of it: a view gone
-	 * stale must not let a promote skip the fence. Nobody else can
-	 * write it meanwhile (the daemon holds the first claim, a leader's
-	 * writes check its own node, which is gone); an administrator only
-	 * deletes it, and then there is nothing to fence.
-	 */
-	if (s->fc.fence && v.node != NULL && !dd &&
-	    check_crumb(s, cid, sizeof(cid), &cepoch) &&
-	    cepoch != act->epoch) {
-		s->st.over_crumb++;
-		if (v.crumb_epoch != cepoch)
-			s->st.stale_crumb++;
-		if (strcmp(pc->fenced_node, v.node) != 0)
-			check_fail(s, "(i) %s: promotes over the breadcrumb of "
-			    "epoch %lld (%s) without fencing it (its view: "
-			    "epoch %lld)", p->id, (long long)cepoch, cid,
-			    (long long)v.crumb_epoch);
-		else if (pc->fenced_epoch != cepoch)
-			check_fail(s, "(i) %s: promotes over the breadcrumb of "
-			    "epoch %lld (%s), but its fence was for epoch "
-			    "%lld", p->id, (long long)cepoch, cid,
-			    (long long)pc->fenced_epoch);
-	}
-	/* Nor may it promote over what it believes is there. */
-	if (s->fc.fence && v.node != NULL && v.crumb_epoch != 0 &&
-	    v.crumb_epoch != act->epoch &&
-	    strcmp(pc->fenced_node, v.node) != 0)
-		check_fail(s, "(i) %s: promotes over the breadcrumb of epoch "
-		    "%lld (%s) it knows of without fencing it", p->id,
-		    (long long)v.crumb_epoch, v.crumb_id);
+	if (s->fc.fence && v.node != NULL)
+		check_promote_crumb(s, p, act, &v, dd);
 	if (!dd && act->epoch < s->last_epoch)
 		check_fail(s, "(d) %s: promote epoch %lld below the last "
 		    "leader's %lld%s", p->id, (long long)act->epoch,
@@ -756,7 +807,8 @@ check_fence_needed(struct sim *s, struct peer *p,
 			    (long long)v->crumb_epoch, v->crumb_id);
 		return;
 	}
-	if (cepoch != v->crumb_epoch)
+	if (cepoch != v->crumb_epoch && !check_crumb_unheard(s,
+	    p->crumb_heard))
 		check_fail(s, "(i) %s: fences epoch %lld, but the quorum's "
 		    "breadcrumb is epoch %lld (%s)", p->id,
 		    (long long)v->crumb_epoch, (long long)cepoch, cid);
@@ -787,6 +839,7 @@ check_hook_start(struct sim *s, struct peer *p, const struct el_action *act)
 		(void)snprintf(p->fence_id, sizeof(p->fence_id), "%s",
 		    v.crumb_id);
 		p->fence_epoch = v.crumb_epoch;
+		p->fence_told = p->crumb_heard;
 		(void)snprintf(p->fence_node, sizeof(p->fence_node), "%s",
 		    v.node != NULL ? v.node : "");
 		break;
@@ -824,6 +877,7 @@ check_hook_exit(struct sim *s, struct peer *p, enum hook_kind kind, int ok)
 		(void)snprintf(s->pc[p->idx].fenced_node,
 		    sizeof(s->pc[p->idx].fenced_node), "%s", p->fence_node);
 		s->pc[p->idx].fenced_epoch = p->fence_epoch;
+		s->pc[p->idx].fenced_told = p->fence_told;
 	}
 	if (kind == HOOK_FENCE && ok)
 		for (i = 0; i < s->npeers; i++)
@@ -985,6 +1039,8 @@ check_action(struct sim *s, struct peer *p, const struct el_action *act)
 			s->claims_seen = 1;
 		if (act->op == EL_OP_LIST)
 			pc->list_sent = s->now;
+		if (act->op == EL_OP_ACK)
+			p->ack_told = p->crumb_heard;
 		check_state_ack(s, p, act);
 		if (act->op == EL_OP_RELEASE) {
 			check_release_crumb(s, p, act);

@@ -497,6 +497,7 @@ fault_on_peer(struct sim *s, int kind, struct peer *p)
  * a run without ties draws from s->rng exactly what it did before.
  */
 #define FAULT_TIED	2
+#define FAULT_CRUMB	3	/* fault_crumb_tie()'s write */
 
 /* What may follow each kind of move, and how often (relative weights). */
 struct fault_tie_kind {
@@ -619,6 +620,79 @@ fault_tied(struct sim *s, const struct ev *ev)
 	}
 }
 
+/*
+ * -H: E/breadcrumb written by hand while a head may hold a watched view
+ * of it (a breadcrumb restored from a backup, a stale leader's late
+ * write): a read of it answered is followed, within 50 ms or within T (a
+ * head may still wait then: its lease, its claim, a listing), by the
+ * write. It names the last leader that promoted, with its epoch: a head
+ * must fence that epoch before it promotes (CONTRACT.md, 4). Every draw
+ * comes from crumb_rng, so a run without -H, or without ties, is what it
+ * was; one write at a time.
+ */
+void
+fault_crumb_tie(struct sim *s, struct peer *p, enum el_op op)
+{
+	struct rng *r = &s->crumb_rng;
+
+	if (!s->reloads || s->tie_pm == 0 || s->quiet || s->crumb_hand_due ||
+	    (op != EL_OP_BREADCRUMB && op != EL_OP_CRUMB_EXISTS) ||
+	    !rng_permille(r, s->tie_pm))
+		return;
+	s->crumb_hand_due = 1;
+	sim_push(s, s->now + (rng_permille(r, 500) ? rng_between(r, 0, 50) :
+	    rng_between(r, 0, s->T)), EV_FAULT, p->idx, 0, p->idx,
+	    FAULT_CRUMB, NULL);
+}
+
+/*
+ * Only while nobody leads (no E/leader, no leadership the checker holds
+ * open and unfenced) and no daemon fences or has fenced for the node it
+ * holds: the write then hides no leader a successor must fence, and
+ * takes from no fence the breadcrumb it was for.
+ */
+static int
+fault_crumb_allowed(struct sim *s)
+{
+	struct election_view v;
+	int i;
+
+	if (s->qu.electing || s->last_epoch == 0 ||
+	    ztree_get(&s->qu.tree, SIM_LEADER) != NULL)
+		return 0;
+	for (i = 0; i < s->npeers; i++) {
+		if (s->pc[i].open && !s->pc[i].fenced)
+			return 0;
+		if (!s->peer[i].running)
+			continue;
+		election_view(s->peer[i].el, &v);
+		if (v.hook == HOOK_FENCE || (v.node != NULL &&
+		    strcmp(s->pc[i].fenced_node, v.node) == 0))
+			return 0;
+	}
+	return 1;
+}
+
+static void
+fault_crumb_write(struct sim *s)
+{
+	const struct peer *l = &s->peer[s->last_epoch_peer];
+	char data[SIM_DATA];
+	int64_t zxid;
+
+	s->crumb_hand_due = 0;
+	if (s->quiet || !fault_crumb_allowed(s))
+		return;
+	(void)snprintf(data, sizeof(data), "id=%s\ndata=%s\nepoch=%lld\n",
+	    l->id, l->data, (long long)s->last_epoch);
+	if ((zxid = quorum_admin_write(s, SIM_CRUMB, data)) == 0)
+		return;
+	s->crumb_hand_zxid = zxid;
+	s->st.crumb_writes++;
+	trace(s, -1, "fault: E/breadcrumb written by hand: %s epoch %lld",
+	    l->id, (long long)s->last_epoch);
+}
+
 void
 fault_apply(struct sim *s, const struct ev *ev)
 {
@@ -632,6 +706,10 @@ fault_apply(struct sim *s, const struct ev *ev)
 	}
 	if (ev->x == FAULT_TIED) {
 		fault_tied(s, ev);
+		return;
+	}
+	if (ev->x == FAULT_CRUMB) {
+		fault_crumb_write(s);
 		return;
 	}
 	/* The end of a fault, or one tied to an action (a create). */

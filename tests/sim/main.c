@@ -193,9 +193,12 @@ main_stats(const struct main_run *r)
 	for (k = 0; k < F_NKINDS; k++)
 		(void)printf(" %s=%llu", fault_name(k),
 		    (unsigned long long)r->st.faults[k]);
-	(void)printf(" (tied to a daemon's move: %llu) loop-stalls=%llu",
+	(void)printf(" (tied to a daemon's move: %llu) loop-stalls=%llu "
+	    "breadcrumb-writes=%llu (unheard at a promote or fence: %llu)",
 	    (unsigned long long)r->st.tied,
-	    (unsigned long long)r->st.stalls);
+	    (unsigned long long)r->st.stalls,
+	    (unsigned long long)r->st.crumb_writes,
+	    (unsigned long long)r->st.crumb_unheard);
 	(void)printf("\nsim: promotes=%llu demotes=%llu session-expiries=%llu "
 	    "requests-lost=%llu fences-across-a-new-session=%llu\n",
 	    (unsigned long long)r->st.promotes,

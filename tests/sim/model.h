@@ -316,6 +316,8 @@ void quorum_close_session(struct sim *s, int64_t sid, const char *why);
 /* An administrator's zkCli: deletes path (NONODE is fine). */
 void quorum_admin_delete(struct sim *s, const char *path);
 void quorum_admin_create(struct sim *s, const char *path);
+int64_t quorum_admin_write(struct sim *s, const char *path,
+    const char *data);
 int64_t quorum_born_czxid(const struct sim *s, const char *name);
 int64_t quorum_born_at(const struct sim *s, const char *name);
 

@@ -725,7 +725,10 @@ peer_reply_now(struct sim *s, struct peer *p, enum el_op op,
 	th_result(s, p, op, &res);
 	check_release_answer(s, p, op, rep->rc);
 	check_ops_resign_rel(s, p, op, rep->rc);
+	if (op == EL_OP_BREADCRUMB || op == EL_OP_CRUMB_EXISTS)
+		check_crumb_heard(s, p);
 	election_op_done(p->el, op, &res);
+	fault_crumb_tie(s, p, op);
 	peer_step(s, p);
 }
 
@@ -770,6 +773,8 @@ peer_watch(struct sim *s, struct peer *p, enum wev wev, const char *path)
 	peer_clock(s, p);
 	th_event(s, p, TH_WATCH, wev == WE_DELETED, 0, path);
 	check_mark_told(s, p, wev == WE_DELETED, path);
+	if (wev != WE_DELETED && strcmp(path, SIM_CRUMB) == 0)
+		check_crumb_heard(s, p);
 	election_watch(p->el, wev == WE_DELETED, path);
 	peer_step(s, p);
 }

@@ -408,6 +408,26 @@ quorum_admin_create(struct sim *s, const char *path)
 }
 
 /*
+ * An administrator's set of path (any version), or its create where it
+ * is absent: the zxid of the write.
+ */
+int64_t
+quorum_admin_write(struct sim *s, const char *path, const char *data)
+{
+	struct change c;
+	struct ztree scratch;
+	int rc;
+
+	ztree_init(&scratch);
+	ztree_copy(&scratch, &s->qu.tree);
+	rc = quorum_op(s, &scratch, ztree_get(&s->qu.tree, path) != NULL ?
+	    ZK_MOP_SET : ZK_MOP_CREATE, path, data, -1, 0, 0, &c, NULL);
+	ztree_free(&scratch);
+	trace(s, -1, "admin: write %s: rc %d", path, rc);
+	return rc == ZOK ? quorum_append(s, &c, 1, 0) : 0;
+}
+
+/*
  * srv forwarded req for session sid. Once the session has reconnected
  * through another server, ZooKeeper's leader refuses what the old one
  * still forwards (SESSIONMOVED): a request of a dead connection is

@@ -245,6 +245,8 @@ sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
 	rng_seed(&s->tie_rng, seed ^ UINT64_C(0x7469656466617574));
 	/* Ties to writes, later still: a stream of their own again. */
 	rng_seed(&s->write_rng, seed ^ UINT64_C(0x7772697465746965));
+	/* -H: the breadcrumb written by hand, its own stream too. */
+	rng_seed(&s->crumb_rng, seed ^ UINT64_C(0x6372756d62686e64));
 	s->tie_write = o->tie_write == 0;
 	if (o->tie > 0)
 		s->tie_pm = o->tie;
@@ -296,6 +298,8 @@ sim_run(uint64_t seed, const struct sim_opts *o, struct sim_stats *st,
 		for (i = 0; i < F_NKINDS; i++)
 			st->faults[i] += s->st.faults[i];
 		st->tied += s->st.tied;
+		st->crumb_writes += s->st.crumb_writes;
+		st->crumb_unheard += s->st.crumb_unheard;
 		st->stalls += s->st.stalls;
 	}
 	sim_drain(s);

@@ -153,6 +153,10 @@ struct peer {
 	int64_t last_sync_at;	/* its last keepalive sync */
 	int64_t reply_at;	/* the core's last reply (or failure) */
 	int64_t ack_at;		/* its last ack the quorum applied */
+	int64_t crumb_heard;	/* (i): the zxid its core was told with its
+				 * last news of E/breadcrumb (a watch's, a
+				 * read's reply), check_crumb_heard() */
+	int64_t ack_told;	/* crumb_heard when its last ack went */
 	/* (rel): the breadcrumb its last answered write left, and when */
 	int64_t crumb_zxid, crumb_sid, crumb_at, crumb_epoch;
 	int64_t crumb_ack_zxid;	/* ...and the ack that wrote it first */
@@ -200,6 +204,7 @@ struct peer {
 	char fence_id[16];	/* whom the running fence hook fences */
 	char fence_node[SIM_PATH];	/* the node it fences for */
 	int64_t fence_epoch;
+	int64_t fence_told;	/* crumb_heard at its start */
 	enum role last_role;	/* after its last step */
 	int64_t last_lease;
 	int64_t auth_failed_at;	/* its last AUTH_FAILED */
@@ -319,6 +324,7 @@ struct pcheck {
 	int64_t sid;		/* the session it promoted in */
 	char fenced_node[SIM_PATH];	/* the node of its last good fence */
 	int64_t fenced_epoch;	/* and the breadcrumb's epoch it fenced */
+	int64_t fenced_told;	/* and its fence_told */
 	int64_t admin_at;	/* an administrator last deleted a node of
 				 * its session (E/leader included) */
 	int64_t node_admin_at;	/* ...its candidate node, */
@@ -407,6 +413,8 @@ struct sim_stats {
 	uint64_t events;
 	uint64_t faults[F_NKINDS];
 	uint64_t tied;		/* of them, tied to a daemon's move */
+	uint64_t crumb_writes;	/* E/breadcrumb written by hand (-H) */
+	uint64_t crumb_unheard;	/* (i) over such a write not yet heard */
 	uint64_t stalls;	/* loop stalls (-Y) */
 	uint64_t promotes, demotes, expiries, losses;
 	uint64_t fence_lost;	/* fences whose session ended meanwhile */
@@ -456,6 +464,14 @@ struct sim {
 	int64_t stall_ms;	/* a daemon's mean time between them, or 0 */
 	struct rng timing_rng;	/* -H: reloads of the lease's settings */
 	struct rng write_rng;	/* ties to writes (TIE_WRITE) */
+	/*
+	 * -H: E/breadcrumb written by hand (fault_crumb_tie()), a stream of
+	 * its own again; the zxid of the last such write, and whether one
+	 * is on its way
+	 */
+	struct rng crumb_rng;
+	int64_t crumb_hand_zxid;
+	int crumb_hand_due;
 	int tie_write;		/* those drawn at all */
 	int64_t timing_ms;	/* their mean time between, or 0 */
 	int npeers;
@@ -670,6 +686,7 @@ enum tie_move {
 };
 void fault_tie(struct sim *s, struct peer *p, enum tie_move move,
     int64_t window);
+void fault_crumb_tie(struct sim *s, struct peer *p, enum el_op op);
 enum hook_fate fault_hook_fate(struct sim *s, struct peer *p,
     enum hook_kind kind, int64_t *duration);
 const char *fault_name(int kind);
@@ -692,6 +709,7 @@ void check_resumed(struct sim *s, struct peer *p, enum role role);
 void check_crumb_deleted(struct sim *s);
 void check_start(struct sim *s, struct peer *p);
 int64_t check_epoch_of(const char *data);
+void check_crumb_heard(struct sim *s, struct peer *p);
 void check_zxid_note(struct sim *s);
 int check_hand_deleted(struct sim *s, const struct peer *p);
 /* check_queue.c */

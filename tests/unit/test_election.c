@@ -979,6 +979,49 @@ test_heir_fences_on_expiry_after_one_read(void **state)
 }
 
 /*
+ * The breadcrumb written after the head's read of it (by hand, or by a
+ * stale leader's late write): its notification leaves the view stale
+ * until the read it asks for is answered. A decision taken before that
+ * would fence the epoch the breadcrumb named before, or promote over a
+ * breadcrumb it takes for absent (a thirteenth blind round's miss,
+ * mutant 163: the notification only re-armed the watch).
+ */
+static void
+test_heir_reads_a_breadcrumb_written_after_its_read(void **state)
+{
+	struct election *el = heir_claim_first();
+	struct election_view v;
+
+	(void)state;
+	election_watch(el, 1, CAND "/" OTHER1);
+	expect_none(el);
+	election_watch(el, 1, E "/leader");
+	expect_op(el, EL_OP_LEADER_EXISTS, E "/leader");
+	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
+	expect_none(el);
+	/* E/leader there again: read; the head waits for it. */
+	reply(el, EL_OP_LEADER_EXISTS, ZOK);
+	expect_op(el, EL_OP_LEADER, E "/leader");
+	reply_get(el, EL_OP_BREADCRUMB, "id=a\ndata=\nepoch=40\n", 0, 45);
+	expect_none(el);
+	/* The breadcrumb written before E/leader's read is answered. */
+	election_watch(el, 0, E "/breadcrumb");
+	expect_none(el);
+	reply(el, EL_OP_LEADER, ZNONODE);
+	expect_op(el, EL_OP_LEADER_EXISTS, E "/leader");
+	expect_none(el);
+	reply(el, EL_OP_LEADER_EXISTS, ZNONODE);
+	expect_op(el, EL_OP_BREADCRUMB, E "/breadcrumb");
+	expect_none(el);	/* the breadcrumb as of now is on its way */
+	reply_get(el, EL_OP_BREADCRUMB, "id=b\ndata=\nepoch=44\n", 0, 45);
+	expect_hook(el, HOOK_FENCE, "elected");
+	election_view(el, &v);
+	assert_int_equal(v.crumb_epoch, 44);
+	assert_string_equal(v.crumb_id, "b");
+	election_free(el);
+}
+
+/*
  * A marker of higher priority comes while the heir is prepared (its
  * candidate joined after the heir read the markers): the child watch on
  * E/priority has them read again, so that at the release the heir yields
@@ -5077,6 +5120,8 @@ main(void)
 		cmocka_unit_test(
 		    test_heir_without_its_own_claim_watched_lists_again),
 		cmocka_unit_test(test_heir_fences_on_expiry_after_one_read),
+		cmocka_unit_test(
+		    test_heir_reads_a_breadcrumb_written_after_its_read),
 		cmocka_unit_test(test_crumb_deleted_before_our_claim_was_first_is_read_again),
 		cmocka_unit_test(test_stale_prepared_claim_is_released),
 		cmocka_unit_test(test_heir_rereads_markers_when_one_comes),
