@@ -28,7 +28,8 @@
  *      or it began a handover (or resumed and its claim is gone)
  *  (i) with a fence hook, a promote over a breadcrumb of another epoch
  *      (the quorum's E/breadcrumb when the promote starts, whatever the
- *      daemon believes) comes after a successful fence of that epoch for
+ *      daemon believes; one written by hand once the daemon heard of
+ *      it) comes after a successful fence of that epoch for
  *      the same candidate node; so does one over a breadcrumb the daemon
  *      believes is there; and a fence runs only over a breadcrumb of
  *      another epoch the quorum holds when it starts
@@ -327,8 +328,10 @@ check_release_refused(struct sim *s, struct peer *p, enum el_op op, int rc)
 	    s->admin_last >= p->ack_at || s->crumb_hand_zxid > p->ack_told)
 		return;
 	check_fail(s, "(rel) %s: release refused (BADVERSION), nothing "
-	    "deleted by hand since its ack at %lld.%03lld", p->id,
-	    (long long)(p->ack_at / 1000), (long long)(p->ack_at % 1000));
+	    "deleted by hand since its ack at %lld.%03lld%s", p->id,
+	    (long long)(p->ack_at / 1000), (long long)(p->ack_at % 1000),
+	    s->crumb_hand_zxid != 0 ? " (it had heard of the breadcrumb's "
+	    "write by hand when the ack went)" : "");
 }
 
 /* Whether the quorum ever applied a create of path. */
@@ -786,9 +789,10 @@ check_demote(struct sim *s, struct peer *p, const struct el_action *act)
  * (i) A fence runs only over a breadcrumb of another epoch that the
  * quorum holds when it starts (the contract: a predecessor that left
  * without a graceful demote): one that demoted and released cleanly is
- * never fenced. Nobody writes E/breadcrumb while the fencer holds the
- * first claim, and only an administrator deletes it (a view of it may
- * then lag, while the watch's news is on its way: 2T and 5 s).
+ * never fenced. No daemon writes E/breadcrumb while the fencer holds the
+ * first claim; an administrator deletes it (a view of it may then lag,
+ * while the watch's news is on its way: 2T and 5 s), or writes it (-H:
+ * it counts once the daemon heard of it, check_crumb_unheard()).
  */
 static void
 check_fence_needed(struct sim *s, struct peer *p,
