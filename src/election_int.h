@@ -237,6 +237,8 @@
  * lists E/candidates without the connection's sync; 162 ((rel) told
  * gone) our marker deleted by hand while any UNMARK is in flight taken
  * for that UNMARK's deletion, not only while one of it is.
+ * A fourteenth's: 165 ((h) resumed) a leader not listed yet (a resumed
+ * one's first = 0) is taken for preempted: a demote at every resume.
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS
