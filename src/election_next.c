@@ -41,7 +41,8 @@ el_demote_reason(const struct election *el)
 		return "promote-failed";
 	if (el->run_exited)
 		return "run-exited";
-	if (el->zk == EL_ZK_CONNECTED && el->listed && !el->first)
+	if (el->zk == EL_ZK_CONNECTED &&
+	    (EL_MUTANT(165) ? !el->first : el->listed && !el->first))
 		return "preempted";
 	if (el->zk == EL_ZK_CONNECTED && el->leader_fresh &&
 	    el->leader_exists && el->leader_owner != el->sid)

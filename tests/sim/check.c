@@ -921,7 +921,8 @@ check_past_demote(struct sim *s, struct peer *p)
  * (h) "preempted" ends a leadership that someone else took or was handed:
  * E/leader another session's, a node before the one it led on (or that
  * node gone), a preemption or switchover it began, or a resumed leader's
- * claim gone. An administrator's deletes of late excuse it (a view of
+ * claim gone (check_hand_resumed_preempted(): only then, mutant 165). An
+ * administrator's deletes of late excuse it (a view of
  * E/leader may lag the quorum's).
  */
 static void
@@ -931,7 +932,7 @@ check_demote_preempted(struct sim *s, struct peer *p, const char *led)
 	struct candidate c;
 	const char *name = strrchr(led, '/') + 1;
 
-	if (s->pc[p->idx].resumed_lead || p->sw_on ||
+	if (check_hand_resumed_preempted(s, p) || p->sw_on ||
 	    (s->admin_last != 0 && s->admin_last >= s->now - 2 * s->T - 5000))
 		return;
 	if (z != NULL && z->owner != p->cl.sid)
@@ -956,9 +957,15 @@ check_demote_why(struct sim *s, struct peer *p, const char *reason)
 	struct pcheck *pc = &s->pc[p->idx];
 	char path[SIM_PATH + 64];
 
-	if (reason == NULL || pc->last_pd != 'P' || pc->led_node[0] == '\0')
+	if (reason == NULL || pc->led_node[0] == '\0')
 		return;
 	(void)snprintf(path, sizeof(path), "%s/%s", SIM_CANDS, pc->led_node);
+	/* Resumed as the leader: it leads on the node its session led on. */
+	if (pc->last_pd != 'P') {
+		if (pc->resumed_lead && strcmp(reason, "preempted") == 0)
+			check_demote_preempted(s, p, path);
+		return;
+	}
 	if (strcmp(reason, "node-deleted") == 0 &&
 	    ztree_get(&s->qu.tree, path) != NULL)
 		check_fail(s, "(h) %s: demotes for node-deleted, but %s is "

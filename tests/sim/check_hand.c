@@ -247,6 +247,29 @@ check_hand_behind(struct sim *s, int64_t sid, int64_t *seq, char *ahead,
 	return k >= 0;
 }
 
+/*
+ * (h) resumed: a leader resumed (-R) with no hook since demotes for
+ * preempted where any leader may (check.c's check_demote_preempted())
+ * or where its claim is gone: its session holds none in E/claims (what
+ * the core reads back before it leads on). With its node first,
+ * E/leader its own and its claim there, "preempted" is the needless
+ * failover a resume exists to avoid: a fourteenth blind round's, mutant
+ * 165, took a node not listed yet (a resumed leader's) for one not first.
+ * 1 when the demote is excused.
+ */
+int
+check_hand_resumed_preempted(struct sim *s, struct peer *p)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+	char ahead[SIM_PATH];
+	int64_t seq;
+
+	if (!pc->resumed_lead)
+		return 0;
+	(void)check_hand_behind(s, pc->rh_sid, &seq, ahead, sizeof(ahead));
+	return seq < 0;
+}
+
 /* The first demote since a resumed start, with its reason. */
 void
 check_hand_startup(struct sim *s, struct peer *p, const char *why)

@@ -754,6 +754,7 @@ void check_hand_resume(struct sim *s, struct peer *p,
     const struct el_resume *r);
 void check_hand_cancel(struct sim *s, struct peer *p);
 void check_hand_startup(struct sim *s, struct peer *p, const char *why);
+int check_hand_resumed_preempted(struct sim *s, struct peer *p);
 void check_lease_reply(struct sim *s, struct peer *p,
     const struct cpending *pd, int rc, int conn);
 void check_lease_freeze(struct sim *s, struct peer *p);
