@@ -236,7 +236,10 @@
  * that never comes; 161 (unit tests only) a release after a lost create
  * lists E/candidates without the connection's sync; 162 ((rel) told
  * gone) our marker deleted by hand while any UNMARK is in flight taken
- * for that UNMARK's deletion, not only while one of it is.
+ * for that UNMARK's deletion, not only while one of it is. A
+ * fourteenth's: 164 ((room)) the promote's room dropped: a head starts
+ * its promote with only ms left before its demote point, killed as it
+ * starts.
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS

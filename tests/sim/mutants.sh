@@ -128,6 +128,7 @@ spec() {
 159;;\((undo|ack)\);-L -A;l=1 A=1
 160;server-cut,server-crash,server-lag,freeze,crash,pause,resume,stop,delete-node,delete-leader,set-data,auth,switchover,priority,forge-mark,server-restart,election,reexec,run-exit,check-reload,delete-claim,acl;\(resign\) .*not answered;-H;h=1
 162;server-cut,server-crash,server-lag,blip,isolate,freeze,crash,delete-node,delete-leader,health,set-data,auth,server-restart,election,reexec,run-exit,check-reload,delete-claim,acl;\(rel\) .*told was deleted;-P -y 1000;p=1 y=1000 z=1
+164;;\(room\);-A;A=1
 EOT
 }
 
