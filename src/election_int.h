@@ -240,8 +240,10 @@
  * breadcrumb written by hand) a change of the breadcrumb notified only
  * re-arms its watch: a decision before the read's reply takes the old
  * view (a promote with no fence, a fence of the old epoch).
- * A fourteenth's: 165 ((h) resumed) a leader not listed yet (a resumed
- * one's first = 0) is taken for preempted: a demote at every resume.
+ * A fourteenth's: 164 ((room)) the promote's room dropped: a head starts
+ * its promote with only ms left before its demote point, killed as it
+ * starts; 165 ((h) resumed) a leader not listed yet (a resumed one's
+ * first = 0) is taken for preempted: a demote at every resume.
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS

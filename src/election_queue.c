@@ -269,8 +269,9 @@ el_next_promote(struct election *el, struct el_action *act)
 	 * that keeps breaking lets no confirmation pair up): the keepalive
 	 * renews a lease every T/6.
 	 */
-	if (el->now + el->timeout_ms / EL_PROMOTE_ROOM_DIV >= (EL_MUTANT(28) ?
-	    el_lease_end(el) : el_demote_point(el)) && !EL_MUTANT(9))
+	if (el->now + (EL_MUTANT(164) ? 0 : el->timeout_ms /
+	    EL_PROMOTE_ROOM_DIV) >= (EL_MUTANT(28) ? el_lease_end(el) :
+	    el_demote_point(el)) && !EL_MUTANT(9))
 		return 0;
 	if (!EL_MUTANT(12) && el_next_right(el, act))
 		return 0;

@@ -14,6 +14,8 @@
  *       reason disconnected or lease-lost is needless when a lease done
  *       right, from what the daemon had received in that session, still
  *       had more than a whole demote before it: see check_lease_demote().
+ *  (room) with -A: a promote or fence the lease kills ran at least T/8,
+ *       the room it is owed before the demote point: check_lease_room().
  */
 #include <stdio.h>
 #include <string.h>
@@ -28,6 +30,8 @@
 #define CHECK_AV_SLACK_MS 50
 /* (G): a hook killed in a demote's way, reaped (tied faults: 1-30 ms). */
 #define CHECK_GRACE_SLACK_MS 50
+/* (room): the kill of a promote its lease left no room (the timers). */
+#define CHECK_ROOM_SLACK_MS 10
 
 /*
  * The earliest moment the quorum could expire session sid: SIM_NEVER
@@ -173,6 +177,11 @@ check_lease_promote(struct sim *s, struct peer *p, enum hook_kind kind)
 	if (v.demote_at != 0 && s->now >= v.demote_at)
 		check_fail(s, "(L2) %s: %s starts at or past its demote point "
 		    "%lld", p->id, trace_hook(kind), (long long)v.demote_at);
+	s->pc[p->idx].rm_ran = 0;
+	s->pc[p->idx].rm_start = s->now;
+	s->pc[p->idx].rm_T = v.session_timeout_ms;
+	s->pc[p->idx].rm_budget = v.demote_timeout_ms;
+	s->pc[p->idx].rm_lag = v.report_lag_ms;
 	e = check_lease_expiry(s, v.sid);
 	d = check_lease_budget(p, v.session_timeout_ms);
 	if (s->now + d + CHECK_LEASE_MARGIN_MS > e)
@@ -317,6 +326,57 @@ check_lease_wake(struct sim *s, struct peer *p)
 }
 
 /*
+ * (room) A promote or fence killed now, v the view then: how long it ran
+ * if that is short of T/8, the room the contract gives one before its
+ * demote point, with the lease's settings as they were at its start (a
+ * reload may bring the demote point closer); the demote's reason tells
+ * whether the lease killed it (check_lease_room()).
+ */
+static void
+check_lease_room_cut(struct sim *s, struct peer *p,
+    const struct election_view *v)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+	int64_t ran = s->now - pc->rm_start;
+
+	pc->rm_ran = 0;
+	if (pc->rm_start == 0 || v->session_timeout_ms != pc->rm_T ||
+	    v->demote_timeout_ms != pc->rm_budget ||
+	    v->report_lag_ms != pc->rm_lag)
+		return;
+	if (ran + CHECK_ROOM_SLACK_MS < pc->rm_T / 8)
+		pc->rm_ran = ran > 0 ? ran : 1;
+}
+
+/*
+ * (room) with -A, at a demote after a promote or fence was killed: one
+ * killed by the lease (lease-lost, or disconnected with no
+ * disconnect_grace configured) had T/8 before its demote point when it
+ * started (the man page: no promote or fence starts without room in its
+ * lease); one killed sooner was started into a lease running out, a
+ * needless failover where waiting for a renewal would have let a whole
+ * promote go ahead (a fourteenth blind round's miss).
+ */
+static void
+check_lease_room(struct sim *s, struct peer *p, const char *why)
+{
+	struct pcheck *pc = &s->pc[p->idx];
+	int64_t ran = pc->rm_ran;
+
+	pc->rm_ran = 0;
+	if (ran == 0 || (strcmp(why, "lease-lost") != 0 &&
+	    (strcmp(why, "disconnected") != 0 || p->grace_set)))
+		return;
+	s->st.needless++;
+	if (s->avail)
+		check_fail(s, "(room) %s: a promote or fence started at %lld "
+		    "killed by its lease (reason %s) %lld ms later, short of "
+		    "the T/8 (%lld ms) of room it is owed", p->id,
+		    (long long)pc->rm_start, why, (long long)ran,
+		    (long long)(pc->rm_T / 8));
+}
+
+/*
  * A promote or fence killed (at the demote point), or a check killed to
  * make way for a demote: the demote that follows was decided now, on what
  * the daemon knew now (its base, its budget, its demote point), even if
@@ -340,6 +400,8 @@ check_lease_cancel(struct sim *s, struct peer *p)
 	if (p->hook_kind != HOOK_PROMOTE && p->hook_kind != HOOK_FENCE &&
 	    (p->hook_kind != HOOK_CHECK || v.role != ROLE_DEMOTING))
 		return;
+	if (p->hook_kind != HOOK_CHECK)
+		check_lease_room_cut(s, p, &v);
 	pc->av_cut_at = s->now;
 	pc->av_cut_base = pc->av_base;
 	pc->av_cut_from = pc->av_from;
@@ -438,6 +500,7 @@ check_lease_demote(struct sim *s, struct peer *p, const struct el_action *act)
 	pc->av_cut_at = 0;
 	pc->av_woke_late = 0;
 	check_lease_demote_budget(s, p, act);
+	check_lease_room(s, p, why);
 	if (strcmp(why, "startup") == 0)
 		return;
 	e = check_lease_expiry(s, pc->sid);
@@ -447,8 +510,14 @@ check_lease_demote(struct sim *s, struct peer *p, const struct el_action *act)
 		    "%016llx at %lld", p->id, why, (long long)s->now,
 		    (long long)act->ms, (unsigned long long)pc->sid,
 		    (long long)e);
+	/*
+	 * A grace counts from a disconnection told by the decision: one told
+	 * after the kill of a promote (the lease's) only names the demote
+	 * (seed 5455000070 of -k 2000 -W -P -H -A).
+	 */
 	if (strcmp(why, "disconnected") == 0 && p->disc_at != 0 &&
-	    p->grace_end != SIM_NEVER && t < p->grace_end) {
+	    p->disc_at <= t && p->grace_end != SIM_NEVER &&
+	    t < p->grace_end) {
 		s->st.needless++;
 		if (s->avail)
 			check_fail(s, "(AV) %s: needless demote (reason "

@@ -354,6 +354,11 @@ struct pcheck {
 	int64_t av_cut_budget;	/* ...and the demote's budget then */
 	int av_cut_check;	/* ...a check's kill, which a renewal read
 				 * before its reaping takes back */
+	/* (room) its last promote's or fence's start, and the lease's
+	 * settings then (T, the demote's budget, the report lag) */
+	int64_t rm_start, rm_T, rm_budget, rm_lag;
+	int64_t rm_ran;		/* ...killed after this long, short of T/8
+				 * (0: not), awaiting the demote's reason */
 	struct {
 		int64_t sent, replied;
 	} av_conf[16];		/* confirmations on av_conn */
