@@ -226,6 +226,8 @@ daemon_perform(struct daemon *d, const struct el_action *act)
 		break;
 	case EL_ACT_HOOK:
 		/* hooks.run ends first; its end starts this demote. */
+		if (act->hook == HOOK_PROMOTE || act->hook == HOOK_FENCE)
+			resume_before_lead(d);
 		if (act->hook != HOOK_DEMOTE || !run_hook_before_demote(d, act))
 			slot_hook_run(d, act);
 		break;

@@ -261,6 +261,12 @@ struct el_resume {
 	 */
 	int crumb_claimed;
 	int64_t crumb_claim_seq;
+	/*
+	 * The application was demoted (a demote hook ended well) and no
+	 * promote or fence began since: not leading, whatever E/leader or
+	 * the claims say. A file of an older version has none: 0.
+	 */
+	int down;
 	int exact;		/* handed over by the image that ran (re-exec) */
 	int unhealthy;		/* its health check had failed check_fall times */
 };
@@ -363,6 +369,7 @@ struct election_view {
 				 * session file keeps it */
 	int promoted;		/* the application was told to lead, and its
 				 * demote has not started */
+	int down;		/* el_resume's down: for the session file */
 	int claimed;		/* el_resume's claimed and claim_seq: for */
 	int64_t claim_seq;	/* the session file */
 	int crumb_claimed;	/* el_resume's crumb_claimed and */

@@ -107,6 +107,13 @@ el_act_hook(struct election *el, struct el_action *act, enum hook_kind kind,
 	el->hook = (int)kind;
 	el->hook_gen = el->node_gen;
 	el->hook_cancelled = 0;
+	/*
+	 * The application may lead from now (or, a demote, until its end):
+	 * the session file stops saying it is down (election_view()).
+	 */
+	if (kind == HOOK_DEMOTE || kind == HOOK_FENCE ||
+	    (kind == HOOK_PROMOTE && !EL_MUTANT(167)))
+		el->down = 0;
 	switch (kind) {
 	case HOOK_PROMOTE:
 	case HOOK_FENCE:

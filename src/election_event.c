@@ -280,6 +280,9 @@ election_hook_done(struct election *el, enum hook_kind kind, int ok)
 		break;
 	case HOOK_DEMOTE:
 		el->lead_claimed = 0;	/* what it rested on is undone */
+		/* Told to stop, and done: the application is down. */
+		if (ok)
+			el->down = 1;
 		break;
 	case HOOK_NOTIFY:
 	case HOOK_RUN:
@@ -537,6 +540,8 @@ election_view(const struct election *el, struct election_view *v)
 	    ((el->resume_check || (el->startup_demote && !EL_MUTANT(123))) &&
 	    el->resume_promoting);
 	v->promoted = el_promoted(el);
+	/* Not while a demote it decided has yet to end (a crash redoes it). */
+	v->down = el->down && !el->startup_demote;
 	v->lead_epoch = EL_MUTANT(99) ? el->epoch : el->lead_epoch;
 	el_view_claim(el, v);
 	v->backoff_until = el->backoff_until;
@@ -614,6 +619,8 @@ election_resume(struct election *el, const struct el_resume *r)
 	el->resume_check = 1;
 	el->resume_exact = r->exact;
 	el->resume_promoting = r->promoting;
+	/* Down and nothing begun since: what the file says, if it does. */
+	el->down = r->down && !r->leader && !r->promoting && !EL_MUTANT(166);
 	el->resume_claimed = r->claimed;
 	el->resume_claim_seq = r->claim_seq;
 	el->resume_demote = el->startup_demote;

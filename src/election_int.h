@@ -244,6 +244,11 @@
  * its promote with only ms left before its demote point, killed as it
  * starts; 165 ((h) resumed) a leader not listed yet (a resumed one's
  * first = 0) is taken for preempted: a demote at every resume.
+ * 166 ((RH)) the session file's down line ignored: a daemon demoted
+ * after a lost lease, head again with E/leader still its own, demotes
+ * again at a restart; 167 (two leaders) down not cleared when a promote
+ * begins: a crash in the promote's first moments resumes as down, with
+ * no demote at its lease's end.
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS
@@ -471,6 +476,12 @@ struct election {
 	int unmark_old;		/* the UNMARK in flight is mark_old's */
 	int mark_unsure;	/* a lost release may have deleted it */
 	int resume_promoting;	/* resumed: a promote or fence had begun */
+	/*
+	 * A demote hook ended well and no promote, fence or demote began
+	 * since, nor did a listing place us behind another (election_
+	 * view()): the application is not leading. Resumed from the file.
+	 */
+	int down;
 	int resume_claimed;	/* resumed: the file named a claim, */
 	int64_t resume_claim_seq;	/* ...this one */
 	int lead_claimed;	/* a promote or fence began on a claim, */

@@ -117,11 +117,15 @@ el_resume_decide(struct election *el)
 	 * ran for a moment (resume.c); before that, it names the claim,
 	 * and a claim it names that is gone may have been promoted on.
 	 * The demote then keeps the claim named, for a crash during it.
+	 * None of it counts when the file said the application was down
+	 * (a demote ended, nothing begun since: el->down), which the daemon
+	 * writes before a promote or fence begins: E/leader still ours (a
+	 * lost lease's demote keeps it) was not promoted on again.
 	 */
-	if ((el->cl.have && (el->cl.first || EL_MUTANT(151))) ||
-	    el_owns_leader(el) ||
-	    (el->resume_promoting && !EL_MUTANT(92)) ||
-	    (el_resume_claim_gone(el) && !EL_MUTANT(94))) {
+	if ((!el->down && ((el->cl.have && (el->cl.first ||
+	    EL_MUTANT(151))) || el_owns_leader(el) ||
+	    (el_resume_claim_gone(el) && !EL_MUTANT(94)))) ||
+	    (el->resume_promoting && !EL_MUTANT(92))) {
 		el->startup_demote = 1;
 		if (el->resume_claimed && !EL_MUTANT(109)) {
 			el->lead_claimed = 1;

@@ -96,6 +96,14 @@ el_list_done(struct election *el, const struct el_result *res)
 		el->yield_listed = 2;	/* newer nodes: the markers again */
 	el->first = me == 0;
 	el->position = me + 1;
+	/*
+	 * Behind another, a prepared heir's promote may start the moment
+	 * the release is told, in the step that tells it: the session file
+	 * says it is down no more from this step's end, so that the daemon
+	 * need not rewrite it before that promote (resume.c).
+	 */
+	if (me > 0)
+		el->down = 0;
 	/* A resign is done once the new node is seen in the queue. */
 	if ((el->resigning == 2 || (el->resigning && EL_MUTANT(131))) &&
 	    el->node != NULL)

@@ -120,6 +120,8 @@ resume_load(struct daemon *d)
 	r.lease_sent = f.lease_sent;
 	r.leader = f.leader;
 	r.promoting = f.promoting;
+	r.down = f.down;
+	d->session_down = f.down;
 	r.claimed = f.claimed;
 	r.claim_seq = f.claim_seq;
 	r.crumb_claimed = f.crumb_claimed;
@@ -188,6 +190,7 @@ resume_save(struct daemon *d)
 	struct election_view v;
 	struct session_facts f;
 	char *text;
+	int down;
 
 	if (d->session_path == NULL)
 		return;
@@ -208,6 +211,7 @@ resume_save(struct daemon *d)
 	    0;
 	f.leader = v.promoted;
 	f.promoting = resume_begun(d, v.promote_begun);
+	f.down = down = v.down;
 	f.claimed = v.claimed;
 	f.claim_seq = v.claim_seq;
 	f.crumb_claimed = v.crumb_claimed;
@@ -226,11 +230,40 @@ resume_save(struct daemon *d)
 			log_warn("write %s", d->session_path);
 		explicit_bzero(text, strlen(text));
 		text[0] = '\0';
-	}
+	} else
+		d->session_down = down;
 	if (d->session_text != NULL)
 		explicit_bzero(d->session_text, strlen(d->session_text));
 	free(d->session_text);
 	d->session_text = text;
+}
+
+/*
+ * A promote or fence hook is about to be spawned: the application may lead
+ * from its start, so the file must not say down=1 then (a restart would
+ * resume without the demote it owes: el_resume_decide()). resume_save()
+ * runs after the step, after the spawn: when the file says down=1, it is
+ * written first, here, or removed if it cannot be (a restart then starts
+ * a session of its own, with its startup demote). A prepared heir's file
+ * no longer says it by its promote (the listing that placed it behind
+ * another cleared it, election_reply.c): this is a head's rarer path.
+ */
+void
+resume_before_lead(struct daemon *d)
+{
+	if (!d->session_down || d->session_path == NULL)
+		return;
+	resume_save(d);
+	if (!d->session_down)
+		return;
+	log_warnx("session file %s cannot say a promote begins: removed",
+	    d->session_path);
+	session_file_remove(d->session_path);
+	d->session_down = 0;
+	if (d->session_text != NULL)
+		explicit_bzero(d->session_text, strlen(d->session_text));
+	free(d->session_text);
+	d->session_text = NULL;
 }
 
 void

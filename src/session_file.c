@@ -85,11 +85,11 @@ session_file_render(const struct session_facts *f)
 		    "crumb_claim=%lld\n", (long long)f->crumb_claim_seq);
 	(void)xasprintf(&text, "root=%s\nservice=%s\nid=%s\nsocket=%s\n"
 	    "sid=%016llx\npasswd=%s\ntimeout=%lld\n"
-	    "lease=%lld\nleader=%d\npromoting=%d\n%sepoch=%lld\nboot=%s\n",
+	    "lease=%lld\nleader=%d\npromoting=%d\n%s%sepoch=%lld\nboot=%s\n",
 	    f->owner.root, f->owner.service, f->owner.id, f->owner.socket,
 	    (unsigned long long)f->zs.sid, pw, (long long)f->timeout_ms,
 	    (long long)f->lease_sent, f->leader != 0, f->promoting != 0,
-	    claim, (long long)f->epoch, f->boot);
+	    f->down ? "down=1\n" : "", claim, (long long)f->epoch, f->boot);
 	explicit_bzero(pw, sizeof(pw));
 	return text;
 }
@@ -200,6 +200,8 @@ session_line(char *line, struct session_facts *f, struct session_seen *s)
 		f->leader = n != 0;
 	else if (strcmp(line, "promoting") == 0)
 		f->promoting = n != 0;
+	else if (strcmp(line, "down") == 0)
+		f->down = n != 0;
 	else if (strcmp(line, "claim") == 0) {
 		f->claimed = 1;
 		f->claim_seq = n;

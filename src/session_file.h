@@ -39,6 +39,7 @@ struct session_facts {
 	int64_t lease_sent;	/* on now_ms()'s clock, this boot; 0 none */
 	int leader;		/* the application was told to lead */
 	int promoting;		/* a promote or fence hook had begun */
+	int down;		/* demoted, nothing begun since (el_resume) */
 	int claimed;		/* a claim is named (el_resume's): */
 	int64_t claim_seq;	/* ...its sequence */
 	int crumb_claimed;	/* the breadcrumb's claim is named: */

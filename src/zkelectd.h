@@ -195,6 +195,8 @@ struct daemon {
 	/* resume.c: the session file and the session to re-attach */
 	char *session_path;
 	char *session_text;	/* as last written */
+	int session_down;	/* the file on disk says down=1 (as read,
+				 * or last written) */
 	int64_t session_begun;	/* when a promote or fence was first seen
 				 * begun (0: none), for its deferred line */
 	struct event *ev_session_late;	/* writes it RESUME_BEGUN_MS on */
@@ -266,6 +268,8 @@ int resume_load(struct daemon *d);
 /* -1 (err says why) when another live daemon would share the file. */
 int resume_exclusive(struct daemon *d, char *err, size_t errlen);
 void resume_save(struct daemon *d);
+/* Before a promote or fence hook is spawned (resume.c). */
+void resume_before_lead(struct daemon *d);
 void resume_remove(struct daemon *d);
 
 /* notify_hook.c */

@@ -130,6 +130,7 @@ spec() {
 162;server-cut,server-crash,server-lag,blip,isolate,freeze,crash,delete-node,delete-leader,health,set-data,auth,server-restart,election,reexec,run-exit,check-reload,delete-claim,acl;\(rel\) .*told was deleted;-P -y 1000;p=1 y=1000 z=1
 163;;\((i|rel)\);-H -A -y c -Y c;h=1 A=1 y=c Y=c z=1
 165;;\(h\) .*demotes for preempted;-R;r=1
+166;;\(RH\);-R -A -k 2000 -y c -Y c;k=2000 r=1 A=1 y=c Y=c z=1
 164;;\(room\);-A;A=1
 EOT
 }

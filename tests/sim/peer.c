@@ -612,6 +612,12 @@ peer_session_file(struct sim *s, struct peer *p,
 	}
 	p->sf.promoting = v->promote_begun &&
 	    s->now - p->begun_at >= SIM_BEGUN_MS;
+	/*
+	 * Cleared as a promote or fence begins, in the step that starts
+	 * it: written here after the step, which no crash falls inside,
+	 * as the daemon writes it before the hook's spawn (resume.c).
+	 */
+	p->sf.down = v->down;
 	p->sf.claimed = v->claimed;
 	p->sf.claim_seq = v->claim_seq;
 	p->sf.crumb_claimed = v->crumb_claimed;

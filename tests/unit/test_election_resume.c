@@ -444,6 +444,37 @@ test_named_claim_gone_or_replaced_demotes_first(void **state)
 }
 
 /*
+ * Demoted after a lost lease (E/leader and the node kept), head again, a
+ * claim made behind another session's: a re-exec's file says down (the
+ * demote ended, nothing begun since). No demote again (sim -k 2000 -R -A
+ * 1025043307, mutant 166); without the line, as before: one. A file
+ * that says a promote had begun demotes whatever it says of down.
+ */
+static void
+test_resumed_down_does_not_demote_again(void **state)
+{
+	struct world w = { SID, SID, OTHER, 0, NULL, 1, 0 };
+	struct el_resume r;
+	struct election *el;
+	struct el_action a;
+	struct election_view v;
+
+	(void)state;
+	resume_hint(&r, 0, 1);
+	resumed_demotes_first(&w, &r);
+	r.down = 1;
+	el = resumed(&r, 0);
+	connect_session(el);
+	a = serve(el, &w);
+	assert_false(a.type == EL_ACT_HOOK && a.hook == HOOK_DEMOTE);
+	election_view(el, &v);
+	assert_int_equal(v.down, 1);	/* the next file says it again */
+	election_free(el);
+	r.promoting = 1;
+	resumed_demotes_first(&w, &r);
+}
+
+/*
  * A leader resumed on a file naming claim 5 (its promote's, not ours: ours
  * is listed as _0000000000) and, when crumb_seq is not -1, that claim as
  * its breadcrumb's: all of it confirmed, it leads on.
@@ -917,6 +948,7 @@ main(void)
 		    test_promote_begun_without_a_claim_demotes_first),
 		cmocka_unit_test(
 		    test_named_claim_gone_or_replaced_demotes_first),
+		cmocka_unit_test(test_resumed_down_does_not_demote_again),
 		cmocka_unit_test(test_resumed_leader_names_the_claim_it_led_on),
 		cmocka_unit_test(
 		    test_resumed_leader_releases_the_breadcrumb_of_its_ack),

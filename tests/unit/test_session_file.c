@@ -135,6 +135,37 @@ test_written_is_read_back(void **state)
 	free(p);
 }
 
+/* down=1 round trips; a file without the line (older) reads as down=0. */
+static void
+test_down_is_read_back(void **state)
+{
+	struct session_facts f, g;
+	const char *why;
+	char *p = path_of("d.session"), *text;
+
+	(void)state;
+	facts(&f);
+	f.leader = 0;
+	f.down = 1;
+	text = session_file_render(&f);
+	assert_non_null(strstr(text, "\ndown=1\n"));
+	assert_int_equal(session_file_write(p, text), 0);
+	free(text);
+	reader(&g, "boot-a");
+	assert_int_equal(session_file_read(p, &g, &why), 0);
+	assert_int_equal(g.down, 1);
+	f.down = 0;
+	text = session_file_render(&f);
+	assert_null(strstr(text, "down="));
+	assert_int_equal(session_file_write(p, text), 0);
+	free(text);
+	reader(&g, "boot-a");
+	assert_int_equal(session_file_read(p, &g, &why), 0);
+	assert_int_equal(g.down, 0);
+	session_file_remove(p);
+	free(p);
+}
+
 static void
 test_untrusted_files_are_refused(void **state)
 {
@@ -271,6 +302,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_path_replaces_the_socket_suffix),
 		cmocka_unit_test(test_written_is_read_back),
+		cmocka_unit_test(test_down_is_read_back),
 		cmocka_unit_test(test_untrusted_files_are_refused),
 		cmocka_unit_test(test_the_owner_is_compared),
 		cmocka_unit_test(test_a_file_too_long_is_refused),
