@@ -131,6 +131,7 @@ spec() {
 163;;\((i|rel)\);-H -A -y c -Y c;h=1 A=1 y=c Y=c z=1
 165;;\(h\) .*demotes for preempted;-R;r=1
 166;;\(RH\);-R -A -k 2000 -y c -Y c;k=2000 r=1 A=1 y=c Y=c z=1
+167;;\((a|c|g|h|L|L1|ack|b|undo)\);-R -A -y c -Y c;r=1 A=1 y=c Y=c z=1
 164;;\(room\);-A;A=1
 EOT
 }

@@ -437,6 +437,34 @@ test_elected(void **state)
 	election_free(el);
 }
 
+/*
+ * The session file's down (election_view()): not while a demote runs, set
+ * once it ended well, cleared the moment a promote begins (mutant 167
+ * keeps it: a crash in the promote's first moments would resume as down,
+ * with no demote owed).
+ */
+static void
+test_down_from_a_demote_to_a_promote(void **state)
+{
+	struct election *el = el_new(1, 0);
+	struct election_view v;
+
+	(void)state;
+	expect_hook(el, HOOK_DEMOTE, "startup");
+	election_view(el, &v);
+	assert_int_equal(v.down, 0);
+	election_hook_done(el, HOOK_DEMOTE, 1);
+	election_view(el, &v);
+	assert_int_equal(v.down, 1);
+	join_alone(el, NULL);
+	election_view(el, &v);
+	assert_int_equal(v.down, 1);
+	expect_hook(el, HOOK_PROMOTE, "elected");
+	election_view(el, &v);
+	assert_int_equal(v.down, 0);
+	election_free(el);
+}
+
 /* The next action, which must be the report of the move from -> to. */
 static void
 expect_move(struct election *el, enum el_state from, enum el_state to,
@@ -5103,6 +5131,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_elected),
+		cmocka_unit_test(test_down_from_a_demote_to_a_promote),
 		cmocka_unit_test(test_state_moves_are_reported),
 		cmocka_unit_test(test_state_table),
 		cmocka_unit_test(test_state_stopped_is_the_end),
