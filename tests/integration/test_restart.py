@@ -434,6 +434,8 @@ def test_a_resumed_leader_acked_on_its_second_claim_is_not_fenced(
     cands = f"{election.path}/candidates"
     (ours,) = [n for n in kz.get_children(cands) if sid in n]
     kz.delete(f"{cands}/{ours}")
+    # a leads until it hears of the deletion: wait for b, not for one.
+    b.wait_role("leader", 20)
     assert election.wait_one_leader(timeout=20) is b
     runs = [(ev.id, ev.event, ev.reason) for ev in hook_lines(election, since)]
     assert ("a", "demote", "node-deleted") in runs, runs

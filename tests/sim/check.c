@@ -605,16 +605,26 @@ check_ts(const struct sim *s, int64_t t, char *buf, size_t len)
  * from the moment the daemon hears of that write, the promote fences its
  * epoch first (check_crumb_unheard(); a fence that started before stands).
  * Nor may it promote over what it believes is there. dd: its claim and
- * node both deleted by hand (check_promote()).
+ * node both deleted by hand (check_promote()). A promote again on the
+ * node of its last promote is held to neither by a write by hand: no one
+ * else can have led since that promote (CONTRACT.md, 5), whose decision
+ * stands (a resumed leader takes its node's fence as done).
  */
 static void
 check_promote_crumb(struct sim *s, struct peer *p,
     const struct el_action *act, const struct election_view *v, int dd)
 {
 	struct pcheck *pc = &s->pc[p->idx];
+	const struct znode *z = ztree_get(&s->qu.tree, SIM_CRUMB);
 	char cid[32];
 	int64_t cepoch = 0;
 
+	if (z != NULL && s->crumb_hand_zxid != 0 &&
+	    z->mzxid == s->crumb_hand_zxid &&
+	    strcmp(pc->promoted_node, v->node) == 0) {
+		s->st.crumb_unheard++;
+		return;
+	}
 	if (!dd && check_crumb(s, cid, sizeof(cid), &cepoch) &&
 	    cepoch != act->epoch && !check_crumb_unheard(s, p->crumb_heard)) {
 		s->st.over_crumb++;
@@ -680,6 +690,8 @@ check_promote(struct sim *s, struct peer *p, const struct el_action *act)
 	}
 	if (s->fc.fence && v.node != NULL)
 		check_promote_crumb(s, p, act, &v, dd);
+	(void)snprintf(pc->promoted_node, sizeof(pc->promoted_node), "%s",
+	    v.node != NULL ? v.node : "");
 	if (!dd && act->epoch < s->last_epoch)
 		check_fail(s, "(d) %s: promote epoch %lld below the last "
 		    "leader's %lld%s", p->id, (long long)act->epoch,

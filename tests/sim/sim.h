@@ -323,6 +323,7 @@ struct pcheck {
 	char node[SIM_PATH];
 	int64_t sid;		/* the session it promoted in */
 	char fenced_node[SIM_PATH];	/* the node of its last good fence */
+	char promoted_node[SIM_PATH];	/* (i) the node of its last promote */
 	int64_t fenced_epoch;	/* and the breadcrumb's epoch it fenced */
 	int64_t fenced_told;	/* and its fence_told */
 	int64_t admin_at;	/* an administrator last deleted a node of
