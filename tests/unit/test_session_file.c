@@ -33,6 +33,27 @@ reader(struct session_facts *g, const char *boot)
 	(void)snprintf(g->boot, sizeof(g->boot), "%s", boot);
 }
 
+/*
+ * Renders f, checks that the text has `has` and lacks `lacks` (each when
+ * not NULL), writes it at p and reads it back into g, as on boot "boot-a".
+ */
+static void
+round_trip(const char *p, const struct session_facts *f,
+    struct session_facts *g, const char *has, const char *lacks)
+{
+	const char *why;
+	char *text = session_file_render(f);
+
+	if (has != NULL)
+		assert_non_null(strstr(text, has));
+	if (lacks != NULL)
+		assert_null(strstr(text, lacks));
+	assert_int_equal(session_file_write(p, text), 0);
+	free(text);
+	reader(g, "boot-a");
+	assert_int_equal(session_file_read(p, g, &why), 0);
+}
+
 static void
 facts(struct session_facts *f)
 {
@@ -117,12 +138,7 @@ test_written_is_read_back(void **state)
 	assert_int_equal(g.epoch, f.epoch);
 	/* No breadcrumb's claim (an older version's file): none is read. */
 	f.crumb_claimed = 0;
-	text = session_file_render(&f);
-	assert_null(strstr(text, "crumb_claim"));
-	assert_int_equal(session_file_write(p, text), 0);
-	free(text);
-	reader(&g, "boot-a");
-	assert_int_equal(session_file_read(p, &g, &why), 0);
+	round_trip(p, &f, &g, NULL, "crumb_claim");
 	assert_int_equal(g.claim_seq, 4);
 	assert_int_equal(g.crumb_claimed, 0);
 	/* Another boot: the clock the lease is on started again. */
@@ -140,27 +156,16 @@ static void
 test_down_is_read_back(void **state)
 {
 	struct session_facts f, g;
-	const char *why;
-	char *p = path_of("d.session"), *text;
+	char *p = path_of("d.session");
 
 	(void)state;
 	facts(&f);
 	f.leader = 0;
 	f.down = 1;
-	text = session_file_render(&f);
-	assert_non_null(strstr(text, "\ndown=1\n"));
-	assert_int_equal(session_file_write(p, text), 0);
-	free(text);
-	reader(&g, "boot-a");
-	assert_int_equal(session_file_read(p, &g, &why), 0);
+	round_trip(p, &f, &g, "\ndown=1\n", NULL);
 	assert_int_equal(g.down, 1);
 	f.down = 0;
-	text = session_file_render(&f);
-	assert_null(strstr(text, "down="));
-	assert_int_equal(session_file_write(p, text), 0);
-	free(text);
-	reader(&g, "boot-a");
-	assert_int_equal(session_file_read(p, &g, &why), 0);
+	round_trip(p, &f, &g, NULL, "down=");
 	assert_int_equal(g.down, 0);
 	session_file_remove(p);
 	free(p);
