@@ -183,6 +183,16 @@ resume_begun(struct daemon *d, int begun)
 	return 0;
 }
 
+/* The text last written: wiped (it holds the session's password), then text. */
+static void
+resume_text_set(struct daemon *d, char *text)
+{
+	if (d->session_text != NULL)
+		explicit_bzero(d->session_text, strlen(d->session_text));
+	free(d->session_text);
+	d->session_text = text;
+}
+
 /* Called after every step: the file follows the session and its lease. */
 void
 resume_save(struct daemon *d)
@@ -190,7 +200,6 @@ resume_save(struct daemon *d)
 	struct election_view v;
 	struct session_facts f;
 	char *text;
-	int down;
 
 	if (d->session_path == NULL)
 		return;
@@ -211,7 +220,7 @@ resume_save(struct daemon *d)
 	    0;
 	f.leader = v.promoted;
 	f.promoting = resume_begun(d, v.promote_begun);
-	f.down = down = v.down;
+	f.down = v.down;
 	f.claimed = v.claimed;
 	f.claim_seq = v.claim_seq;
 	f.crumb_claimed = v.crumb_claimed;
@@ -231,11 +240,8 @@ resume_save(struct daemon *d)
 		explicit_bzero(text, strlen(text));
 		text[0] = '\0';
 	} else
-		d->session_down = down;
-	if (d->session_text != NULL)
-		explicit_bzero(d->session_text, strlen(d->session_text));
-	free(d->session_text);
-	d->session_text = text;
+		d->session_down = v.down;
+	resume_text_set(d, text);
 }
 
 /*
@@ -260,10 +266,7 @@ resume_before_lead(struct daemon *d)
 	    d->session_path);
 	session_file_remove(d->session_path);
 	d->session_down = 0;
-	if (d->session_text != NULL)
-		explicit_bzero(d->session_text, strlen(d->session_text));
-	free(d->session_text);
-	d->session_text = NULL;
+	resume_text_set(d, NULL);
 }
 
 void
@@ -275,10 +278,7 @@ resume_remove(struct daemon *d)
 	}
 	if (d->session_path != NULL)
 		session_file_remove(d->session_path);
-	if (d->session_text != NULL)
-		explicit_bzero(d->session_text, strlen(d->session_text));
-	free(d->session_text);
+	resume_text_set(d, NULL);
 	free(d->session_path);
-	d->session_text = NULL;
 	d->session_path = NULL;
 }

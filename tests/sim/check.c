@@ -120,6 +120,16 @@ check_crumb(struct sim *s, char *id, size_t idlen, int64_t *epoch)
 	return 1;
 }
 
+/* The quorum's E/breadcrumb is the last write by hand (fault_crumb_tie()). */
+static int
+check_crumb_hand(struct sim *s)
+{
+	const struct znode *z = ztree_get(&s->qu.tree, SIM_CRUMB);
+
+	return z != NULL && s->crumb_hand_zxid != 0 &&
+	    z->mzxid == s->crumb_hand_zxid;
+}
+
 /*
  * (i) with E/breadcrumb written by hand (fault_crumb_tie(), -H): a daemon
  * can act on the write once it hears of it: its watch's notification (a
@@ -134,10 +144,7 @@ check_crumb(struct sim *s, char *id, size_t idlen, int64_t *epoch)
 static int
 check_crumb_unheard(struct sim *s, int64_t told)
 {
-	const struct znode *z = ztree_get(&s->qu.tree, SIM_CRUMB);
-
-	if (z == NULL || s->crumb_hand_zxid == 0 ||
-	    z->mzxid != s->crumb_hand_zxid || z->mzxid <= told)
+	if (!check_crumb_hand(s) || s->crumb_hand_zxid <= told)
 		return 0;
 	s->st.crumb_unheard++;
 	return 1;
@@ -615,13 +622,10 @@ check_promote_crumb(struct sim *s, struct peer *p,
     const struct el_action *act, const struct election_view *v, int dd)
 {
 	struct pcheck *pc = &s->pc[p->idx];
-	const struct znode *z = ztree_get(&s->qu.tree, SIM_CRUMB);
 	char cid[32];
 	int64_t cepoch = 0;
 
-	if (z != NULL && s->crumb_hand_zxid != 0 &&
-	    z->mzxid == s->crumb_hand_zxid &&
-	    strcmp(pc->promoted_node, v->node) == 0) {
+	if (check_crumb_hand(s) && strcmp(pc->promoted_node, v->node) == 0) {
 		s->st.crumb_unheard++;
 		return;
 	}
