@@ -24,12 +24,14 @@
 #      .deb)
 # and ends with exactly one line "N passed, N failed" (tests; a part that
 # could not run counts as one failure). Exits 1 if anything failed.
-# Parts 1 and 2's golden tests run first. Then everything runs at once:
-# the three suites of part 5, which mostly wait on servers, timeouts and
-# hooks, at normal priority, and the mutants, the fuzz seeds and the
-# simulator, which keep both CPUs busy, in the background under SCHED_IDLE
-# (cpu_parts), so that they use only the CPU the suites leave and never
-# delay a daemon. Each part's output is printed whole once it ended.
+# Everything runs at once: the three suites of part 5 and parts 1 and 2's
+# tests, which mostly wait on servers, timeouts and hooks, at normal
+# priority, and the mutants, the fuzz seeds and the simulator, which keep
+# both CPUs busy, in the background under SCHED_IDLE (cpu_parts), so that
+# they use only the CPU the rest leaves and never delay a daemon. The
+# suites and the sanitizer build start first, the unit and golden tests
+# follow in the foreground; each background part's output is printed whole
+# once it ended.
 #
 # Environment: BUILD (default build), SAN_BUILD (default build-san),
 # CHECK_SKIP_SAN=1 skips the sanitizer suite (for quick local runs; it then
@@ -49,8 +51,8 @@ MAKE=${MAKE:-make}
 PYTHON=/usr/bin/python3
 TIMEOUT=${CHECK_TIMEOUT:-600}
 CPU_TIMEOUT=${CHECK_CPU_TIMEOUT:-3600}
-SIM_SCHEDULES=${SIM_SCHEDULES:-6000}
-SIM_COMBO_SCHEDULES=${SIM_COMBO_SCHEDULES:-400}
+SIM_SCHEDULES=${SIM_SCHEDULES:-4000}
+SIM_COMBO_SCHEDULES=${SIM_COMBO_SCHEDULES:-250}
 # Options of every simulator campaign (invariants switched on): -A, no
 # needless demote (availability, tests/sim/README.md).
 SIM_ALWAYS=(-A)
@@ -313,8 +315,6 @@ cpu_end() {
 }
 
 start=$SECONDS
-unit_tests
-conf_tests
 # The chaos test runs its full minute once; under the sanitizers (slower,
 # and what it looks for is memory errors) a shorter run will do.
 integration plain "$BUILD" "$BUILD" 0 "${ZKELECTD_CHAOS_SECONDS:-60}"
@@ -338,6 +338,10 @@ fi
 if [ "$san" = 1 ]; then
 	integration san "$SAN_BUILD, ASan+UBSan" "$SAN_BUILD" 1 20
 fi
+# The unit and golden tests last, beside the suites: they mostly wait (the
+# hook runner's timeouts), and run first they left both CPUs idle.
+unit_tests
+conf_tests
 cpu_end
 suites_end
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
+import zkcds
 from ports import reserve as reserve_ports
 
 HERE = Path(__file__).resolve().parent
@@ -46,6 +47,10 @@ ZK_LOG_JARS = ("/usr/share/java/slf4j-log4j12.jar",
 ZK_JVM_OPTS = ("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                "-Djava.net.preferIPv4Stack=true",
                "-Dzookeeper.jmx.log4j.disable=true")
+ZK_MAIN = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+# The same for every server, so that one class-data archive serves all
+# (zkcds.py); each server's log4j.properties is named by a property.
+ZK_CLASSPATH = ":".join([ZK_JAR, *ZK_LOG_JARS])
 LOG4J = """log4j.rootLogger=INFO, CONSOLE
 log4j.appender.CONSOLE=org.apache.log4j.ConsoleAppender
 log4j.appender.CONSOLE.Target=System.err
@@ -314,10 +319,13 @@ class ZkServer:
     def start(self):
         if self.running():
             return
-        cp = ":".join([str(self.dir), ZK_JAR, *ZK_LOG_JARS])
-        argv = ["java", *ZK_JVM_OPTS, "-cp", cp,
-                "org.apache.zookeeper.server.quorum.QuorumPeerMain",
-                str(self.cfg)]
+        opts = list(ZK_JVM_OPTS)
+        jsa = zkcds.archive(ZK_CLASSPATH, ZK_JVM_OPTS, ZK_MAIN)
+        if jsa is not None:
+            opts.append(f"-XX:SharedArchiveFile={jsa}")
+        log4j = self.dir / "log4j.properties"
+        argv = ["java", *opts, f"-Dlog4j.configuration=file:{log4j}",
+                "-cp", ZK_CLASSPATH, ZK_MAIN, str(self.cfg)]
         log = open(self.log_path, "ab")
         try:
             self.proc = _spawn(argv, f"zookeeper :{self.port}", stdout=log,
