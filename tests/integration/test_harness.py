@@ -4,6 +4,7 @@ These need no zkelectd binary."""
 import os
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 from kazoo.client import KazooClient
@@ -24,6 +25,20 @@ def test_standalone_server_serves(zk, kz):
     kz.create("/harness-selftest", b"x", makepath=True)
     assert kz.get("/harness-selftest")[0] == b"x"
     kz.delete("/harness-selftest")
+
+
+def test_servers_start_from_the_class_archive(zk):
+    """zkcds.py: the archive is made once and every server maps it (so
+    that a suite's sixty JVMs do not each load the same classes anew)."""
+    jsa = zkharness.zkcds.archive(zkharness.ZK_CLASSPATH,
+                                  zkharness.ZK_JVM_OPTS, zkharness.ZK_MAIN)
+    if jsa is None:
+        cds = zkharness.zkcds
+        pytest.fail("no class archive: " + "; ".join(
+            f.read_text().strip() for f in cds.DIR.glob(cds.PREFIX + "*.failed")))
+    assert jsa.is_file()
+    maps = Path(f"/proc/{zk[0].proc.pid}/maps").read_text()
+    assert str(jsa) in maps, "the server did not map the archive"
 
 
 def test_server_stop_and_restart_keeps_data(zk_factory):
