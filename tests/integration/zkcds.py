@@ -11,7 +11,7 @@ against 0.58 s measured) and serves sooner (0.30 against 0.47 s).
 
 The archive is made once per machine, JDK and set of jars (its name
 carries a digest of them), in /tmp under a lock, by the first test
-process that needs it: one server run with -XX:DumpLoadedClassList until
+process that needs it (or the first of each process, while it fails): one server run with -XX:DumpLoadedClassList until
 it serves, then `java -Xshare:dump` (about 2 s in all). Whatever goes
 wrong, the servers start without it, as before: slower, the same server.
 A JVM also refuses an archive made by another JDK or for other jars and
@@ -127,7 +127,8 @@ def _make(path, java, classpath, opts, main):
 def archive(classpath, opts, main):
     """The archive's path for servers run as `java OPTS -cp CLASSPATH
     MAIN`, made if need be; None when there is none (no java, or it could
-    not be made: the reason is in the .failed file beside it)."""
+    not be made: the reason is in the .failed file beside it). Asked once
+    per process."""
     java = shutil.which("java")
     if java is None:
         return None
@@ -141,10 +142,14 @@ def archive(classpath, opts, main):
         fcntl.flock(lock, fcntl.LOCK_EX)
         if path.is_file():
             result = path
-        elif not failed.exists():
+        else:
+            # Tried again by each test process that finds none: a busy
+            # machine's slow server must not leave the suites without it
+            # for good. The last failure's reason stays beside it.
             try:
                 _make(path, java, classpath, opts, main)
                 result = path
+                failed.unlink(missing_ok=True)
             except (OSError, RuntimeError, subprocess.SubprocessError) as e:
                 failed.write_text(f"{e}\n")
     _memo[key] = result
