@@ -30,8 +30,7 @@ def test_standalone_server_serves(zk, kz):
 def test_servers_start_from_the_class_archive(zk):
     """zkcds.py: the archive is made once and every server maps it (so
     that a suite's sixty JVMs do not each load the same classes anew)."""
-    jsa = zkharness.zkcds.archive(zkharness.ZK_CLASSPATH,
-                                  zkharness.ZK_JVM_OPTS, zkharness.ZK_MAIN)
+    jsa = zkharness.class_archive()
     if jsa is None:
         cds = zkharness.zkcds
         pytest.fail("no class archive: " + "; ".join(

@@ -11,8 +11,10 @@ against 0.58 s measured) and serves sooner (0.30 against 0.47 s).
 
 The archive is made once per machine, JDK and set of jars (its name
 carries a digest of them), in /tmp under a lock, by the first test
-process that needs it (or the first of each process, while it fails): one server run with -XX:DumpLoadedClassList until
-it serves, then `java -Xshare:dump` (about 2 s in all). Whatever goes
+process that needs it (or the first of each process, while it fails):
+the harness runs one server with -XX:DumpLoadedClassList until it serves
+(zkharness.py, _list_classes), then `java -Xshare:dump` makes the
+archive of those classes (about 2 s in all). Whatever goes
 wrong, the servers start without it, as before: slower, the same server.
 A JVM also refuses an archive made by another JDK or for other jars and
 starts without it, so a stale one costs nothing but the warning.
@@ -22,18 +24,12 @@ import fcntl
 import hashlib
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import tempfile
-import time
 from pathlib import Path
-
-from ports import reserve as reserve_ports
 
 DIR = Path("/tmp")
 PREFIX = "zkelectd-zk-cds-"
-SERVE_TIMEOUT = 60      # seconds for the dumping server to serve
 
 _memo = {}              # key -> Path or None, for this process
 
@@ -53,62 +49,12 @@ def _fingerprint(java, classpath, opts):
     return h.hexdigest()[:16]
 
 
-def _serving(port):
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
-            s.sendall(b"srvr")
-            out = b""
-            while True:
-                b = s.recv(4096)
-                if not b:
-                    break
-                out += b
-        return b"Mode:" in out
-    except OSError:
-        return False
-
-
-def _make(path, java, classpath, opts, main):
+def _make(path, java, classpath, opts, list_classes):
     """Writes the archive at path, or raises with what failed."""
     work = Path(tempfile.mkdtemp(prefix="zkt-zk-cds-", dir="/tmp"))
     try:
-        port = reserve_ports(1)[0]
-        (work / "data").mkdir()
-        cfg = work / "zoo.cfg"
-        cfg.write_text(f"tickTime=200\ndataDir={work / 'data'}\n"
-                       f"clientPort={port}\nclientPortAddress=127.0.0.1\n"
-                       "admin.enableServer=false\n"
-                       "4lw.commands.whitelist=srvr\n")
-        # The servers' own logging, so that its classes are archived too.
-        (work / "log4j.properties").write_text(
-            "log4j.rootLogger=INFO, C\n"
-            "log4j.appender.C=org.apache.log4j.ConsoleAppender\n"
-            "log4j.appender.C.layout=org.apache.log4j.PatternLayout\n"
-            "log4j.appender.C.layout.ConversionPattern=%d %-5p %m%n\n")
         classes = work / "classes.txt"
-        log = open(work / "dump.log", "wb")
-        proc = subprocess.Popen(
-            [java, *opts, f"-XX:DumpLoadedClassList={classes}",
-             f"-Dlog4j.configuration=file:{work / 'log4j.properties'}",
-             "-cp", classpath, main, str(cfg)],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True)
-        log.close()
-        try:
-            deadline = time.monotonic() + SERVE_TIMEOUT
-            while not _serving(port):
-                if proc.poll() is not None:
-                    raise RuntimeError(f"the server exited ({proc.returncode})")
-                if time.monotonic() > deadline:
-                    raise RuntimeError("the server did not serve")
-                time.sleep(0.05)
-        finally:
-            try:
-                os.killpg(proc.pid, signal.SIGTERM)
-                proc.wait(timeout=30)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+        list_classes(classes)
         tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
         r = subprocess.run(
             [java, "-Xshare:dump", f"-XX:SharedClassListFile={classes}",
@@ -124,11 +70,12 @@ def _make(path, java, classpath, opts, main):
         shutil.rmtree(work, ignore_errors=True)
 
 
-def archive(classpath, opts, main):
-    """The archive's path for servers run as `java OPTS -cp CLASSPATH
-    MAIN`, made if need be; None when there is none (no java, or it could
-    not be made: the reason is in the .failed file beside it). Asked once
-    per process."""
+def archive(classpath, opts, list_classes):
+    """The archive's path for servers run as `java OPTS -cp CLASSPATH`,
+    made if need be (list_classes(PATH) runs a server with
+    -XX:DumpLoadedClassList=PATH until it serves); None when there is none
+    (no java, or it could not be made: the reason is in the .failed file
+    beside it). Asked once per process."""
     java = shutil.which("java")
     if java is None:
         return None
@@ -147,10 +94,11 @@ def archive(classpath, opts, main):
             # machine's slow server must not leave the suites without it
             # for good. The last failure's reason stays beside it.
             try:
-                _make(path, java, classpath, opts, main)
+                _make(path, java, classpath, opts, list_classes)
                 result = path
                 failed.unlink(missing_ok=True)
-            except (OSError, RuntimeError, subprocess.SubprocessError) as e:
+            except (OSError, RuntimeError, AssertionError,
+                    subprocess.SubprocessError) as e:
                 failed.write_text(f"{e}\n")
     _memo[key] = result
     return result

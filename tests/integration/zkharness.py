@@ -316,13 +316,17 @@ class ZkServer:
     def running(self):
         return self.proc is not None and self.proc.poll() is None
 
-    def start(self):
+    def start(self, jvm_opts=None):
+        """Starts the server, its JVM with jvm_opts if given, else with
+        ZK_JVM_OPTS and the class archive (zkcds.py)."""
         if self.running():
             return
-        opts = list(ZK_JVM_OPTS)
-        jsa = zkcds.archive(ZK_CLASSPATH, ZK_JVM_OPTS, ZK_MAIN)
-        if jsa is not None:
-            opts.append(f"-XX:SharedArchiveFile={jsa}")
+        opts = jvm_opts
+        if opts is None:
+            opts = list(ZK_JVM_OPTS)
+            jsa = class_archive()
+            if jsa is not None:
+                opts.append(f"-XX:SharedArchiveFile={jsa}")
         log4j = self.dir / "log4j.properties"
         argv = ["java", *opts, f"-Dlog4j.configuration=file:{log4j}",
                 "-cp", ZK_CLASSPATH, ZK_MAIN, str(self.cfg)]
@@ -388,6 +392,27 @@ class ZkServer:
         except OSError:
             return ""
         return "\n".join(text.splitlines()[-lines:])
+
+
+def _list_classes(path):
+    """zkcds.py's first step: a standalone server run until it serves, the
+    classes it loaded written to path."""
+    d = make_tmpdir("zkt-zk-")
+    try:
+        (port,) = free_ports_outside_ephemeral(1)
+        srv = ZkServer(d / "zk1", port)
+        srv.start([*ZK_JVM_OPTS, f"-XX:DumpLoadedClassList={path}"])
+        try:
+            srv.wait_serving(timeout=60)
+        finally:
+            srv.stop()
+    finally:
+        remove_tmpdir(d)
+
+
+def class_archive():
+    """The test servers' class-data archive (zkcds.py), or None."""
+    return zkcds.archive(ZK_CLASSPATH, ZK_JVM_OPTS, _list_classes)
 
 
 class ZkCluster:
