@@ -72,6 +72,8 @@ struct zk {
 	zk_event_fn fn;
 	zk_batch_fn batch;
 	void *arg;
+	int told;		/* the last session state handed to fn */
+	int moved;		/* zoo_set_servers() since the last drain */
 };
 
 static void
@@ -275,6 +277,43 @@ zk_void_cb(int rc, const void *data)
 	zk_done(r, zk_reply_new(r, rc));
 }
 
+/*
+ * The client library can drop its connection without a word: update_addrs
+ * (a move to other hosts by zoo_set_servers, or its own resolution of the
+ * list again) closes the socket and sets ZOO_NOTCONNECTED_STATE, with no
+ * ZOO_CONNECTING_STATE event; only the next connection's
+ * ZOO_CONNECTED_STATE is told, and never when no server of the new list
+ * answers. Left so, the daemon would take itself for connected while
+ * every request fails at once, and send them again and again. So where
+ * the library's own state (zoo_state(), its accessor for any thread) says
+ * the connection is gone while the daemon was last told it was up, the
+ * daemon is told CONNECTING now, as a real loss would have told it; the
+ * next connection's CONNECTED follows as after any blip.
+ */
+static void
+zk_dropped(struct zk *zk, int64_t stamp)
+{
+	struct zk_event *ev;
+	int state;
+
+	if (zk->zh == NULL || (zk->told != ZOO_CONNECTED_STATE &&
+	    zk->told != ZOO_READONLY_STATE))
+		return;
+	state = zoo_state(zk->zh);
+	if (state == ZOO_CONNECTED_STATE || state == ZOO_READONLY_STATE)
+		return;
+	log_info("zk: the client library dropped its connection without "
+	    "telling (a move to other hosts)");
+	ev = xcalloc(1, sizeof(*ev));
+	ev->queued_us = ev->drained_us = stamp;
+	ev->gen = zk->gen;
+	ev->type = ZK_EV_SESSION;
+	ev->state = ZOO_CONNECTING_STATE;
+	zk->told = ev->state;
+	zk->fn(ev, zk->arg);
+	zk_event_free(ev);
+}
+
 static void
 zk_drain(evutil_socket_t fd, short what, void *arg)
 {
@@ -302,11 +341,20 @@ zk_drain(evutil_socket_t fd, short what, void *arg)
 	for (; ev != NULL; ev = next) {
 		next = ev->next;
 		ev->drained_us = drained_us;
-		if (ev->gen == zk->gen && zk->zh != NULL)
+		if (ev->gen == zk->gen && zk->zh != NULL) {
+			if (ev->type == ZK_EV_REPLY &&
+			    ev->rc == ZCONNECTIONLOSS)
+				zk_dropped(zk, drained_us);
+			if (ev->type == ZK_EV_SESSION)
+				zk->told = ev->state;
 			zk->fn(ev, zk->arg);
-		else
+		} else
 			log_debug("zk: dropped an event of handle %u", ev->gen);
 		zk_event_free(ev);
+	}
+	if (zk->moved) {
+		zk->moved = 0;
+		zk_dropped(zk, drained_us);
 	}
 	if (zk->batch != NULL)
 		zk->batch(0, zk->arg);
@@ -499,6 +547,8 @@ zk_close(struct zk *zk)
 	while (zk->q.reqs != NULL)
 		zk_req_free(zk->q.reqs);
 	zk->zh = NULL;
+	zk->told = 0;
+	zk->moved = 0;
 	free(zk->hctx);
 	zk->hctx = NULL;
 }
@@ -554,15 +604,18 @@ struct zk_ep {
 /*
  * Every address of a host:port list (the port after the last colon, an
  * IPv6 address maybe in brackets), as getaddrinfo() gives them to the
- * client library; -1 when an entry does not resolve.
+ * client library; -1 when an entry does not resolve, with why in why (when
+ * given). Safe in any thread: it touches nothing but its arguments.
  */
 static int
-zk_resolve(const char *list, struct zk_ep **out, int *n)
+zk_resolve(const char *list, struct zk_ep **out, int *n, char *why,
+    size_t len)
 {
 	struct addrinfo hints, *res, *ai;
 	const char *s, *e, *c;
 	char host[256], port[16];
 	size_t hl;
+	int rc;
 
 	*out = NULL;
 	*n = 0;
@@ -574,20 +627,25 @@ zk_resolve(const char *list, struct zk_ep **out, int *n)
 		for (c = e; c > s && c[-1] != ':'; c--)
 			;
 		if (c == s || (size_t)(e - c) >= sizeof(port))
-			goto fail;
+			goto bad;
 		hl = (size_t)(c - 1 - s);
 		if (hl >= 2 && s[0] == '[' && s[hl - 1] == ']') {
 			s++;
 			hl -= 2;
 		}
 		if (hl == 0 || hl >= sizeof(host))
-			goto fail;
+			goto bad;
 		memcpy(host, s, hl);
 		host[hl] = '\0';
 		memcpy(port, c, (size_t)(e - c));
 		port[e - c] = '\0';
-		if (getaddrinfo(host, port, &hints, &res) != 0)
+		if ((rc = getaddrinfo(host, port, &hints, &res)) != 0) {
+			if (why != NULL)
+				(void)snprintf(why, len, "%s does not resolve "
+				    "(%s)", host, rc == EAI_SYSTEM ?
+				    strerror(errno) : gai_strerror(rc));
 			goto fail;
+		}
 		for (ai = res; ai != NULL; ai = ai->ai_next) {
 			struct zk_ep *ep;
 
@@ -615,6 +673,9 @@ zk_resolve(const char *list, struct zk_ep **out, int *n)
 		freeaddrinfo(res);
 	}
 	return 0;
+bad:
+	if (why != NULL)
+		(void)snprintf(why, len, "an entry is not host:port");
 fail:
 	free(*out);
 	*out = NULL;
@@ -631,25 +692,13 @@ fail:
  * both lists on other ports, however each list spells it (127.0.0.1 and
  * localhost are one address).
  */
-const char *
-zk_hosts_clash(const char *a, const char *b, char *buf, size_t len)
+static const char *
+zk_eps_clash(const struct zk_ep *ea, int na, const struct zk_ep *eb, int nb,
+    char *buf, size_t len)
 {
-	struct zk_ep *ea, *eb;
 	char ip[INET6_ADDRSTRLEN];
-	int na, nb, i, j;
+	int i, j;
 
-	/* Each sets its list to NULL when it fails. */
-	if (zk_resolve(a, &ea, &na) == -1 || zk_resolve(b, &eb, &nb) == -1) {
-		free(ea);
-		if (zk_hosts_same(a, b, 0) && !zk_hosts_same(a, b, 1)) {
-			(void)snprintf(buf, len, "the same hosts on other "
-			    "ports, which the ZooKeeper client cannot tell "
-			    "apart (it compares addresses only): restart to "
-			    "apply it");
-			return buf;
-		}
-		return NULL;
-	}
 	for (i = 0; i < na; i++)
 		for (j = 0; j < nb; j++) {
 			if (ea[i].af != eb[j].af || memcmp(ea[i].addr,
@@ -664,13 +713,81 @@ zk_hosts_clash(const char *a, const char *b, char *buf, size_t len)
 			    "ZooKeeper client cannot tell apart (it compares "
 			    "addresses only): restart to apply it", ip,
 			    (unsigned)eb[j].port, (unsigned)ea[i].port);
-			free(ea);
-			free(eb);
 			return buf;
 		}
+	return NULL;
+}
+
+const char *
+zk_hosts_clash(const char *a, const char *b, char *buf, size_t len)
+{
+	struct zk_ep *ea, *eb;
+	const char *why;
+	int na, nb;
+
+	/* Each sets its list to NULL when it fails. */
+	if (zk_resolve(a, &ea, &na, NULL, 0) == -1 ||
+	    zk_resolve(b, &eb, &nb, NULL, 0) == -1) {
+		free(ea);
+		if (zk_hosts_same(a, b, 0) && !zk_hosts_same(a, b, 1)) {
+			(void)snprintf(buf, len, "the same hosts on other "
+			    "ports, which the ZooKeeper client cannot tell "
+			    "apart (it compares addresses only): restart to "
+			    "apply it");
+			return buf;
+		}
+		return NULL;
+	}
+	why = zk_eps_clash(ea, na, eb, nb, buf, len);
 	free(ea);
 	free(eb);
-	return NULL;
+	return why;
+}
+
+/*
+ * List b as the addresses it resolves to ("10.0.0.1:2181,::1:2181", the
+ * form the client library parses: the port after the last colon), for a
+ * move from list a: NULL with why in buf when an entry of b does not
+ * resolve or an address of a is in b on another port. It may wait on DNS
+ * for as long as the resolver's own timeouts: never call it on the event
+ * loop (resolve.c runs it on a thread of its own). The client library,
+ * given addresses, resolves nothing.
+ */
+char *
+zk_hosts_numeric(const char *a, const char *b, char *buf, size_t len)
+{
+	struct zk_ep *ea, *eb;
+	char ip[INET6_ADDRSTRLEN], *list = NULL, *more;
+	int na, nb, i;
+
+	if (zk_resolve(b, &eb, &nb, buf, len) == -1)
+		return NULL;
+	if (nb == 0) {
+		(void)snprintf(buf, len, "no IPv4 or IPv6 address");
+		free(eb);
+		return NULL;
+	}
+	if (zk_resolve(a, &ea, &na, NULL, 0) == 0) {
+		if (zk_eps_clash(ea, na, eb, nb, buf, len) != NULL) {
+			free(ea);
+			free(eb);
+			return NULL;
+		}
+		free(ea);
+	} else if (zk_hosts_clash(a, b, buf, len) != NULL) {
+		free(eb);
+		return NULL;
+	}
+	for (i = 0; i < nb; i++) {
+		if (inet_ntop(eb[i].af, eb[i].addr, ip, sizeof(ip)) == NULL)
+			fatal("inet_ntop");
+		(void)xasprintf(&more, "%s%s%s:%u", list != NULL ? list : "",
+		    list != NULL ? "," : "", ip, (unsigned)eb[i].port);
+		free(list);
+		list = more;
+	}
+	free(eb);
+	return list;
 }
 
 /*
@@ -689,6 +806,27 @@ zk_hosts_clash(const char *a, const char *b, char *buf, size_t len)
  * put back. Without a live handle there is nothing to move: the next
  * zk_open takes the list.
  */
+/*
+ * After zoo_set_servers(), which may have dropped the connection
+ * (update_addrs, in this thread): looked at by the next drain, after the
+ * events queued before it (zk_dropped()).
+ */
+static void
+zk_moved(struct zk *zk)
+{
+	uint64_t one = 1;
+
+	zk->moved = 1;
+	if (write(zk->q.efd, &one, sizeof(one)) == -1 && errno != EAGAIN)
+		abort();
+}
+
+const char *
+zk_hosts(const struct zk *zk)
+{
+	return zk->hosts;
+}
+
 int
 zk_set_hosts(struct zk *zk, const char *hosts)
 {
@@ -703,6 +841,7 @@ zk_set_hosts(struct zk *zk, const char *hosts)
 	if (rc == ZOK) {
 		free(zk->hosts);
 		zk->hosts = xstrdup(hosts);
+		zk_moved(zk);
 		return ZOK;
 	}
 	saved = errno;

@@ -95,8 +95,11 @@ void zk_close(struct zk *zk);
 int zk_is_open(const struct zk *zk);
 /* Moves the live session to another server list (zoo_set_servers);
  * returns ZOK, or the error with which the list was refused (errno set
- * for ZSYSTEMERROR). */
+ * for ZSYSTEMERROR). Give it addresses (zk_hosts_numeric()): names would
+ * be resolved here, on the caller's thread. */
 int zk_set_hosts(struct zk *zk, const char *hosts);
+/* The list the handle was last given, or NULL. */
+const char *zk_hosts(const struct zk *zk);
 /* 1 when two host:port lists hold the same entries (ports = 1) or name
  * the same hosts (ports = 0, what the client library compares). */
 int zk_hosts_same(const char *a, const char *b, int ports);
@@ -108,6 +111,12 @@ int zk_hosts_same(const char *a, const char *b, int ports);
  */
 const char *zk_hosts_clash(const char *a, const char *b, char *buf,
     size_t len);
+/*
+ * List b resolved to addresses, for a move from list a: NULL with why in
+ * buf when it does not resolve or clashes (zk_hosts_clash()). It waits on
+ * DNS: never on the event loop (resolve.c).
+ */
+char *zk_hosts_numeric(const char *a, const char *b, char *buf, size_t len);
 void zk_set_loglevel(int level);
 
 /*

@@ -28,6 +28,7 @@
 #include "http.h"
 #include "log.h"
 #include "notify.h"
+#include "resolve.h"
 #include "util.h"
 #include "xmalloc.h"
 #include "zkelectd.h"
@@ -137,44 +138,68 @@ daemon_election_params(const struct daemon *d, struct election_params *ep)
 
 /*
  * A new zookeeper.hosts moves the live session to those servers: same
- * session, role and epoch, the client reconnects as after a blip. Returns
- * why the list cannot be used, or NULL once the client took it. An expired
- * handle is about to be replaced: the new session takes the list.
+ * session, role and epoch, the client reconnects as after a blip. The
+ * list is resolved first, off the loop (resolve.c): a name would make
+ * getaddrinfo() wait on DNS, and the loop keeps the lease. The client is
+ * then given the addresses, so that it resolves nothing in this thread
+ * either. Until the answer comes the old list stays; a list that does not
+ * resolve in RESOLVE_MS, or clashes with the old one, is refused. Without
+ * a live handle there is nothing to move: the next session takes the list.
  */
-static const char *
-daemon_move_hosts(struct daemon *d, const char *hosts)
+#define RESOLVE_MS	10000
+
+static void
+daemon_hosts_resolved(const char *hosts, const char *numeric,
+    const char *why, void *arg)
 {
-	static char why[256];
+	struct daemon *d = arg;
 	int rc;
 
-	if (zk_hosts_clash(d->cfg.hosts, hosts, why, sizeof(why)) != NULL)
-		return why;
+	if (numeric == NULL) {
+		log_warnx("reload: zookeeper.hosts %s refused: %s; keeping %s",
+		    hosts, why, d->cfg.hosts);
+		return;
+	}
 	errno = 0;
-	rc = zk_set_hosts(d->zk, hosts);
-	if (rc == ZOK || rc == ZINVALIDSTATE)
-		return NULL;
-	/* The client maps a name that does not resolve to ENOENT. */
-	if (rc == ZSYSTEMERROR)
-		return errno == ENOENT ? "a host name does not resolve" :
-		    strerror(errno);
-	return zk_strerror(rc);
+	rc = zk_set_hosts(d->zk, numeric);
+	if (rc != ZOK && rc != ZINVALIDSTATE) {
+		log_warnx("reload: zookeeper.hosts %s refused: %s; keeping %s",
+		    hosts, rc == ZSYSTEMERROR ? strerror(errno) :
+		    zk_strerror(rc), d->cfg.hosts);
+		return;
+	}
+	log_notice("reload: zookeeper.hosts %s -> %s: the session moves to "
+	    "them (%s)", d->cfg.hosts, hosts, numeric);
+	free(d->cfg.hosts);
+	d->cfg.hosts = xstrdup(hosts);
 }
 
-/* A list that cannot be used is refused and the old one stays. */
+/* The running list stays in nc until the new one is resolved. */
 static void
 daemon_reload_hosts(struct daemon *d, struct config *nc)
 {
-	const char *why;
+	const char *pending = resolver_pending(d->resolver);
 
-	if (strcmp(nc->hosts, d->cfg.hosts) == 0)
-		return;
-	if ((why = daemon_move_hosts(d, nc->hosts)) == NULL) {
-		log_notice("reload: zookeeper.hosts %s -> %s: the session "
-		    "moves to them", d->cfg.hosts, nc->hosts);
+	if (strcmp(nc->hosts, d->cfg.hosts) == 0) {
+		if (pending != NULL) {
+			log_notice("reload: zookeeper.hosts back to %s: the "
+			    "move to %s is given up", d->cfg.hosts, pending);
+			resolver_cancel(d->resolver);
+		}
 		return;
 	}
-	log_warnx("reload: zookeeper.hosts %s refused: %s; keeping %s",
-	    nc->hosts, why, d->cfg.hosts);
+	if (!zk_is_open(d->zk)) {
+		resolver_cancel(d->resolver);
+		log_notice("reload: zookeeper.hosts %s -> %s: the next "
+		    "session uses them", d->cfg.hosts, nc->hosts);
+		(void)zk_set_hosts(d->zk, nc->hosts);
+		return;
+	}
+	if (pending == NULL || strcmp(pending, nc->hosts) != 0) {
+		log_info("reload: resolving zookeeper.hosts %s", nc->hosts);
+		resolver_start(d->resolver, zk_hosts(d->zk) != NULL ?
+		    zk_hosts(d->zk) : d->cfg.hosts, nc->hosts, RESOLVE_MS);
+	}
 	free(nc->hosts);
 	nc->hosts = xstrdup(d->cfg.hosts);
 }
@@ -462,6 +487,7 @@ main(int argc, char *argv[])
 	d.notify = notify_new(d.base);
 	d.zk = zk_new(d.base, daemon_zk_event, &d);
 	zk_set_batch(d.zk, daemon_zk_batch);
+	d.resolver = resolver_new(d.base, daemon_hosts_resolved, &d);
 	daemon_election_params(&d, &ep);
 	/* A re-exec with no session: the image before ran no hook undone. */
 	if (d.rx_inherited && !d.rx_session)
@@ -543,6 +569,7 @@ main(int argc, char *argv[])
 	hook_runner_free(d.hooks);
 	run_hook_free(&d);
 	slot_hook_free(&d);
+	resolver_free(d.resolver);
 	zk_free(d.zk);
 	election_free(d.el);
 	notify_free(d.notify);

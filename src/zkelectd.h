@@ -82,6 +82,7 @@ struct daemon {
 	char *cpath;		/* E/candidates */
 
 	struct zk *zk;
+	struct resolver *resolver;	/* a new zookeeper.hosts (reload) */
 	struct election *el;
 	struct hook_runner *hooks;
 	struct ctl *ctl;

@@ -11,6 +11,8 @@ import subprocess
 import threading
 import time
 
+import pytest
+
 
 from proxy import ZkProxy
 from zkharness import binary, hook_runs, parse_kv, wait_for
@@ -417,11 +419,18 @@ def _reload(d, options):
     until the daemon says the reload is over (applied or refused, key by
     key); returns the log written since."""
     mark = len(d.log_text())
+    moving = "zookeeper.hosts" in options and \
+        options["zookeeper.hosts"] != d.options.get("zookeeper.hosts")
     d.options.update(options)
     d.write_config()
     d.signal(signal.SIGHUP)
     wait_for(lambda: re.search(r"configuration reloaded|keeping the running",
                                d.log_text()[mark:]), 5, "the reload to end")
+    # A new host list is resolved off the loop: its outcome comes after.
+    if moving and "keeping the running" not in d.log_text()[mark:]:
+        wait_for(lambda: re.search(
+            r"reload: zookeeper\.hosts \S+ (refused|-> )",
+            d.log_text()[mark:]), 15, "the host list's outcome")
     return d.log_text()[mark:]
 
 
@@ -518,6 +527,128 @@ def test_reload_refuses_hosts_it_cannot_resolve(election):
     a.ctl("resign")
     a.wait_role("leader")
     assert a.status()["session"] == before["session"]
+
+
+def _blackhole_dns(tmp_path):
+    """A name server that takes queries and never answers, on a loopback
+    address of its own, and a resolv.conf naming it with a 30 s timeout:
+    getaddrinfo() of a name not in /etc/hosts waits that long. Returns the
+    socket (close it) and a wrapper that runs a daemon with that
+    resolv.conf in a mount namespace of its own."""
+    ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    for _ in range(50):
+        addr = f"127.53.{os.getpid() % 250 + 1}.{int.from_bytes(os.urandom(1), 'big') % 250 + 1}"
+        try:
+            ns.bind((addr, 53))
+            break
+        except OSError:
+            continue
+    else:
+        ns.close()
+        pytest.skip("no loopback address free for port 53")
+    conf = tmp_path / "resolv.conf"
+    conf.write_text(f"nameserver {addr}\noptions timeout:30 attempts:1\n")
+    wrapper = ["unshare", "-m", "sh", "-c",
+               f"mount --bind {conf} /etc/resolv.conf && exec \"$@\"",
+               "blackhole-dns"]
+    return ns, wrapper
+
+
+def test_a_hosts_reload_never_waits_on_dns(election, tmp_path):
+    """A new zookeeper.hosts with a name is resolved off the event loop: a
+    reviewer's reload naming a host, with DNS that never answered, froze
+    the leader's loop for 16 s (getaddrinfo() twice), past its demote
+    point, while node2 promoted: two leaders. Now the loop goes on (the
+    control socket answers throughout), the lease holds, the list is
+    refused once its resolution is late, and no hook runs."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root (a mount namespace, port 53)")
+    ns, wrapper = _blackhole_dns(tmp_path)
+    try:
+        T = 6000
+        opts = {"zookeeper.session_timeout": f"{T}ms"}
+        a = election.daemon("node1", start=False, options=opts)
+        a.wrapper = wrapper
+        a.start()
+        a.wait_role("leader")
+        b = election.daemon("node2", options=opts)
+        b.wait_role("follower")
+        before = a.status()
+        runs = len(hook_runs(election.events()))
+        mark = len(a.log_text())
+        a.options["zookeeper.hosts"] = \
+            election.zk_hosts + ",zk-new.example.com:2181"
+        a.write_config()
+        a.signal(signal.SIGHUP)
+        # Past the whole session timeout, and past the resolution's bound
+        # (10 s): every answer comes, and no one else leads.
+        end = time.monotonic() + 12
+        while time.monotonic() < end:
+            assert a.ctl("role", timeout=3).strip() == "leader"
+            assert b.role() == "follower"
+            time.sleep(0.2)
+        wait_for(lambda: "refused: no answer from name resolution" in
+                 a.log_text()[mark:], 10, "the list to be refused")
+        text = a.log_text()[mark:]
+        assert "resolving zookeeper.hosts" in text, text
+        assert re.search(r"reload: zookeeper\.hosts \S+ refused: no answer "
+                         r"from name resolution in time .*; keeping " +
+                         re.escape(election.zk_hosts), text), text
+        assert "moves to them" not in text, text
+        after = a.status()
+        assert (after["session"], after["epoch"]) == \
+            (before["session"], before["epoch"])
+        assert len(hook_runs(election.events())) == runs
+        # The old list still works.
+        a.ctl("resign")
+        b.wait_role("leader")
+    finally:
+        ns.close()
+
+
+def test_a_move_to_hosts_that_do_not_answer_is_a_disconnect(election):
+    """A reload to a list none of whose servers answers: the client library
+    drops its connection without a session event (update_addrs) and never
+    reconnects. A reviewer's daemon then took itself for connected, its
+    status said so for good, a disconnect_grace of 0 did not demote, and
+    it sent every failed request again at once (75 % of a CPU). Now the
+    drop is a disconnect: zk_state says connecting, the grace of 0
+    demotes at once, and a reload back to good servers resumes the same
+    session."""
+    old = ZkProxy(election.zk_hosts, name="proxy-old", bind="127.0.0.2")
+    dead = socket.socket()
+    dead.bind(("127.0.0.5", 0))     # a port no one listens on
+    try:
+        a = election.daemon("node1", options={
+            "zookeeper.hosts": old.hosts,
+            "election.disconnect_grace": "0"})
+        a.wait_role("leader")
+        before = a.status()
+        text = _reload(a, {"zookeeper.hosts":
+                           f"127.0.0.5:{dead.getsockname()[1]}"})
+        assert "moves to them" in text, text
+        wait_for(lambda: a.status().get("zk_state") == "connecting", 10,
+                 "node1 to say it is not connected")
+        wait_for(lambda: any(r[0].reason == "disconnected" for r in
+                             hook_runs(election.events(), "node1",
+                                       "demote")), 10,
+                 "the demote of a grace of 0")
+        cpu0 = _cpu_seconds(a.proc.pid)
+        time.sleep(3)
+        assert _cpu_seconds(a.proc.pid) - cpu0 < 1.0, \
+            "node1 spins while disconnected"
+        _reload(a, {"zookeeper.hosts": old.hosts})
+        a.wait_role("leader", timeout=20)
+        assert a.status()["session"] == before["session"]
+    finally:
+        dead.close()
+        old.close()
+
+
+def _cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def test_hosts_that_do_not_resolve_are_said_once_and_kept(election):

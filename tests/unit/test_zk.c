@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -89,12 +90,51 @@ test_hosts_clash(void **state)
 	    "in use)"));
 }
 
+/*
+ * What the client library is given after a reload: addresses only, in the
+ * form it parses (the port after the last colon), so that it resolves
+ * nothing on the event loop; refused with the name that failed, or with
+ * the clash, as zk_hosts_clash() says.
+ */
+static void
+test_hosts_numeric(void **state)
+{
+	char buf[256], *list;
+
+	(void)state;
+	list = zk_hosts_numeric("127.0.0.1:2181", "127.0.0.2:2182,"
+	    "[::1]:2183", buf, sizeof(buf));
+	assert_string_equal(list, "127.0.0.2:2182,::1:2183");
+	free(list);
+	list = zk_hosts_numeric("127.0.0.1:2181", "localhost:2181", buf,
+	    sizeof(buf));
+	assert_non_null(list);
+	assert_non_null(strstr(list, "127.0.0.1:2181"));
+	assert_null(strstr(list, "localhost"));
+	free(list);
+	assert_null(zk_hosts_numeric("127.0.0.1:2181", "127.0.0.2:2181,"
+	    "no-such-host.invalid:2181", buf, sizeof(buf)));
+	assert_non_null(strstr(buf, "no-such-host.invalid does not resolve ("));
+	assert_null(zk_hosts_numeric("127.0.0.1:2181", "localhost:2182", buf,
+	    sizeof(buf)));
+	assert_non_null(strstr(buf, "the same hosts on other ports"));
+	assert_null(zk_hosts_numeric("127.0.0.1:2181", "127.0.0.2", buf,
+	    sizeof(buf)));
+	assert_non_null(strstr(buf, "host:port"));
+	/* An old list that does not resolve is compared as text. */
+	list = zk_hosts_numeric("no-such-host.invalid:2181", "127.0.0.1:2182",
+	    buf, sizeof(buf));
+	assert_string_equal(list, "127.0.0.1:2182");
+	free(list);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hosts_same),
 		cmocka_unit_test(test_hosts_clash),
+		cmocka_unit_test(test_hosts_numeric),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
