@@ -24,6 +24,7 @@
 #include "ctl.h"
 #include "log.h"
 #include "notify.h"
+#include "resolve.h"
 #include "util.h"
 #include "xmalloc.h"
 #include "zkelectd.h"
@@ -34,18 +35,15 @@ static void daemon_report(struct daemon *d);
 
 /* ZooKeeper. */
 
-void
-daemon_open(struct daemon *d)
+/* The session is opened on list, addresses only when hosts has names. */
+static void
+daemon_connect(struct daemon *d, const char *list)
 {
 	struct timeval tv = { REOPEN_MS / 1000, (REOPEN_MS % 1000) * 1000 };
 	char *msg;
 
-	d->zk_state = ZOO_CONNECTING_STATE;
-	engine_clock(d);
-	election_session_requested(d->el);
-	if (zk_open_session(d->zk, d->cfg.hosts,
-	    (int)d->cfg.session_timeout_ms, d->cfg.auth,
-	    d->resume_open ? &d->resume_zs : NULL) == -1) {
+	if (zk_open_session(d->zk, list, (int)d->cfg.session_timeout_ms,
+	    d->cfg.auth, d->resume_open ? &d->resume_zs : NULL) == -1) {
 		/*
 		 * Said once (and kept in the status) until the cause changes,
 		 * not at every retry; the library maps a name that does not
@@ -59,10 +57,92 @@ daemon_open(struct daemon *d)
 			fatalx("event_add");
 		return;
 	}
-	log_info("connecting to %s", d->cfg.hosts);
+	if (strcmp(list, d->cfg.hosts) != 0)
+		log_info("connecting to %s (%s)", d->cfg.hosts, list);
+	else
+		log_info("connecting to %s", d->cfg.hosts);
 	/* Re-attached once: a session that expired is replaced. */
 	d->resume_open = 0;
 	explicit_bzero(&d->resume_zs, sizeof(d->resume_zs));
+}
+
+/*
+ * A list with host names is resolved off the loop (resolve.c) before the
+ * session opens, and the client is given the addresses: in zookeeper_init
+ * the library would resolve them in this thread, and a resumed leader's
+ * loop keeps its lease. The library's own resolution again (every 30 s,
+ * and on a lost connection) is replaced by daemon_hosts_refresh(). The
+ * request counts from now: a resumed session's touch is taken no later
+ * than it happens.
+ */
+void
+daemon_open(struct daemon *d)
+{
+	d->zk_state = ZOO_CONNECTING_STATE;
+	engine_clock(d);
+	election_session_requested(d->el);
+	if (zk_hosts_are_addresses(d->cfg.hosts))
+		daemon_connect(d, d->cfg.hosts);
+	else
+		resolver_start(d->open_resolver, "", d->cfg.hosts, RESOLVE_MS);
+}
+
+/*
+ * The answer for d->cfg.hosts: it opens the session, or, once one is
+ * open, moves it when the names resolve to other addresses now.
+ */
+void
+daemon_hosts_fresh(const char *hosts, const char *numeric, const char *why,
+    void *arg)
+{
+	struct timeval tv = { REOPEN_MS / 1000, (REOPEN_MS % 1000) * 1000 };
+	struct daemon *d = arg;
+	char *msg;
+
+	if (strcmp(hosts, d->cfg.hosts) != 0) {
+		/* A reload changed the list meanwhile. */
+		if (!zk_is_open(d->zk))
+			daemon_open(d);
+		return;
+	}
+	if (zk_is_open(d->zk)) {
+		if (numeric == NULL || zk_hosts(d->zk) == NULL ||
+		    zk_hosts_same(numeric, zk_hosts(d->zk), 1))
+			return;
+		log_notice("zookeeper.hosts %s now resolves to %s (was %s)",
+		    hosts, numeric, zk_hosts(d->zk));
+		if (zk_set_hosts(d->zk, numeric) != ZOK)
+			log_warnx("zk: cannot move to %s", numeric);
+		return;
+	}
+	if (numeric == NULL) {
+		(void)xasprintf(&msg, "cannot connect to %s: %s", hosts, why);
+		daemon_say(d, LOG_WARNING, msg);
+		if (event_add(d->ev_reopen, &tv) == -1)
+			fatalx("event_add");
+		return;
+	}
+	daemon_connect(d, numeric);
+	daemon_step(d);
+}
+
+/*
+ * The names of the list resolved again, as the client library would
+ * (every 30 s and after a lost connection, at most once in 5 s), off the
+ * loop.
+ */
+void
+daemon_hosts_refresh(struct daemon *d)
+{
+	int64_t now = now_ms();
+
+	if (!zk_is_open(d->zk) || zk_hosts_are_addresses(d->cfg.hosts) ||
+	    resolver_pending(d->open_resolver) != NULL ||
+	    (d->refreshed_ms != 0 && now - d->refreshed_ms < 5000))
+		return;
+	d->refreshed_ms = now;
+	resolver_start(d->open_resolver, zk_hosts(d->zk) != NULL ?
+	    zk_hosts(d->zk) : "", d->cfg.hosts, RESOLVE_MS);
 }
 
 void
@@ -111,6 +191,7 @@ daemon_zk_event(const struct zk_event *ev, void *arg)
 			if (d->zk_state == ZOO_CONNECTED_STATE)
 				d->m.connection_losses++;
 			d->zk_state = ZOO_CONNECTING_STATE;
+			daemon_hosts_refresh(d);
 			election_session(d->el, EL_ZK_CONNECTING, 0, 0);
 		} else if (ev->state == ZOO_READONLY_STATE) {
 			d->zk_state = ev->state;

@@ -683,6 +683,37 @@ fail:
 	return -1;
 }
 
+/* 1 when every host of the list is an address: resolving it asks no DNS. */
+int
+zk_hosts_are_addresses(const char *list)
+{
+	unsigned char buf[16];
+	const char *s, *e, *c;
+	char host[256];
+	size_t hl;
+
+	for (s = list; *s != '\0'; s = *e == ',' ? e + 1 : e) {
+		e = strchrnul(s, ',');
+		for (c = e; c > s && c[-1] != ':'; c--)
+			;
+		if (c == s)
+			return 0;
+		hl = (size_t)(c - 1 - s);
+		if (hl >= 2 && s[0] == '[' && s[hl - 1] == ']') {
+			s++;
+			hl -= 2;
+		}
+		if (hl == 0 || hl >= sizeof(host))
+			return 0;
+		memcpy(host, s, hl);
+		host[hl] = '\0';
+		if (inet_pton(AF_INET, host, buf) != 1 &&
+		    inet_pton(AF_INET6, host, buf) != 1)
+			return 0;
+	}
+	return 1;
+}
+
 /*
  * The client library (3.8) tells its servers apart by address alone:
  * addrvec_contains() compares sin_addr or sin6_addr, never the port. A

@@ -117,6 +117,8 @@ const char *zk_hosts_clash(const char *a, const char *b, char *buf,
  * DNS: never on the event loop (resolve.c).
  */
 char *zk_hosts_numeric(const char *a, const char *b, char *buf, size_t len);
+/* 1 when every host of the list is an IPv4 or IPv6 address. */
+int zk_hosts_are_addresses(const char *list);
 void zk_set_loglevel(int level);
 
 /*

@@ -146,8 +146,6 @@ daemon_election_params(const struct daemon *d, struct election_params *ep)
  * resolve in RESOLVE_MS, or clashes with the old one, is refused. Without
  * a live handle there is nothing to move: the next session takes the list.
  */
-#define RESOLVE_MS	10000
-
 static void
 daemon_hosts_resolved(const char *hosts, const char *numeric,
     const char *why, void *arg)
@@ -202,6 +200,15 @@ daemon_reload_hosts(struct daemon *d, struct config *nc)
 	}
 	free(nc->hosts);
 	nc->hosts = xstrdup(d->cfg.hosts);
+}
+
+/* The library's period: a change of the names in DNS is followed. */
+static void
+daemon_refresh(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	daemon_hosts_refresh(arg);
 }
 
 static void
@@ -360,6 +367,7 @@ main(int argc, char *argv[])
 	};
 	static const int sigs[7] = { SIGTERM, SIGINT, SIGHUP, SIGCHLD,
 	    SIGUSR1, SIGUSR2, 0 };
+	struct timeval refresh_tv = { 30, 0 };
 	struct election_params ep;
 	struct ctl_params cp;
 	struct daemon d;
@@ -488,6 +496,7 @@ main(int argc, char *argv[])
 	d.zk = zk_new(d.base, daemon_zk_event, &d);
 	zk_set_batch(d.zk, daemon_zk_batch);
 	d.resolver = resolver_new(d.base, daemon_hosts_resolved, &d);
+	d.open_resolver = resolver_new(d.base, daemon_hosts_fresh, &d);
 	daemon_election_params(&d, &ep);
 	/* A re-exec with no session: the image before ran no hook undone. */
 	if (d.rx_inherited && !d.rx_session)
@@ -526,9 +535,12 @@ main(int argc, char *argv[])
 	    daemon_deadline, &d);
 	d.ev_reopen = evtimer_new(d.base, daemon_reopen, &d);
 	d.ev_count = evtimer_new(d.base, daemon_count, &d);
+	d.ev_refresh = event_new(d.base, -1, EV_PERSIST, daemon_refresh, &d);
 	d.ev_publish = event_new(d.base, -1, 0, daemon_publish, &d);
 	if (d.ev_deadline == NULL || d.ev_reopen == NULL || d.ev_count == NULL ||
-	    d.ev_publish == NULL || event_add(d.ev_deadline, NULL) == -1)
+	    d.ev_publish == NULL || d.ev_refresh == NULL ||
+	    event_add(d.ev_deadline, NULL) == -1 ||
+	    event_add(d.ev_refresh, &refresh_tv) == -1)
 		fatalx("event_new");
 	engine_arm(d.ev_count, d.cfg.session_timeout_ms / 3);
 
@@ -570,6 +582,7 @@ main(int argc, char *argv[])
 	run_hook_free(&d);
 	slot_hook_free(&d);
 	resolver_free(d.resolver);
+	resolver_free(d.open_resolver);
 	zk_free(d.zk);
 	election_free(d.el);
 	notify_free(d.notify);
@@ -579,6 +592,7 @@ main(int argc, char *argv[])
 	(void)close(d.deadline_fd);
 	event_free(d.ev_reopen);
 	event_free(d.ev_count);
+	event_free(d.ev_refresh);
 	event_free(d.ev_publish);
 	event_base_free(d.base);
 	free(d.epath);

@@ -83,6 +83,9 @@ struct daemon {
 
 	struct zk *zk;
 	struct resolver *resolver;	/* a new zookeeper.hosts (reload) */
+	struct resolver *open_resolver;	/* the list a session is opened on */
+	struct event *ev_refresh;	/* its names resolved again */
+	int64_t refreshed_ms;
 	struct election *el;
 	struct hook_runner *hooks;
 	struct ctl *ctl;
@@ -231,7 +234,12 @@ void engine_step(struct daemon *d);
 /* daemon.c */
 void daemon_step(struct daemon *d);
 void daemon_check_lease(struct daemon *d);
+/* How long a host list's resolution may take (resolve.c). */
+#define RESOLVE_MS	10000
 void daemon_open(struct daemon *d);
+void daemon_hosts_fresh(const char *hosts, const char *numeric,
+    const char *why, void *arg);
+void daemon_hosts_refresh(struct daemon *d);
 void daemon_zk_event(const struct zk_event *ev, void *arg);
 void daemon_zk_batch(int begin, void *arg);
 /* request.c */

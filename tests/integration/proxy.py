@@ -131,7 +131,7 @@ class ZkProxy:
     """Listens on one loopback port per upstream ZooKeeper server."""
 
     def __init__(self, upstreams, name="proxy", rewrite_head=None,
-                 connect_retry_s=0.0, bind=LOOPBACK):
+                 connect_retry_s=0.0, bind=LOOPBACK, port=0):
         self.name = name
         self.bind = bind
         self.connect_retry_s = connect_retry_s
@@ -163,7 +163,7 @@ class ZkProxy:
             for i, _ in enumerate(self.upstreams):
                 ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
                 ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                ls.bind((bind, 0))
+                ls.bind((bind, port if i == 0 else 0))
                 ls.listen(128)
                 ls.setblocking(False)
                 self._listeners.append(ls)

@@ -1086,8 +1086,9 @@ def add_log_ends(events, demote_spans, need_start=False):
     the reaping, so it is never earlier than the kill: a late end only
     makes I1 stricter, and for I2 a hook that started before the killed
     one was reaped is still seen to start while it runs. With need_start
-    (for I2), only where record.sh wrote the hook's start line. Returns new
-    Events, renumbered; the input is not changed."""
+    (for I2), a hook that record.sh wrote no line of gets its start too,
+    at its spawn per the log. Returns new Events, renumbered; the input is
+    not changed."""
     out = [replace(e) for e in events]
     for id_, spans in demote_spans.items():
         ends = [e.ts for e in events
@@ -1101,7 +1102,13 @@ def add_log_ends(events, demote_spans, need_start=False):
                 continue
             if need_start and not any(start - 0.05 <= t <= over + 0.05
                                       for t in starts):
-                continue
+                # Killed before record.sh's first line (a frozen leader
+                # woke with a few ms of lease left): its spawn, per the log.
+                at = len(out)
+                while at > 0 and out[at - 1].ts > start:
+                    at -= 1
+                out.insert(at, Event(0, start, id_, "demote", "start", "-",
+                                     "spawned-per-log"))
             at = len(out)
             while at > 0 and out[at - 1].ts > over:
                 at -= 1

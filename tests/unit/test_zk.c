@@ -128,6 +128,20 @@ test_hosts_numeric(void **state)
 	free(list);
 }
 
+/* Lists that open a session at once, and lists resolved off the loop. */
+static void
+test_hosts_are_addresses(void **state)
+{
+	(void)state;
+	assert_int_equal(zk_hosts_are_addresses("127.0.0.1:2181"), 1);
+	assert_int_equal(zk_hosts_are_addresses("127.0.0.1:2181,::1:2182,"
+	    "[fe80::1]:2183"), 1);
+	assert_int_equal(zk_hosts_are_addresses("localhost:2181"), 0);
+	assert_int_equal(zk_hosts_are_addresses("127.0.0.1:2181,zk1:2181"), 0);
+	assert_int_equal(zk_hosts_are_addresses("127.0.0.1"), 0);
+	assert_int_equal(zk_hosts_are_addresses("1.2.3:2181"), 0);
+}
+
 int
 main(void)
 {
@@ -135,6 +149,7 @@ main(void)
 		cmocka_unit_test(test_hosts_same),
 		cmocka_unit_test(test_hosts_clash),
 		cmocka_unit_test(test_hosts_numeric),
+		cmocka_unit_test(test_hosts_are_addresses),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
