@@ -256,6 +256,7 @@ daemon_perform(struct daemon *d, const struct el_action *act)
 		break;
 	case EL_ACT_STOPPED:
 		log_info("handoff complete, exiting");
+		daemon_stop_answer(d);
 		(void)event_base_loopexit(d->base, NULL);
 		break;
 	case EL_ACT_RESIGNED:
@@ -403,6 +404,36 @@ daemon_wake(struct daemon *d, struct waiter **list, const char *text)
 		free(w);
 	}
 	*list = NULL;
+}
+
+/*
+ * The daemon stops: the resigns and pauses still waiting are answered,
+ * since the core says nothing more of them once its stop is under way,
+ * and the socket closes soon. Both asked for the ordered handoff that the
+ * stop itself carries out, so theirs is done ("ok") when the core ended
+ * its stop owning nothing, with the application not told to lead (its
+ * demote ended) and the session still connected: the core ends a stop on
+ * a connected session only once its release is acknowledged (the nodes
+ * deleted, or never made), and the session's close removes any other
+ * ephemeral node at once. Without a connection the nodes may well still
+ * be there, and go only with the session's expiry: the handoff was cut
+ * short, answered "error shutdown" as a switchover's is (switchover.c).
+ * Also called at the exit, for a pause asked after the core stopped.
+ */
+void
+daemon_stop_answer(struct daemon *d)
+{
+	struct election_view v;
+	const char *text = "error shutdown";
+
+	election_view(d->el, &v);
+	if (v.zk == EL_ZK_CONNECTED && v.node == NULL && !v.promoted)
+		text = "ok";
+	if (d->resign_waiters != NULL || d->pause_waiters != NULL)
+		log_info("stopping: a resign or pause under way is answered "
+		    "%s", text);
+	daemon_wake(d, &d->resign_waiters, text);
+	daemon_wake(d, &d->pause_waiters, text);
 }
 
 /*

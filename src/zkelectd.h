@@ -244,6 +244,7 @@ void daemon_publish(evutil_socket_t fd, short what, void *arg);
 void daemon_status(struct daemon *d, struct status *st, struct election_view *v);
 char *daemon_watch_line(struct daemon *d);
 void daemon_wake(struct daemon *d, struct waiter **list, const char *text);
+void daemon_stop_answer(struct daemon *d);
 
 /* slot_hook.c */
 void slot_hook_init(struct daemon *d);

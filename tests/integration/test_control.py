@@ -22,6 +22,9 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
+from proxy import ZkProxy
 from zkharness import (data_of, member_ids, start_in_order, wait_members,
                        ROLES, SAN, STATUS_KEYS, HarnessError, binary,
                        hook_runs, make_tmpdir, parse_kv, san_env,
@@ -1489,3 +1492,81 @@ def test_switchover_resign_and_pause_wait_as_long_as_the_daemon_works(
     n2.wait_role("observer", 10)
     n1.wait_role("leader", 30)
     election.check_invariants()
+
+
+def start_waiting(args):
+    """zkelectctl args, running in the background."""
+    return subprocess.Popen([str(binary("zkelectctl")), *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=san_env(), stdin=subprocess.DEVNULL)
+
+
+def answer_of(proc, timeout=30):
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    if SAN:
+        assert not san_findings(err), err
+    return proc.returncode, out, err
+
+
+# A session timeout long enough for a demote hook of seconds (the demote
+# timeout is clamped to a quarter of it).
+SLOW_DEMOTE = {"zookeeper.session_timeout": "12s"}
+
+
+@pytest.mark.parametrize("cmd", ["resign", "pause"])
+def test_resign_or_pause_under_way_at_a_stop_is_answered(election, cmd):
+    """A SIGTERM that comes while a resign's or a pause's demote hook runs
+    carries the ordered handoff to its end: the client that asked is
+    answered ok, as the handoff it asked for was done (not left without an
+    answer when the daemon exits)."""
+    n1 = election.daemon("node1", data=data_of(1), options=SLOW_DEMOTE)
+    n1.wait_role("leader", 15)
+    n2 = election.daemon("node2", data=data_of(2))
+    n2.wait_role("follower", 15)
+    n1.hook_conf(demote_sleep=2.5)
+    proc = start_waiting(sock_args(n1) + [cmd])
+    try:
+        n1.wait_role("demoting", 15)
+        n1.signal(signal.SIGTERM)
+        assert n1.wait_exit(30) == 0
+    finally:
+        rc, out, err = answer_of(proc)
+    assert (rc, out, err) == (0, "ok\n", ""), (rc, out, err, n1.log_tail())
+    n2.wait_role("leader", 30)
+    election.check_invariants()
+
+
+def test_resign_under_way_at_a_stop_without_zookeeper_is_refused(election):
+    """The same stop with ZooKeeper out of reach once the demote hook runs:
+    the daemon exits without its release (its node goes with the session's
+    expiry), so the resign was not done: error shutdown, as a switchover
+    cut short by a stop is answered."""
+    p = ZkProxy(election.zk_hosts, name="proxy-node1")
+    try:
+        n1 = election.daemon("node1", data=data_of(1), options={
+            **SLOW_DEMOTE, "zookeeper.hosts": p.hosts})
+        n1.wait_role("leader", 15)
+        n2 = election.daemon("node2", data=data_of(2))
+        n2.wait_role("follower", 15)
+        n1.hook_conf(demote_sleep=2.5)
+        proc = start_waiting(sock_args(n1) + ["resign"])
+        try:
+            n1.wait_role("demoting", 15)
+            p.freeze()
+            p.cut()
+            n1.signal(signal.SIGTERM)
+            assert n1.wait_exit(30) == 0
+        finally:
+            rc, out, err = answer_of(proc)
+        assert (rc, out, err) == (
+            4, "", "zkelectctl: resign: error shutdown\n"), \
+            (rc, out, err, n1.log_tail())
+        n2.wait_role("leader", 40)
+        election.check_invariants()
+    finally:
+        p.close()
