@@ -502,8 +502,43 @@ daemon_report(struct daemon *d)
 }
 
 /*
+ * Writes the status file; -1 when it could not be replaced. A failure
+ * (a full /run, a directory at the temporary name) may be passing: the
+ * write is tried again a second later, and again, until it succeeds,
+ * since nothing else would rewrite the file before the next change. It is
+ * logged once per cause, and its end once.
+ */
+static int
+daemon_publish_file(struct daemon *d, struct status *st)
+{
+	struct timeval tv = { 1, 0 };
+	char *text;
+	int rc, saved;
+
+	text = status_render(st, 0);
+	rc = status_write(d->cfg.status_file, text);
+	saved = errno;
+	free(text);
+	if (rc == 0) {
+		if (d->publish_errno != 0)
+			log_notice("%s written again", d->cfg.status_file);
+		d->publish_errno = 0;
+		return 0;
+	}
+	if (saved != d->publish_errno) {
+		errno = saved;
+		log_warn("write %s (tried again every second)",
+		    d->cfg.status_file);
+	}
+	d->publish_errno = saved != 0 ? saved : EIO;
+	if (event_add(d->ev_publish, &tv) == -1)
+		log_warnx("event_add: the status file is not tried again");
+	return -1;
+}
+
+/*
  * Rewrites the status file, and tells systemd, only when what they show
- * changed. It runs from the loop after the events that were ready with
+ * changed (or the file's last write failed). It runs from the loop after the events that were ready with
  * the step that asked for it, so that a request or a hook never waits for
  * it, and the status file needs no fsync: it is runtime state, which
  * readers need replaced atomically (rename), not kept across a crash
@@ -524,12 +559,12 @@ daemon_publish(evutil_socket_t fd, short what, void *arg)
 	st.updated = 0;
 	text = status_render(&st, 0);
 	if (d->last_report == NULL || strcmp(text, d->last_report) != 0) {
-		free(d->last_report);
-		d->last_report = text;
 		st.updated = time(NULL);
-		text = status_render(&st, 0);
-		if (status_write(d->cfg.status_file, text) == -1)
-			log_warn("write %s", d->cfg.status_file);
+		if (daemon_publish_file(d, &st) == 0) {
+			free(d->last_report);
+			d->last_report = text;
+			text = NULL;
+		}
 		if (d->zk_state == ZOO_CONNECTED_STATE ||
 		    d->zk_state == ZOO_READONLY_STATE)
 			(void)xasprintf(&msg, "%s, leader %s", st.role,

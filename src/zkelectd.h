@@ -164,7 +164,9 @@ struct daemon {
 	int64_t untrusted_owner;	/* E/leader's session, not shown */
 	int yields_seen;	/* the election's yields, logged */
 	struct event *ev_publish;	/* status file and STATUS, deferred */
-	char *last_report;	/* last status text without "updated" */
+	char *last_report;	/* last status text without "updated", as
+				 * written */
+	int publish_errno;	/* the status file's last write failed so */
 	char *last_watch;	/* last watch line */
 	enum role last_role;
 	char *last_leader;
