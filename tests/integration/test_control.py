@@ -1322,6 +1322,32 @@ def test_watch_half_closed_streams_until_the_client_closes(election):
         again.close()
 
 
+def test_watch_without_newline_half_closed_gives_its_place_back(election):
+    """A watch line without its newline, then a half-close (as
+    `printf watch | socat - UNIX-CONNECT:SOCK` sends it), then the close:
+    the watcher's place is free again at once when another watcher wants
+    it, and so is its client slot, as after a watch line with newline."""
+    # 4 clients: 3 watchers, 1 per uid.
+    n1 = election.daemon("node1", options={"control.max_clients": 4})
+    n1.wait_role("leader")
+    for i in range(6):
+        a = Stream(n1.socket, line=b"watch")
+        try:
+            a.sock.shutdown(socket.SHUT_WR)
+            assert watch_state(a.readline(10)).startswith("role=leader "), i
+        finally:
+            a.close()
+        # The close above is the peer's hang-up already: no waiting.
+        b = Stream(n1.socket)
+        try:
+            first = b.readline(10)
+            assert first is not None and \
+                watch_state(first).startswith("role=leader "), (i, first)
+        finally:
+            b.close()
+    assert n1.ctl("ping") == "pong\n"
+
+
 def test_switchover_to_an_id_that_begins_with_a_dash(election):
     """zkelectd takes election.id = -x; zkelectctl reaches it after --."""
     a = election.daemon("node1", data=data_of(1))
