@@ -1348,6 +1348,27 @@ def test_watch_without_newline_half_closed_gives_its_place_back(election):
     assert n1.ctl("ping") == "pong\n"
 
 
+def test_wait_stopped_for_a_daemon_gone_already(election):
+    """wait stopped ends when the socket is gone or nobody listens on it:
+    also when it was so before the wait began (exit 0, nothing printed);
+    a wait for another role, and watch, still find the daemon unreachable
+    (exit 3)."""
+    n1 = election.daemon("node1")
+    n1.wait_role("leader")
+    assert n1.stop() == 0
+    assert not n1.socket.exists()
+    stale = election.dir / "stale.sock"
+    make_stale_socket(stale)
+    for path in (n1.socket, stale):
+        r = zkelectctl(["-s", str(path), "wait", "stopped", "-t", "20s"],
+                       timeout=30)
+        assert (r.returncode, r.stdout, r.stderr) == (0, "", ""), (path, r)
+        for cmd in (["wait", "leader", "-t", "20s"], ["watch", "-t", "20s"]):
+            r = zkelectctl(["-s", str(path), *cmd], timeout=30)
+            assert r.returncode == 3 and r.stdout == "", (path, cmd, r)
+            assert "cannot connect" in r.stderr, (path, cmd, r)
+
+
 def test_switchover_to_an_id_that_begins_with_a_dash(election):
     """zkelectd takes election.id = -x; zkelectctl reaches it after --."""
     a = election.daemon("node1", data=data_of(1))
