@@ -538,11 +538,12 @@ daemon_publish_file(struct daemon *d, struct status *st)
 
 /*
  * Rewrites the status file, and tells systemd, only when what they show
- * changed (or the file's last write failed). It runs from the loop after the events that were ready with
- * the step that asked for it, so that a request or a hook never waits for
- * it, and the status file needs no fsync: it is runtime state, which
- * readers need replaced atomically (rename), not kept across a crash
- * (it lives in /run, and the daemon rewrites it when it starts).
+ * changed (or the file's last write failed). It runs from the loop after
+ * the events that were ready with the step that asked for it, so that a
+ * request or a hook never waits for it, and the status file needs no
+ * fsync: it is runtime state, which readers need replaced atomically
+ * (rename), not kept across a crash (it lives in /run, and the daemon
+ * rewrites it when it starts).
  */
 void
 daemon_publish(evutil_socket_t fd, short what, void *arg)
