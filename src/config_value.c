@@ -217,6 +217,23 @@ config_value_text(const struct config_key *k, struct config *cfg,
 	return 0;
 }
 
+/*
+ * election.id, as election.data, and more: the watch line and history
+ * are words of key=value (role=follower leader=ID epoch=N), which an id
+ * with a space would cut into other words (an id "db1 epoch=9" reads as a
+ * false fencing token), and one with '=' would give a naive search for
+ * "epoch=" a match inside it. A hostname with either is refused too.
+ */
+static int
+config_value_id(const struct config_key *k, struct config *cfg,
+    const char *v, char *why)
+{
+	if (strpbrk(v, " =") != NULL)
+		return config_value_why(why, "must not hold spaces or '=' "
+		    "(the watch line is words of key=value)");
+	return config_value_text(k, cfg, v, why);
+}
+
 static int
 config_value_mode(const struct config_key *k, struct config *cfg,
     const char *v, char *why)
@@ -535,7 +552,7 @@ const struct config_key config_value_keys[K_COUNT] = {
 	[K_AUTH] = { "zookeeper", "auth", config_value_auth, F(auth), 0, 0 },
 	[K_SERVICE] = { "election", "service", config_value_service,
 	    F(service), 1, 64 },
-	[K_ID] = { "election", "id", config_value_text, F(id), 1, 128 },
+	[K_ID] = { "election", "id", config_value_id, F(id), 1, 128 },
 	[K_DATA] = { "election", "data", config_value_text, F(data), 0, 512 },
 	[K_MODE] = { "election", "mode", config_value_mode, F(mode), 0, 0 },
 	[K_DISCONNECT_GRACE] = { "election", "disconnect_grace",

@@ -299,10 +299,17 @@ ctl_client_event(struct bufferevent *bev, short what, void *arg)
 		switch (c->state) {
 		case CTL_READING:
 			/* A last line without newline still counts. */
-			if ((len = evbuffer_get_length(in)) == 0)
+			if ((len = evbuffer_get_length(in)) == 0) {
 				ctl_client_free(c);
-			else
-				ctl_client_line(c, len);
+				return;
+			}
+			/*
+			 * Half-closed, as after a line with its newline: the
+			 * bufferevent reads no more, so its close would go
+			 * unseen (a watcher's place held) unless eof says it.
+			 */
+			c->eof = 1;
+			ctl_client_line(c, len);
 			return;
 		case CTL_WAITING:
 		case CTL_CLOSING:

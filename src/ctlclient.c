@@ -95,16 +95,22 @@ ctlclient_try_connect(const struct zkelectctl *zc)
 	return fd;
 }
 
+/* Says why connect(2) failed (errno) and exits. */
+static void __attribute__((noreturn))
+ctlclient_unreachable(const struct zkelectctl *zc)
+{
+	ctlclient_warnx("cannot connect to %s: %s", zc->path,
+	    errno == EAGAIN ? "timed out" : strerror(errno));
+	exit(EXIT_UNREACHABLE);
+}
+
 static int
 ctlclient_connect(const struct zkelectctl *zc)
 {
 	int fd;
 
-	if ((fd = ctlclient_try_connect(zc)) == -1) {
-		ctlclient_warnx("cannot connect to %s: %s", zc->path,
-		    errno == EAGAIN ? "timed out" : strerror(errno));
-		exit(EXIT_UNREACHABLE);
-	}
+	if ((fd = ctlclient_try_connect(zc)) == -1)
+		ctlclient_unreachable(zc);
 	return fd;
 }
 
@@ -458,7 +464,18 @@ ctlclient_stream(struct zkelectctl *zc)
 	int fd, rc;
 
 	memset(&st, 0, sizeof(st));
-	fd = ctlclient_connect(zc);
+	/*
+	 * A daemon gone before the wait began is stopped as much as one
+	 * that goes during it (ctlclient_stream_again): no socket, or
+	 * nobody listening on it.
+	 */
+	if ((fd = ctlclient_try_connect(zc)) == -1) {
+		if (zc->cmd->kind == KIND_WAIT &&
+		    strcmp(zc->role, "stopped") == 0 &&
+		    (errno == ENOENT || errno == ECONNREFUSED))
+			return EXIT_OK;
+		ctlclient_unreachable(zc);
+	}
 	st.conns = 1;
 	while ((rc = ctlclient_stream_read(zc, &st, fd)) == -1 &&
 	    (rc = ctlclient_stream_again(zc, &st, &fd)) == -1)

@@ -337,6 +337,7 @@ daemon_perform(struct daemon *d, const struct el_action *act)
 		break;
 	case EL_ACT_STOPPED:
 		log_info("handoff complete, exiting");
+		daemon_stop_answer(d);
 		(void)event_base_loopexit(d->base, NULL);
 		break;
 	case EL_ACT_RESIGNED:
@@ -487,6 +488,36 @@ daemon_wake(struct daemon *d, struct waiter **list, const char *text)
 }
 
 /*
+ * The daemon stops: the resigns and pauses still waiting are answered,
+ * since the core says nothing more of them once its stop is under way,
+ * and the socket closes soon. Both asked for the ordered handoff that the
+ * stop itself carries out, so theirs is done ("ok") when the core ended
+ * its stop owning nothing, with the application not told to lead (its
+ * demote ended) and the session still connected: the core ends a stop on
+ * a connected session only once its release is acknowledged (the nodes
+ * deleted, or never made), and the session's close removes any other
+ * ephemeral node at once. Without a connection the nodes may well still
+ * be there, and go only with the session's expiry: the handoff was cut
+ * short, answered "error shutdown" as a switchover's is (switchover.c).
+ * Also called at the exit, for a pause asked after the core stopped.
+ */
+void
+daemon_stop_answer(struct daemon *d)
+{
+	struct election_view v;
+	const char *text = "error shutdown";
+
+	election_view(d->el, &v);
+	if (v.zk == EL_ZK_CONNECTED && v.node == NULL && !v.promoted)
+		text = "ok";
+	if (d->resign_waiters != NULL || d->pause_waiters != NULL)
+		log_info("stopping: a resign or pause under way is answered "
+		    "%s", text);
+	daemon_wake(d, &d->resign_waiters, text);
+	daemon_wake(d, &d->pause_waiters, text);
+}
+
+/*
  * Called at the end of every step, once the step's actions are under way:
  * the role's log line and the watch lines (queued, written by the loop)
  * now, the status file and systemd's STATUS from daemon_publish() once
@@ -552,12 +583,48 @@ daemon_report(struct daemon *d)
 }
 
 /*
+ * Writes the status file; -1 when it could not be replaced. A failure
+ * (a full /run, a directory at the temporary name) may be passing: the
+ * write is tried again a second later, and again, until it succeeds,
+ * since nothing else would rewrite the file before the next change. It is
+ * logged once per cause, and its end once.
+ */
+static int
+daemon_publish_file(struct daemon *d, struct status *st)
+{
+	struct timeval tv = { 1, 0 };
+	char *text;
+	int rc, saved;
+
+	text = status_render(st, 0);
+	rc = status_write(d->cfg.status_file, text);
+	saved = errno;
+	free(text);
+	if (rc == 0) {
+		if (d->publish_errno != 0)
+			log_notice("%s written again", d->cfg.status_file);
+		d->publish_errno = 0;
+		return 0;
+	}
+	if (saved != d->publish_errno) {
+		errno = saved;
+		log_warn("write %s (tried again every second)",
+		    d->cfg.status_file);
+	}
+	d->publish_errno = saved != 0 ? saved : EIO;
+	if (event_add(d->ev_publish, &tv) == -1)
+		log_warnx("event_add: the status file is not tried again");
+	return -1;
+}
+
+/*
  * Rewrites the status file, and tells systemd, only when what they show
- * changed. It runs from the loop after the events that were ready with
- * the step that asked for it, so that a request or a hook never waits for
- * it, and the status file needs no fsync: it is runtime state, which
- * readers need replaced atomically (rename), not kept across a crash
- * (it lives in /run, and the daemon rewrites it when it starts).
+ * changed (or the file's last write failed). It runs from the loop after
+ * the events that were ready with the step that asked for it, so that a
+ * request or a hook never waits for it, and the status file needs no
+ * fsync: it is runtime state, which readers need replaced atomically
+ * (rename), not kept across a crash (it lives in /run, and the daemon
+ * rewrites it when it starts).
  */
 void
 daemon_publish(evutil_socket_t fd, short what, void *arg)
@@ -574,12 +641,12 @@ daemon_publish(evutil_socket_t fd, short what, void *arg)
 	st.updated = 0;
 	text = status_render(&st, 0);
 	if (d->last_report == NULL || strcmp(text, d->last_report) != 0) {
-		free(d->last_report);
-		d->last_report = text;
 		st.updated = time(NULL);
-		text = status_render(&st, 0);
-		if (status_write(d->cfg.status_file, text) == -1)
-			log_warn("write %s", d->cfg.status_file);
+		if (daemon_publish_file(d, &st) == 0) {
+			free(d->last_report);
+			d->last_report = text;
+			text = NULL;
+		}
 		if (d->zk_state == ZOO_CONNECTED_STATE ||
 		    d->zk_state == ZOO_READONLY_STATE)
 			(void)xasprintf(&msg, "%s, leader %s", st.role,

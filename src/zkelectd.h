@@ -168,7 +168,9 @@ struct daemon {
 	int64_t untrusted_owner;	/* E/leader's session, not shown */
 	int yields_seen;	/* the election's yields, logged */
 	struct event *ev_publish;	/* status file and STATUS, deferred */
-	char *last_report;	/* last status text without "updated" */
+	char *last_report;	/* last status text without "updated", as
+				 * written */
+	int publish_errno;	/* the status file's last write failed so */
 	char *last_watch;	/* last watch line */
 	enum role last_role;
 	char *last_leader;
@@ -253,6 +255,7 @@ void daemon_publish(evutil_socket_t fd, short what, void *arg);
 void daemon_status(struct daemon *d, struct status *st, struct election_view *v);
 char *daemon_watch_line(struct daemon *d);
 void daemon_wake(struct daemon *d, struct waiter **list, const char *text);
+void daemon_stop_answer(struct daemon *d);
 
 /* slot_hook.c */
 void slot_hook_init(struct daemon *d);

@@ -22,6 +22,9 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
+from proxy import ZkProxy
 from zkharness import (data_of, member_ids, start_in_order, wait_members,
                        ROLES, SAN, STATUS_KEYS, HarnessError, binary,
                        hook_runs, make_tmpdir, parse_kv, san_env,
@@ -1319,6 +1322,53 @@ def test_watch_half_closed_streams_until_the_client_closes(election):
         again.close()
 
 
+def test_watch_without_newline_half_closed_gives_its_place_back(election):
+    """A watch line without its newline, then a half-close (as
+    `printf watch | socat - UNIX-CONNECT:SOCK` sends it), then the close:
+    the watcher's place is free again at once when another watcher wants
+    it, and so is its client slot, as after a watch line with newline."""
+    # 4 clients: 3 watchers, 1 per uid.
+    n1 = election.daemon("node1", options={"control.max_clients": 4})
+    n1.wait_role("leader")
+    for i in range(6):
+        a = Stream(n1.socket, line=b"watch")
+        try:
+            a.sock.shutdown(socket.SHUT_WR)
+            assert watch_state(a.readline(10)).startswith("role=leader "), i
+        finally:
+            a.close()
+        # The close above is the peer's hang-up already: no waiting.
+        b = Stream(n1.socket)
+        try:
+            first = b.readline(10)
+            assert first is not None and \
+                watch_state(first).startswith("role=leader "), (i, first)
+        finally:
+            b.close()
+    assert n1.ctl("ping") == "pong\n"
+
+
+def test_wait_stopped_for_a_daemon_gone_already(election):
+    """wait stopped ends when the socket is gone or nobody listens on it:
+    also when it was so before the wait began (exit 0, nothing printed);
+    a wait for another role, and watch, still find the daemon unreachable
+    (exit 3)."""
+    n1 = election.daemon("node1")
+    n1.wait_role("leader")
+    assert n1.stop() == 0
+    assert not n1.socket.exists()
+    stale = election.dir / "stale.sock"
+    make_stale_socket(stale)
+    for path in (n1.socket, stale):
+        r = zkelectctl(["-s", str(path), "wait", "stopped", "-t", "20s"],
+                       timeout=30)
+        assert (r.returncode, r.stdout, r.stderr) == (0, "", ""), (path, r)
+        for cmd in (["wait", "leader", "-t", "20s"], ["watch", "-t", "20s"]):
+            r = zkelectctl(["-s", str(path), *cmd], timeout=30)
+            assert r.returncode == 3 and r.stdout == "", (path, cmd, r)
+            assert "cannot connect" in r.stderr, (path, cmd, r)
+
+
 def test_switchover_to_an_id_that_begins_with_a_dash(election):
     """zkelectd takes election.id = -x; zkelectctl reaches it after --."""
     a = election.daemon("node1", data=data_of(1))
@@ -1489,3 +1539,81 @@ def test_switchover_resign_and_pause_wait_as_long_as_the_daemon_works(
     n2.wait_role("observer", 10)
     n1.wait_role("leader", 30)
     election.check_invariants()
+
+
+def start_waiting(args):
+    """zkelectctl args, running in the background."""
+    return subprocess.Popen([str(binary("zkelectctl")), *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=san_env(), stdin=subprocess.DEVNULL)
+
+
+def answer_of(proc, timeout=30):
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    if SAN:
+        assert not san_findings(err), err
+    return proc.returncode, out, err
+
+
+# A session timeout long enough for a demote hook of seconds (the demote
+# timeout is clamped to a quarter of it).
+SLOW_DEMOTE = {"zookeeper.session_timeout": "12s"}
+
+
+@pytest.mark.parametrize("cmd", ["resign", "pause"])
+def test_resign_or_pause_under_way_at_a_stop_is_answered(election, cmd):
+    """A SIGTERM that comes while a resign's or a pause's demote hook runs
+    carries the ordered handoff to its end: the client that asked is
+    answered ok, as the handoff it asked for was done (not left without an
+    answer when the daemon exits)."""
+    n1 = election.daemon("node1", data=data_of(1), options=SLOW_DEMOTE)
+    n1.wait_role("leader", 15)
+    n2 = election.daemon("node2", data=data_of(2))
+    n2.wait_role("follower", 15)
+    n1.hook_conf(demote_sleep=2.5)
+    proc = start_waiting(sock_args(n1) + [cmd])
+    try:
+        n1.wait_role("demoting", 15)
+        n1.signal(signal.SIGTERM)
+        assert n1.wait_exit(30) == 0
+    finally:
+        rc, out, err = answer_of(proc)
+    assert (rc, out, err) == (0, "ok\n", ""), (rc, out, err, n1.log_tail())
+    n2.wait_role("leader", 30)
+    election.check_invariants()
+
+
+def test_resign_under_way_at_a_stop_without_zookeeper_is_refused(election):
+    """The same stop with ZooKeeper out of reach once the demote hook runs:
+    the daemon exits without its release (its node goes with the session's
+    expiry), so the resign was not done: error shutdown, as a switchover
+    cut short by a stop is answered."""
+    p = ZkProxy(election.zk_hosts, name="proxy-node1")
+    try:
+        n1 = election.daemon("node1", data=data_of(1), options={
+            **SLOW_DEMOTE, "zookeeper.hosts": p.hosts})
+        n1.wait_role("leader", 15)
+        n2 = election.daemon("node2", data=data_of(2))
+        n2.wait_role("follower", 15)
+        n1.hook_conf(demote_sleep=2.5)
+        proc = start_waiting(sock_args(n1) + ["resign"])
+        try:
+            n1.wait_role("demoting", 15)
+            p.freeze()
+            p.cut()
+            n1.signal(signal.SIGTERM)
+            assert n1.wait_exit(30) == 0
+        finally:
+            rc, out, err = answer_of(proc)
+        assert (rc, out, err) == (
+            4, "", "zkelectctl: resign: error shutdown\n"), \
+            (rc, out, err, n1.log_tail())
+        n2.wait_role("leader", 40)
+        election.check_invariants()
+    finally:
+        p.close()

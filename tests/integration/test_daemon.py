@@ -328,6 +328,33 @@ def test_status_file_is_replaced_atomically(election):
     assert out == "leader node1"
 
 
+def test_a_failed_status_write_is_tried_again(election):
+    """A status file that cannot be replaced (here a directory stands at
+    its temporary name, as a full /run would fail it) is written again once
+    the fault is gone, without waiting for the next change; the failure is
+    logged once, and its end."""
+    d = election.daemon("node1")
+    d.wait_role("leader")
+    tmp = d.status_file.with_name(d.status_file.name + ".tmp")
+    tmp.mkdir()
+    try:
+        assert d.ctl("pause").strip() == "ok"
+        wait_for(lambda: f"write {d.status_file}" in d.log_text(), 10,
+                 "the failed write to be logged")
+        assert d.status()["role"] == "leader"
+        # Some tries fail meanwhile (about one a second).
+        time.sleep(3)
+    finally:
+        tmp.rmdir()
+    wait_for(lambda: d.status()["role"] == "observer", 15,
+             "the status file to say observer")
+    assert d.status()["paused"] == "1"
+    log = d.log_text()
+    assert log.count(f"write {d.status_file}") == 1, log
+    wait_for(lambda: f"{d.status_file} written again" in d.log_text(), 10,
+             "the recovery to be logged")
+
+
 def test_check_mode_and_overrides(tmp_path):
     conf = tmp_path / "z.conf"
     conf.write_text("[zookeeper]\nhosts = 127.0.0.1:2181\n[election]\nservice = web\n")

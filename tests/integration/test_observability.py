@@ -183,7 +183,7 @@ def test_metrics_labels_and_new_families(election):
 
 def test_two_daemons_metrics_combine_under_promtool(election):
     # A third daemon whose id needs escaping in a label value.
-    odd = 'odd "one" \\ back'
+    odd = 'odd"one"\\back'
     n1, n2 = start_in_order(election, 2)
     n3 = election.daemon("odd", options={"election.id": odd,
                                          "election.mode": "observer"})
@@ -191,7 +191,7 @@ def test_two_daemons_metrics_combine_under_promtool(election):
     texts = [d.ctl("metrics") for d in (n1, n2, n3)]
     m3 = parse_metrics(texts[2])
     assert m3.id == odd, m3.id
-    assert 'id="odd \\"one\\" \\\\ back"' in texts[2]
+    assert 'id="odd\\"one\\"\\\\back"' in texts[2]
 
     # Each exposition alone passes promtool.
     for d, text in zip((n1, n2, n3), texts):

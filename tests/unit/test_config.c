@@ -79,7 +79,7 @@ check_values(const struct config *c)
 	assert_int_equal(c->demote_on_start, 0);
 	assert_string_equal(c->root, "/a/b-c");
 	assert_string_equal(c->auth, "user:pa:ss");
-	assert_string_equal(c->id, "node 1");
+	assert_string_equal(c->id, "node-1");
 	assert_string_equal(c->socket_path, "/tmp/s.sock");
 	assert_int_equal(c->socket_mode, 0600);
 	assert_string_equal(c->socket_group, "zkelect");
@@ -205,7 +205,7 @@ static void
 check_colon(const struct config *c)
 {
 	assert_string_equal(c->hook_promote, "/bin/true --a=b");
-	assert_string_equal(c->id, "a=b");
+	assert_string_equal(c->id, "a:b");
 	assert_string_equal(c->data, "10.0.0.5:5432");
 }
 
@@ -225,7 +225,7 @@ static const struct config_case config_cases[] = {
 	    "auth = digest:user:pa:ss\n"
 	    "[election]\n"
 	    "service = pg\n"
-	    "id = node 1\n"
+	    "id = node-1\n"
 	    "data =\n"
 	    "mode = candidate\n"
 	    "disconnect_grace = 1500\n"
@@ -239,7 +239,7 @@ static const struct config_case config_cases[] = {
 	    "auth = digest:user:pa:ss\n"
 	    "[election]\n"
 	    "service = pg\n"
-	    "id = node 1\n"
+	    "id = node-1\n"
 	    "disconnect_grace = 1500\n"
 	    "[hooks]\n"
 	    "timeout = 90s\n"
@@ -299,10 +299,10 @@ static const struct config_case config_cases[] = {
 	    { NULL }, NULL, check_indented },
 	{ "UTF-8 byte order mark", "\xef\xbb\xbf" BASE, { NULL }, NULL, NULL },
 	/* inih splits a line at its first '=' or ':', and always has. */
-	{ "key: value", BASE "id: a=b\ndata = 10.0.0.5:5432\n[hooks]\n"
+	{ "key: value", BASE "id: a:b\ndata = 10.0.0.5:5432\n[hooks]\n"
 	    "promote: /bin/true --a=b\n", { NULL }, NULL, check_colon },
 	{ "blanks after a section", BASE "[hooks] \t\npromote: /bin/true "
-	    "--a=b\n[election]\nid:a=b\ndata=10.0.0.5:5432\n", { NULL }, NULL,
+	    "--a=b\n[election]\nid:a:b\ndata=10.0.0.5:5432\n", { NULL }, NULL,
 	    check_colon },
 	{ "preempt_delay of a day", BASE "preempt_delay = 1440m\n", { NULL },
 	    NULL, check_preempt_day },
@@ -440,6 +440,15 @@ static const struct config_case config_cases[] = {
 	    "election.id: must be printable ASCII", NULL },
 	{ "id with newline by -o", BASE, { "election.id=a\nb" },
 	    "@-o election.id: must be printable ASCII", NULL },
+	{ "id with a space", BASE "id = db1 epoch=999999\n", { NULL },
+	    "@:5: election.id: must not hold spaces or '=' (the watch line "
+	    "is words of key=value)", NULL },
+	{ "id with a space by -o", BASE, { "election.id=db1 epoch=9" },
+	    "@-o election.id: must not hold spaces or '='", NULL },
+	{ "id with =", BASE "id = xepoch=5\n", { NULL },
+	    "@:5: election.id: must not hold spaces or '='", NULL },
+	{ "id with punctuation", BASE "id = db-1.example_x:5432@a/b\n",
+	    { NULL }, NULL, NULL },
 	{ "data too long by -o", BASE,
 	    { "election.data=" X128 X128 X128 X128 "x" },
 	    "@-o election.data: longer than 512 bytes", NULL },
