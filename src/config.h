@@ -71,6 +71,12 @@ struct config {
  */
 int config_load(struct config *cfg, const char *path, char *const *overrides,
     size_t noverrides, char *err, size_t errlen);
+/*
+ * config_load() for -t: also refuses what the start would and can be
+ * looked up without side effects (a control.socket_group no group has).
+ */
+int config_check(struct config *cfg, const char *path, char *const *overrides,
+    size_t noverrides, char *err, size_t errlen);
 void config_free(struct config *cfg);
 
 /* Whether two configurations name the same HTTP addresses, in order. */

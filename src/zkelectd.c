@@ -393,8 +393,13 @@ main(int argc, char *argv[])
 		free(d.argv);
 		return 2;
 	}
-	if (config_load(&d.cfg, d.config_path, d.overrides, d.noverrides, err,
-	    sizeof(err)) == -1) {
+	/*
+	 * -t also looks up what the start would refuse (systemd's reload
+	 * runs it); the start leaves that to the step that needs it, and a
+	 * re-exec that inherits its socket needs none of it.
+	 */
+	if ((check ? config_check : config_load)(&d.cfg, d.config_path,
+	    d.overrides, d.noverrides, err, sizeof(err)) == -1) {
 		startup_error("%s", err);
 		free(d.overrides);
 		free(d.argv);
