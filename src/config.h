@@ -88,12 +88,14 @@ void config_listen_copy(struct config *dst, const struct config *src);
  * The keys a running daemon cannot take over (config_fixed.c): a reload
  * keeps them, a re-exec that would change one is refused. Their count,
  * the name of the i-th ("control.socket") and its value in c as text
- * (newly allocated); config_keep_fixed() puts old's values into nc.
+ * (newly allocated); config_keep_fixed() puts old's values into nc, and
+ * returns 1 when nc's hooks.demote_timeout, not less than a third of the
+ * session timeout kept, was refused for old's (0 otherwise).
  */
 size_t config_fixed_count(void);
 const char *config_fixed_name(size_t i);
 char *config_fixed_value(const struct config *c, size_t i);
-void config_keep_fixed(struct config *nc, const struct config *old);
+int config_keep_fixed(struct config *nc, const struct config *old);
 
 /* The election path <root>/<service>, newly allocated. */
 char *config_election_path(const struct config *cfg);

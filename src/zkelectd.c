@@ -186,6 +186,7 @@ daemon_reload(struct daemon *d)
 	struct election_params ep;
 	struct config nc;
 	char err[512], *was, *now;
+	int64_t asked;
 	size_t i;
 
 	notify_reloading(d->notify);
@@ -206,7 +207,13 @@ daemon_reload(struct daemon *d)
 		free(was);
 		free(now);
 	}
-	config_keep_fixed(&nc, &d->cfg);
+	asked = nc.demote_timeout_ms;
+	if (config_keep_fixed(&nc, &d->cfg))
+		log_warnx("reload: hooks.demote_timeout %lldms is not less "
+		    "than a third of the running zookeeper.session_timeout "
+		    "(%lldms); keeping %lldms", (long long)asked,
+		    (long long)nc.session_timeout_ms,
+		    (long long)nc.demote_timeout_ms);
 	daemon_reload_hosts(d, &nc);
 	config_free(&d->cfg);
 	d->cfg = nc;
