@@ -1,4 +1,7 @@
-/* Checked number parsing, time rendering and the escaping of metric labels. */
+/*
+ * Checked number parsing, the socket's group, time rendering and the
+ * escaping of metric labels.
+ */
 #include <ctype.h>
 #include <errno.h>
 #include <grp.h>
@@ -49,6 +52,7 @@ parse_group(const char *s, gid_t *gid, const char **why)
 		*gid = gr->gr_gid;
 		return 0;
 	}
+	/* getgrnam(3): each of these also means "not found". */
 	if (errno != 0 && errno != ENOENT && errno != ESRCH &&
 	    errno != EBADF && errno != EPERM) {
 		*why = strerror(errno);

@@ -1,6 +1,6 @@
 /*
- * Checked number parsing, time rendering and label escaping, shared by the
- * daemon and the client.
+ * Checked number parsing, the socket's group, time rendering and label
+ * escaping, shared by the daemon and the client.
  */
 #ifndef ZKELECTD_UTIL_H
 #define ZKELECTD_UTIL_H
