@@ -20,6 +20,7 @@
 
 #include "config_int.h"
 #include "log.h"
+#include "util.h"
 #include "xmalloc.h"
 
 /* Debian's libinih reads lines into a 200-byte buffer. */
@@ -38,6 +39,7 @@ struct config_parse {
 	int		 lineno;	/* line the reader handed out last */
 	int		 section_line;	/* of the last [section] */
 	int		 stop;		/* the reader ends the file */
+	int		 system;	/* -t: look up what the start would */
 	int		 failed;
 	int		 errline;
 	char		*err;
@@ -381,6 +383,28 @@ config_finish(struct config_parse *p)
 	return 0;
 }
 
+/*
+ * What the start refuses beyond the file, looked up without side effects
+ * (-t only): the socket's group. ExecReload runs -t, and a group that
+ * exists nowhere would otherwise pass a reload and fail the next restart.
+ * The start's other refusals (a socket in use, a directory it cannot
+ * make) depend on the moment or make files, and stay the start's.
+ */
+static int
+config_finish_system(struct config_parse *p)
+{
+	const char *why;
+	gid_t gid;
+
+	if (p->cfg->socket_group != NULL &&
+	    parse_group(p->cfg->socket_group, &gid, &why) == -1) {
+		config_key_fail(p, K_SOCKET_GROUP, "%s: %s",
+		    p->cfg->socket_group, why);
+		return -1;
+	}
+	return 0;
+}
+
 /* Reads the whole file; returns 0, or -1 with errno set. */
 static int
 config_read(const char *path, char **bufp, size_t *lenp)
@@ -423,9 +447,9 @@ fail:
 	return -1;
 }
 
-int
-config_load(struct config *cfg, const char *path, char *const *overrides,
-    size_t noverrides, char *err, size_t errlen)
+static int
+config_load_as(struct config *cfg, const char *path, char *const *overrides,
+    size_t noverrides, int system, char *err, size_t errlen)
 {
 	struct config new;
 	struct config_parse p;
@@ -455,6 +479,7 @@ config_load(struct config *cfg, const char *path, char *const *overrides,
 
 	p.cfg = &new;
 	p.path = path;
+	p.system = system;
 	p.err = err;
 	p.errlen = errlen;
 	if (errlen > 0)
@@ -477,7 +502,8 @@ config_load(struct config *cfg, const char *path, char *const *overrides,
 	for (i = 0; i < noverrides; i++)
 		if (config_override(&p, overrides[i]) == -1)
 			goto fail;
-	if (config_finish(&p) == -1)
+	if (config_finish(&p) == -1 ||
+	    (p.system && config_finish_system(&p) == -1))
 		goto fail;
 	free(buf);
 	*cfg = new;
@@ -487,6 +513,22 @@ fail:
 	config_free(&new);
 	memset(cfg, 0, sizeof(*cfg));
 	return -1;
+}
+
+int
+config_load(struct config *cfg, const char *path, char *const *overrides,
+    size_t noverrides, char *err, size_t errlen)
+{
+	return config_load_as(cfg, path, overrides, noverrides, 0, err,
+	    errlen);
+}
+
+int
+config_check(struct config *cfg, const char *path, char *const *overrides,
+    size_t noverrides, char *err, size_t errlen)
+{
+	return config_load_as(cfg, path, overrides, noverrides, 1, err,
+	    errlen);
 }
 
 void

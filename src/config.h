@@ -71,6 +71,12 @@ struct config {
  */
 int config_load(struct config *cfg, const char *path, char *const *overrides,
     size_t noverrides, char *err, size_t errlen);
+/*
+ * config_load() for -t: also refuses what the start would and can be
+ * looked up without side effects (a control.socket_group no group has).
+ */
+int config_check(struct config *cfg, const char *path, char *const *overrides,
+    size_t noverrides, char *err, size_t errlen);
 void config_free(struct config *cfg);
 
 /* Whether two configurations name the same HTTP addresses, in order. */
@@ -82,12 +88,14 @@ void config_listen_copy(struct config *dst, const struct config *src);
  * The keys a running daemon cannot take over (config_fixed.c): a reload
  * keeps them, a re-exec that would change one is refused. Their count,
  * the name of the i-th ("control.socket") and its value in c as text
- * (newly allocated); config_keep_fixed() puts old's values into nc.
+ * (newly allocated); config_keep_fixed() puts old's values into nc, and
+ * returns 1 when nc's hooks.demote_timeout, not less than a third of the
+ * session timeout kept, was refused for old's (0 otherwise).
  */
 size_t config_fixed_count(void);
 const char *config_fixed_name(size_t i);
 char *config_fixed_value(const struct config *c, size_t i);
-void config_keep_fixed(struct config *nc, const struct config *old);
+int config_keep_fixed(struct config *nc, const struct config *old);
 
 /* The election path <root>/<service>, newly allocated. */
 char *config_election_path(const struct config *cfg);

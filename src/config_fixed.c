@@ -99,9 +99,11 @@ config_fixed_string(char **dst, const char *src)
 	*dst = xstrdup(src);
 }
 
-void
+int
 config_keep_fixed(struct config *nc, const struct config *old)
 {
+	int refused = 0;
+
 	config_fixed_string(&nc->root, old->root);
 	config_fixed_string(&nc->service, old->service);
 	config_fixed_string(&nc->id, old->id);
@@ -109,11 +111,21 @@ config_keep_fixed(struct config *nc, const struct config *old)
 	config_fixed_string(&nc->status_file, old->status_file);
 	if (nc->session_timeout_ms != old->session_timeout_ms) {
 		nc->session_timeout_ms = old->session_timeout_ms;
-		/* Its default is a quarter of the timeout kept. */
+		/*
+		 * Its default is a quarter of the timeout kept; a value set
+		 * was checked against the new timeout, and must be against
+		 * the one kept, as config_finish() does, or the old stays.
+		 */
 		if (!nc->demote_timeout_set)
 			nc->demote_timeout_ms = nc->session_timeout_ms / 4;
+		else if (nc->demote_timeout_ms * 3 >= nc->session_timeout_ms) {
+			nc->demote_timeout_ms = old->demote_timeout_ms;
+			nc->demote_timeout_set = old->demote_timeout_set;
+			refused = 1;
+		}
 	}
 	nc->mode = old->mode;
 	if (!config_listen_equal(nc, old))
 		config_listen_copy(nc, old);
+	return refused;
 }

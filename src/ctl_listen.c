@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
-#include <grp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +23,7 @@
 #include "clock.h"
 #include "ctl_int.h"
 #include "log.h"
+#include "util.h"
 #include "xmalloc.h"
 
 #define CTL_ACCEPT_BATCH	32
@@ -241,19 +241,13 @@ ctl_listen_clear_stale(const struct sockaddr_un *sun, char *err, size_t errlen)
 static int
 ctl_listen_group(const char *group, gid_t *gid, char *err, size_t errlen)
 {
-	struct group *gr;
+	const char *why;
 
-	errno = 0;
-	if ((gr = getgrnam(group)) == NULL) {
-		if (errno != 0 && errno != ENOENT && errno != ESRCH)
-			ctl_listen_error(err, errlen, "control socket group "
-			    "%s: %s", group, strerror(errno));
-		else
-			ctl_listen_error(err, errlen, "control socket group "
-			    "%s: no such group", group);
+	if (parse_group(group, gid, &why) == -1) {
+		ctl_listen_error(err, errlen, "control socket group %s: %s",
+		    group, why);
 		return -1;
 	}
-	*gid = gr->gr_gid;
 	return 0;
 }
 

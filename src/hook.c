@@ -85,6 +85,7 @@ struct hook {
 	int64_t timeout_ms;	/* as given; 0 once cancelled */
 	int64_t reaped_us;	/* log_stamp() of its reaping */
 	int64_t kill_delay_ms;	/* from SIGTERM to SIGKILL */
+	int64_t kill_at_ms;	/* now_ms() the SIGKILL is due (HOOK_TERMED) */
 	int fd;			/* read end of the output pipe, or -1 */
 	struct event *ev_out;
 	struct event *ev_timer;
@@ -573,6 +574,16 @@ hook_timer_add(struct hook *h, int64_t ms)
 	return evtimer_add(h->ev_timer, &tv);
 }
 
+/* SIGTERM went out: the SIGKILL follows ms from now. */
+static void
+hook_arm_kill(struct hook *h, int64_t ms)
+{
+	h->kill_at_ms = now_ms() + ms;
+	if (hook_timer_add(h, ms) == -1)
+		log_warnx("hook %s[%ld]: cannot arm the SIGKILL timer",
+		    hook_kind_name(h->kind), (long)h->pid);
+}
+
 /*
  * The shell of hooks.run ended while what it started goes on: that is
  * leadership's process outliving its supervision. The rest of its group
@@ -588,9 +599,7 @@ hook_run_leftovers(struct hook *h)
 	if (kill(-h->pid, SIGTERM) == -1 && errno != ESRCH)
 		log_warn("hook %s[%ld]: kill SIGTERM", hook_kind_name(h->kind),
 		    (long)h->pid);
-	if (hook_timer_add(h, h->kill_delay_ms) == -1)
-		log_warnx("hook %s[%ld]: cannot arm the SIGKILL timer",
-		    hook_kind_name(h->kind), (long)h->pid);
+	hook_arm_kill(h, h->kill_delay_ms);
 }
 
 /* Whether the hook's end is known (its shell is reaped). */
@@ -642,9 +651,7 @@ hook_timer(evutil_socket_t fd, short events, void *arg)
 		if (kill(-h->pid, SIGTERM) == -1 && errno != ESRCH)
 			log_warn("hook %s[%ld]: kill SIGTERM", name,
 			    (long)h->pid);
-		if (hook_timer_add(h, h->kill_delay_ms) == -1)
-			log_warnx("hook %s[%ld]: cannot arm the SIGKILL timer",
-			    name, (long)h->pid);
+		hook_arm_kill(h, h->kill_delay_ms);
 		break;
 	case HOOK_TERMED:
 		/*
@@ -1076,10 +1083,18 @@ hook_cancel(struct hook_runner *hr, pid_t pid, int64_t grace_ms)
 	if ((h = hook_find(hr, pid)) == NULL || h->phase == HOOK_KILLED)
 		return;
 	if (h->phase == HOOK_TERMED) {
-		/* SIGTERM went out: only a SIGKILL sooner can be asked. */
+		/*
+		 * SIGTERM went out: only a SIGKILL sooner can be asked. A
+		 * check that timed out and ignores its SIGTERM would hold
+		 * the slot for the whole kill delay against a promote that
+		 * gives it a grace of 100 ms.
+		 */
 		if (grace_ms == 0) {
 			(void)evtimer_del(h->ev_timer);
 			hook_timer(-1, 0, h);
+		} else if (now_ms() + grace_ms < h->kill_at_ms) {
+			(void)evtimer_del(h->ev_timer);
+			hook_arm_kill(h, grace_ms);
 		}
 		return;
 	}

@@ -108,9 +108,10 @@ int hook_output_fd(const struct hook_runner *hr, pid_t pid);
 void hook_set_kill_delay(struct hook_runner *hr, pid_t pid, int64_t ms);
 /*
  * Ends the hook as a timeout would: SIGTERM to its process group and
- * SIGKILL grace_ms later, or SIGKILL at once when grace_ms is 0 (also
- * when SIGTERM was sent already and its SIGKILL is still to come); done
- * follows (not ok) once the group is gone.
+ * SIGKILL grace_ms later, or SIGKILL at once when grace_ms is 0. When
+ * SIGTERM was sent already, the SIGKILL still to come moves to grace_ms
+ * from now if that is sooner. done follows (not ok) once the group is
+ * gone.
  */
 void hook_cancel(struct hook_runner *hr, pid_t pid, int64_t grace_ms);
 

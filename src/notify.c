@@ -4,7 +4,9 @@
  * STATUS= goes out when its text changes, and nothing says READY=1 again
  * once STOPPING=1 was said (a re-exec given up because SIGTERM came
  * during its wait would otherwise tell systemd a stopping daemon is
- * ready).
+ * ready). Nor does a reload or a re-exec say RELOADING=1 or READY=1
+ * before the first READY=1: that one waits for the startup demote, and
+ * a SIGHUP during it must not tell systemd the demote is over.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,7 +106,7 @@ notify_status(struct notify *n, const char *text)
 void
 notify_ready_again(struct notify *n)
 {
-	if (n == NULL || n->stopping)
+	if (n == NULL || !n->ready || n->stopping)
 		return;
 	notify_send(n, "READY=1");
 }
@@ -112,7 +114,7 @@ notify_ready_again(struct notify *n)
 void
 notify_reloading(struct notify *n)
 {
-	if (n == NULL || n->stopping)
+	if (n == NULL || !n->ready || n->stopping)
 		return;
 	notify_send(n, "RELOADING=1");
 }

@@ -13,7 +13,7 @@ void notify_free(struct notify *n);
 void notify_ready(struct notify *n);
 void notify_status(struct notify *n, const char *text);
 void notify_reloading(struct notify *n);
-/* READY=1 again once a reload is finished. */
+/* READY=1 again once a reload is finished; nothing before notify_ready(). */
 void notify_ready_again(struct notify *n);
 void notify_stopping(struct notify *n);
 

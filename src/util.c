@@ -1,6 +1,10 @@
-/* Checked number parsing, time rendering and the escaping of metric labels. */
+/*
+ * Checked number parsing, the socket's group, time rendering and the
+ * escaping of metric labels.
+ */
 #include <ctype.h>
 #include <errno.h>
+#include <grp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +38,33 @@ parse_int64(const char *s, int64_t min, int64_t max, int64_t *out,
 	}
 	*out = v;
 	return 0;
+}
+
+int
+parse_group(const char *s, gid_t *gid, const char **why)
+{
+	struct group *gr;
+	const char *nwhy;
+	int64_t n;
+
+	errno = 0;
+	if ((gr = getgrnam(s)) != NULL) {
+		*gid = gr->gr_gid;
+		return 0;
+	}
+	/* getgrnam(3): each of these also means "not found". */
+	if (errno != 0 && errno != ENOENT && errno != ESRCH &&
+	    errno != EBADF && errno != EPERM) {
+		*why = strerror(errno);
+		return -1;
+	}
+	/* (gid_t)-1 is chown's "leave the group as it is". */
+	if (parse_int64(s, 0, (int64_t)(gid_t)-1 - 1, &n, &nwhy) == 0) {
+		*gid = (gid_t)n;
+		return 0;
+	}
+	*why = "no such group";
+	return -1;
 }
 
 int

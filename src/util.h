@@ -1,9 +1,11 @@
 /*
- * Checked number parsing, time rendering and label escaping, shared by the
- * daemon and the client.
+ * Checked number parsing, the socket's group, time rendering and label
+ * escaping, shared by the daemon and the client.
  */
 #ifndef ZKELECTD_UTIL_H
 #define ZKELECTD_UTIL_H
+
+#include <sys/types.h>
 
 #include <stddef.h>
 #include <stdint.h>
@@ -19,6 +21,12 @@
  */
 int parse_int64(const char *s, int64_t min, int64_t max, int64_t *out,
     const char **why);
+/*
+ * A group as control.socket_group gives it: a name from the group
+ * database, or else a number (chown(1)'s order). Returns 0, or -1 with
+ * *why set ("no such group", or why the database could not answer).
+ */
+int parse_group(const char *s, gid_t *gid, const char **why);
 /* Duration: a number with ms, s or m suffix; a bare number is ms. */
 int parse_duration_ms(const char *s, int64_t min, int64_t max, int64_t *out,
     const char **why);

@@ -218,6 +218,7 @@ daemon_reload(struct daemon *d)
 	struct election_params ep;
 	struct config nc;
 	char err[512], *was, *now;
+	int64_t asked;
 	size_t i;
 
 	notify_reloading(d->notify);
@@ -238,7 +239,13 @@ daemon_reload(struct daemon *d)
 		free(was);
 		free(now);
 	}
-	config_keep_fixed(&nc, &d->cfg);
+	asked = nc.demote_timeout_ms;
+	if (config_keep_fixed(&nc, &d->cfg))
+		log_warnx("reload: hooks.demote_timeout %lldms is not less "
+		    "than a third of the running zookeeper.session_timeout "
+		    "(%lldms); keeping %lldms", (long long)asked,
+		    (long long)nc.session_timeout_ms,
+		    (long long)nc.demote_timeout_ms);
 	daemon_reload_hosts(d, &nc);
 	config_free(&d->cfg);
 	d->cfg = nc;
@@ -426,8 +433,13 @@ main(int argc, char *argv[])
 		free(d.argv);
 		return 2;
 	}
-	if (config_load(&d.cfg, d.config_path, d.overrides, d.noverrides, err,
-	    sizeof(err)) == -1) {
+	/*
+	 * -t also looks up what the start would refuse (systemd's reload
+	 * runs it); the start leaves that to the step that needs it, and a
+	 * re-exec that inherits its socket needs none of it.
+	 */
+	if ((check ? config_check : config_load)(&d.cfg, d.config_path,
+	    d.overrides, d.noverrides, err, sizeof(err)) == -1) {
 		startup_error("%s", err);
 		free(d.overrides);
 		free(d.argv);

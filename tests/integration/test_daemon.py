@@ -200,6 +200,36 @@ def test_reload_applies_data_and_refuses_identity_changes(election):
                           "epoch": b.leader()["epoch"]}
 
 
+def test_reload_checks_demote_timeout_against_the_running_session(election):
+    """A reload keeps the running zookeeper.session_timeout, so a new
+    hooks.demote_timeout is checked against that one: a value below a third
+    of the refused new timeout but not of the running one is refused with a
+    warning and the old value kept (a reviewer's 9 s accepted against a
+    refused 30 s, then clamped)."""
+    T = election.session_timeout_ms
+    old, new = T // 6, T * 5 // 6
+    a = election.daemon("node1", data="10.0.0.1:1", options={
+        "hooks.demote_timeout": f"{old}ms"})
+    a.wait_role("leader")
+    mark = len(a.log_text())
+    a.options["zookeeper.session_timeout"] = f"{T * 3}ms"
+    a.options["hooks.demote_timeout"] = f"{new}ms"
+    a.options["election.data"] = "10.0.0.1:2"
+    a.write_config()
+    a.signal(signal.SIGHUP)
+    wait_for(lambda: "configuration reloaded" in a.log_text()[mark:], 10,
+             "the reload")
+    text = a.log_text()[mark:]
+    assert "zookeeper.session_timeout cannot change while running" in text
+    assert (f"reload: hooks.demote_timeout {new}ms is not less than a third "
+            f"of the running zookeeper.session_timeout ({T}ms); keeping "
+            f"{old}ms") in text, text
+    assert "not below a third of the negotiated" not in text, text
+    # The rest of the file applies.
+    assert parse_kv(a.ctl("status"))["data"] == "10.0.0.1:2"
+    assert a.role() == "leader"
+
+
 def test_digest_auth_sets_creator_all_world_read(election, kz):
     # A root of its own: the parents it creates get the same ACLs, and a
     # read-only /zkelectd would lock out every later test on this server.

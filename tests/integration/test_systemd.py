@@ -7,6 +7,7 @@ import os
 import pwd
 import shlex
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
@@ -66,6 +67,38 @@ def test_ready_waits_for_the_startup_demote(election):
         with ns.lock:
             ready = [exists for line, exists in ns.seen if line == "READY=1"]
         assert ready[0], "READY=1 came before the startup demote was over"
+        d.wait_role("leader", 15)
+    finally:
+        ns.close()
+
+
+def test_a_reload_during_the_startup_demote_does_not_say_ready(election):
+    """SIGHUP while the startup demote runs: the reload is done, but
+    systemd hears neither RELOADING=1 nor READY=1 before the demote is over
+    (a reviewer's READY=1 with the demote still running)."""
+    marker = election.dir / "demoted"
+    go = election.dir / "go"
+    ns = MarkedNotifySocket(election.dir / "notify.sock", marker)
+    try:
+        d = election.daemon(
+            "node1", hooks=False, start=False, env={"NOTIFY_SOCKET": ns.path},
+            options={"zookeeper.session_timeout": "30s",
+                     "hooks.demote_timeout": "9s",
+                     "hooks.demote": f"while [ ! -e {go} ]; do sleep 0.1; "
+                                     f"done; touch {marker}"})
+        d.start(wait=False)
+        wait_for(lambda: "running demote hook" in d.log_text(), 15,
+                 "the startup demote to start")
+        d.signal(signal.SIGHUP)
+        wait_for(lambda: "configuration reloaded" in d.log_text(), 8,
+                 "the reload")
+        go.touch()
+        ns.wait(lambda ls: "READY=1" in ls, 15, "READY=1")
+        with ns.lock:
+            seen = list(ns.seen)
+        first = [line for line, _ in seen].index("READY=1")
+        assert seen[first][1], f"READY=1 before the demote was over: {seen}"
+        assert ("RELOADING=1", False) not in seen[:first], seen
         d.wait_role("leader", 15)
     finally:
         ns.close()

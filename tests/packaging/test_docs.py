@@ -252,7 +252,7 @@ def code_defaults(keys):
     """Key name -> (kind, value): what the page must give as default."""
     cfg = read("src/config.c")
     hdr = read("src/config.h")
-    load = c_block(cfg, "\nconfig_load(", "\n}\n")
+    load = c_block(cfg, "\nconfig_load_as(", "\n}\n")
     finish = c_block(cfg, "\nconfig_finish(", "\n}\n")
     rundir = re.search(r'#define CONFIG_RUNDIR "([^"]+)"', hdr).group(1)
     assigned = dict(re.findall(r"\n\tnew\.(\w+) = ([^;]+);", load))

@@ -602,6 +602,41 @@ test_cancel_with_grace_terms_first(void **state)
 	assert_true(test_group_gone(pid));
 }
 
+/*
+ * A hook that ignores the SIGTERM it was sent, cancelled again with a
+ * shorter grace (a check that timed out, then the slot wanted for a
+ * promote): the SIGKILL comes after that grace, not at the later moment
+ * set before; a longer grace after it does not put the SIGKILL back.
+ */
+static void
+test_cancel_again_brings_the_kill_forward(void **state)
+{
+	struct fixture *fx = *state;
+	struct outcome o;
+	char cmd[256], ready[96];
+	pid_t pid;
+
+	(void)snprintf(ready, sizeof(ready), "%s/ready", fx->dir);
+	(void)snprintf(cmd, sizeof(cmd), "trap '' TERM; : >%s; sleep 100",
+	    ready);
+	memset(&o, 0, sizeof(o));
+	o.fx = fx;
+	pid = hook_run(fx->hr, HOOK_CHECK, cmd, NULL, 60000, test_done, &o);
+	assert_true(pid > 0);
+	test_wait_file(fx, ready);
+	hook_cancel(fx->hr, pid, 120000);	/* SIGTERM now, SIGKILL in 2 min */
+	test_pump(fx, 50);
+	assert_int_equal(o.calls, 0);
+	hook_cancel(fx->hr, pid, 100);
+	hook_cancel(fx->hr, pid, 120000);
+	/* Far below the 2 minutes either grace of 120 s would take. */
+	assert_true(test_loop_until(fx, &o.calls, 60000));
+	assert_false(o.res.ok);
+	assert_int_equal(o.res.signo, SIGKILL);
+	assert_true(o.res.killed);
+	assert_true(test_group_gone(pid));
+}
+
 /* The demote's budget: SIGKILL follows SIGTERM after the delay set. */
 static void
 test_kill_delay_shortened(void **state)
@@ -1370,6 +1405,7 @@ main(int argc, char *argv[])
 		T(test_timeout_but_exit_zero),
 		T(test_cancel_kills_group_now),
 		T(test_cancel_with_grace_terms_first),
+		T(test_cancel_again_brings_the_kill_forward),
 		T(test_kill_delay_shortened),
 		T(test_free_kills_running),
 		T(test_orphaned_grandchild_ends_group),

@@ -1,4 +1,7 @@
-/* Label escaping for the metrics and the millisecond RFC 3339 times. */
+/*
+ * Label escaping for the metrics, the millisecond RFC 3339 times and the
+ * socket's group.
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -53,12 +56,34 @@ test_rfc3339_ms(void **state)
 	assert_string_equal(buf, "1970-01-01T00:00:00.000Z");
 }
 
+/* A name first, else a number; chown's "no change" is no gid. */
+static void
+test_parse_group(void **state)
+{
+	const char *why = NULL;
+	gid_t gid = 1;
+
+	(void)state;
+	assert_int_equal(parse_group("root", &gid, &why), 0);
+	assert_int_equal(gid, 0);
+	assert_int_equal(parse_group("4242", &gid, &why), 0);
+	assert_int_equal(gid, 4242);
+	assert_int_equal(parse_group("zkelectd-no-such-group", &gid, &why),
+	    -1);
+	assert_string_equal(why, "no such group");
+	why = NULL;
+	assert_int_equal(parse_group("4294967295", &gid, &why), -1);
+	assert_string_equal(why, "no such group");
+	assert_int_equal(parse_group("-1", &gid, &why), -1);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_label_escape),
 		cmocka_unit_test(test_rfc3339_ms),
+		cmocka_unit_test(test_parse_group),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
