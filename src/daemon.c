@@ -239,6 +239,10 @@ daemon_zk_event(const struct zk_event *ev, void *arg)
 			log_debug("election request %s: %s",
 			    election_op_name(d->el_req[0].op),
 			    zk_strerror(ev->rc));
+		else if (ev->has_set_version)
+			log_debug("election request %s: ok, its last set left "
+			    "version %d", election_op_name(d->el_req[0].op),
+			    (int)ev->set_version);
 		res.path = ev->path;
 		res.data = ev->data != NULL ? ev->data : "";
 		res.czxid = ev->czxid;
@@ -246,6 +250,8 @@ daemon_zk_event(const struct zk_event *ev, void *arg)
 		res.version = ev->version;
 		res.children = ev->children;
 		res.nchildren = ev->nchildren;
+		res.has_set_version = ev->has_set_version;
+		res.set_version = ev->set_version;
 		daemon_el_answer(d, &res);
 		break;
 	}

@@ -154,6 +154,9 @@ struct el_result {
 	int32_t version;
 	char *const *children;	/* LIST */
 	int nchildren;
+	/* ACK, SET_DATA: the version the multi's last set left, if told. */
+	int has_set_version;
+	int32_t set_version;
 };
 
 struct election_params {

@@ -248,7 +248,10 @@
  * after a lost lease, head again with E/leader still its own, demotes
  * again at a restart; 167 (two leaders) down not cleared when a promote
  * begins: a crash in the promote's first moments resumes as down, with
- * no demote at its lease's end.
+ * no demote at its lease's end; 168 ((rel)) the breadcrumb's version
+ * counted up at the ack's reply instead of taken from it: a write by hand
+ * between our read and our ack costs each release of that leadership a
+ * refusal, a read and a second release.
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS

@@ -651,19 +651,24 @@ el_reply_crumb_exists(struct election *el, const struct el_result *res)
 
 /*
  * Our write of the breadcrumb (the ack, new data) was applied: its version
- * counted from what we know now. A read answered since the write went
- * was sent before it (replies come in the order of the requests), so it
- * saw the breadcrumb before our write: counting from what we knew when
- * it went would undo that read (sim seed 763000967: a resumed leader's
- * read of the breadcrumb answered between its data update's request and
- * reply; its release was refused BADVERSION, and went again after a
- * read, in every handover of that leadership).
+ * is the one the multi's reply tells (the breadcrumb's set is its last
+ * set, el_build_ack() and el_build_set_data()). Counted up from what we
+ * knew it was wrong twice: a read answered between the write's request
+ * and its reply (sim seed 763000967), and a write by hand applied between
+ * our read and our ack, whose notification came where our own write's
+ * would have, so that nothing told them apart (the campaign of c9c45e3,
+ * seed 1049029296 -k 2000 -H: each release of that leadership was
+ * refused BADVERSION, then read and sent again). The count stays for a
+ * reply that does not tell.
  */
 static void
-el_crumb_written(struct election *el)
+el_crumb_written(struct election *el, const struct el_result *res)
 {
 	if (el->reply_crumb == EL_CRUMB_CREATE)
 		el->crumb_version = 0;
+	else if (el->reply_crumb == EL_CRUMB_SET && res->has_set_version &&
+	    !EL_MUTANT(168))
+		el->crumb_version = res->set_version;
 	else if (el->reply_crumb == EL_CRUMB_SET && !EL_MUTANT(106))
 		el->crumb_version++;
 }
@@ -690,7 +695,7 @@ el_reply_ack(struct election *el, const struct el_result *res)
 		el->crumb_epoch = el->epoch;
 		if (EL_MUTANT(135))
 			el->crumb_mine = 1;
-		el_crumb_written(el);
+		el_crumb_written(el, res);
 	} else {
 		/* Something changed under us: learn it all again. */
 		el_invalidate(el);
@@ -711,7 +716,7 @@ el_reply_set_data(struct election *el, const struct el_result *res)
 			el->crumb_fresh = 1;	/* ours, as written */
 			el->crumb_seq = el->evseq;
 		}
-		el_crumb_written(el);
+		el_crumb_written(el, res);
 		if (el->acked && el_owns_leader(el))
 			el_replace(&el->leader_data, el->data);
 	} else {

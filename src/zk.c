@@ -57,6 +57,7 @@ struct zk_req {
 	int64_t sent_ms;
 	zoo_op_result_t *results;
 	int nresults;
+	struct Stat *set_stat;	/* multi: the last set's, filled by the library */
 };
 
 struct zk {
@@ -190,6 +191,7 @@ zk_req_free(struct zk_req *r)
 	if (pthread_mutex_unlock(&q->lock) != 0)
 		abort();
 	free(r->results);
+	free(r->set_stat);
 	free(r);
 }
 
@@ -198,6 +200,20 @@ zk_done(struct zk_req *r, struct zk_event *ev)
 {
 	zk_push(r->q, ev);
 	zk_req_free(r);
+}
+
+/* A multi's reply: with the version its last set left, when it has one. */
+static void
+zk_multi_cb(int rc, const void *data)
+{
+	struct zk_req *r = (struct zk_req *)data;
+	struct zk_event *ev = zk_reply_new(r, rc);
+
+	if (rc == ZOK && r->set_stat != NULL) {
+		ev->has_set_version = 1;
+		ev->set_version = r->set_stat->version;
+	}
+	zk_done(r, ev);
 }
 
 static void
@@ -266,14 +282,6 @@ zk_sync_cb(int rc, const char *value, const void *data)
 	struct zk_req *r = (struct zk_req *)data;
 
 	(void)value;
-	zk_done(r, zk_reply_new(r, rc));
-}
-
-static void
-zk_void_cb(int rc, const void *data)
-{
-	struct zk_req *r = (struct zk_req *)data;
-
 	zk_done(r, zk_reply_new(r, rc));
 }
 
@@ -983,6 +991,16 @@ zk_create(struct zk *zk, const char *path, const char *data, int flags,
 	    zk_create_cb, r));
 }
 
+/* Whether ops[i] is the last set of the n. */
+static int
+zk_last_set(const struct zk_mop *ops, int n, int i)
+{
+	for (i++; i < n; i++)
+		if (ops[i].kind == ZK_MOP_SET)
+			return 0;
+	return 1;
+}
+
 int
 zk_multi(struct zk *zk, const struct zk_mop *ops, int n, uint64_t tag)
 {
@@ -1009,8 +1027,12 @@ zk_multi(struct zk *zk, const struct zk_mop *ops, int n, uint64_t tag)
 			    ZOO_EPHEMERAL : ZOO_EPHEMERAL_SEQUENTIAL, NULL, 0);
 			break;
 		case ZK_MOP_SET:
+			/* Only the last set's Stat is asked for (told back). */
+			if (r->set_stat == NULL)
+				r->set_stat = xcalloc(1, sizeof(*r->set_stat));
 			zoo_set_op_init(&zops[i], ops[i].path, ops[i].data,
-			    (int)strlen(ops[i].data), ops[i].version, NULL);
+			    (int)strlen(ops[i].data), ops[i].version,
+			    zk_last_set(ops, n, i) ? r->set_stat : NULL);
 			break;
 		case ZK_MOP_DELETE:
 			zoo_delete_op_init(&zops[i], ops[i].path,
@@ -1023,7 +1045,7 @@ zk_multi(struct zk *zk, const struct zk_mop *ops, int n, uint64_t tag)
 		}
 	}
 	return zk_submitted(r, zoo_amulti(zk->zh, n, zops, r->results,
-	    zk_void_cb, r));
+	    zk_multi_cb, r));
 }
 
 const char *

@@ -39,6 +39,9 @@ struct zk_event {
 	char **children;
 	int nchildren;
 	int64_t sent_ms;	/* REPLY: when the request was sent */
+	/* REPLY of a multi: the version its last set left, when it had one. */
+	int has_set_version;
+	int32_t set_version;
 	/*
 	 * At log level debug (log_stamp(), else 0): when the library's
 	 * thread handed it over, and when the loop took it from the queue.

@@ -484,6 +484,33 @@ def test_fence_runs_after_leader_crash(election, kz):
     election.check_invariants()
 
 
+def test_a_release_deletes_the_breadcrumb_at_the_version_its_ack_left(
+        election, kz):
+    """A new leader's ack writes over a crashed leader's breadcrumb (a set
+    in its multi), and the version that set left comes back in the multi's
+    reply (its SetDataResult's Stat, which zk.c asks the library for): the
+    release deletes the breadcrumb at that version, once. Counted up from
+    the leader's read instead, it was wrong when a write by hand fell
+    between the read and the ack (the campaign's seed 1049029296 -k 2000
+    -H), and every release of that leadership was refused, read and sent
+    again."""
+    opts = {"control.log_level": "debug"}
+    n1, n2 = start_in_order(election, n=2, options=opts)
+    n1.kill()
+    assert election.wait_one_leader(
+        timeout=election.session_timeout_ms / 1000 + 10) is n2
+    crumb, st = leader_znode(kz, election, "breadcrumb")
+    assert crumb["id"] == "node2" and st.version >= 1, (crumb, st)
+    wait_for(lambda: f"election request ack: ok, its last set left version "
+             f"{st.version}" in n2.log_text(), 5, "the version in the reply")
+    mark = len(n2.log_text())
+    n2.ctl("resign")
+    wait_for(lambda: kz.exists(f"{election.path}/breadcrumb") is None, 10,
+             "the release to delete the breadcrumb")
+    assert "release: bad version" not in n2.log_text()[mark:]
+    election.check_invariants()
+
+
 def test_release_without_node_or_claim_leaves_the_breadcrumb(election, kz):
     """An administrator deletes the leader's candidate node and its claim
     in one transaction. The leader demotes (node-deleted) and releases

@@ -100,6 +100,9 @@ struct zreply {
 	int32_t version;
 	char **children;
 	int nchildren;
+	/* MULTI: the version its last set left (the daemon asks for it). */
+	int has_set_version;
+	int32_t set_version;
 };
 
 enum zreq_state {

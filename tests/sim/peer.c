@@ -723,6 +723,8 @@ peer_reply_now(struct sim *s, struct peer *p, enum el_op op,
 	res.version = rep->version;
 	res.children = rep->children;
 	res.nchildren = rep->nchildren;
+	res.has_set_version = rep->has_set_version;
+	res.set_version = rep->set_version;
 	trace(s, p->idx, "reply %s: %s%s%s", trace_op(op), trace_rc(rep->rc),
 	    rep->path[0] != '\0' ? " " : "", rep->path);
 	peer_clock(s, p);

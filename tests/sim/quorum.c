@@ -389,6 +389,26 @@ quorum_op(struct sim *s, struct ztree *t, enum zk_mop_kind kind,
 	return ZOK;
 }
 
+/*
+ * The version a multi's last set left (a SetDataResult's Stat, which the
+ * daemon asks the client library for): read off the scratch tree the
+ * multi was applied to, as the quorum applies it.
+ */
+static void
+quorum_set_version(const struct ztree *t, struct zreq *req)
+{
+	const struct znode *z;
+	int i;
+
+	for (i = req->nmop - 1; i >= 0; i--)
+		if (req->mop[i].kind == ZK_MOP_SET)
+			break;
+	if (i < 0 || (z = ztree_get(t, req->mop[i].path)) == NULL)
+		return;
+	req->res.has_set_version = 1;
+	req->res.set_version = z->version;
+}
+
 /* An administrator's persistent node (made with its parent if need be). */
 void
 quorum_admin_create(struct sim *s, const char *path)
@@ -479,6 +499,8 @@ quorum_commit(struct sim *s, struct zreq *req, int64_t sid, int srv)
 			    req->mop[i].path, req->mop[i].data,
 			    req->mop[i].version, 0, sid,
 			    &chg[i], NULL);
+		if (rc == ZOK)
+			quorum_set_version(&scratch, req);
 		ztree_free(&scratch);
 		req->res.rc = rc;
 		if (rc != ZOK)
