@@ -630,3 +630,37 @@ def test_sigusr2_is_refused_when_a_key_a_reload_keeps_changed(election):
     assert a.pid == pid and a.status()["epoch"] == epoch
     assert b.role() == "follower"
     assert hook_lines(election, since) == []
+
+
+def test_a_crash_demoted_by_the_unit_then_started_again_starts_afresh(
+        election):
+    """The unit's OnFailure= ran the crash script (the application is
+    demoted), then the daemon is started again while the session it left
+    lives: it must not resume as leader, which would say it leads with no
+    promote after that demote. The script removes the session file before
+    its demote: the start is a fresh session's, the leadership goes on to
+    the next candidate once the old session expires."""
+    election.session_timeout_ms = 4000     # the shared server's most
+    script = election.dir / "a.crashed"
+    a = election.daemon("a", env={"ZKELECTD_CRASHED": str(script)},
+                        options={"hooks.demote_timeout": "1300ms"})
+    a.wait_role("leader", 20)
+    b = election.daemon("b")
+    b.wait_role("follower", 20)
+    wait_for(script.exists, 10, "the crash script")
+    path = session_file(a)
+    wait_for(path.exists, 10, "the session file")
+    since = time.time()
+    a.kill()
+    env = {"PATH": os.environ["PATH"]}
+    subprocess.run(["/bin/sh", str(script)], env=env, timeout=30)
+    assert not path.exists()
+    mark = len(a.log_text())
+    a.start()
+    b.wait_role("leader", 30)
+    a.wait_role("follower", 20)
+    assert "resumed: leader" not in a.log_text()[mark:]
+    runs = [(ev.id, ev.event, ev.reason) for ev in hook_lines(election, since)]
+    assert runs[0] == ("a", "demote", "crashed"), runs
+    assert ("b", "promote", "elected") in runs, runs
+    assert [r for r in runs if r[0] == "a" and r[1] == "promote"] == [], runs
