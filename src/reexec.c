@@ -8,10 +8,14 @@
  * that changes what a running daemon keeps (config_fixed.c), refuses the
  * re-exec, and the old image goes on. Then it waits for its moment: no hook
  * in the slot or starting up, hooks.notify done, hooks.run not being
- * stopped; the control and HTTP listeners no longer accepting (the kernel
- * queues new clients for the next image) and the clients already
- * accepted answered; and, for a leader, a lease just renewed, so that the
- * next image has the most of it to confirm the session in. It writes the
+ * stopped, no resign, pause or switchover still to answer, no queue read
+ * and no election request in flight (clients are served meanwhile); then
+ * the control and HTTP listeners no longer accepting (the kernel queues
+ * new clients for the next image) and the clients already accepted
+ * answered; and, for a leader, a lease just renewed, so that the next
+ * image has the most of it to confirm the session in. What holds it back
+ * for longer than a switchover's deadline and T gives it up (logged): it
+ * never execs with a command not answered. It writes the
  * session file (id, password, lease, role: resume.c), clears FD_CLOEXEC
  * on the descriptors it hands over, names them in ZKELECTD_REEXEC, checks
  * the configuration again (it may have been edited meanwhile), and
@@ -45,7 +49,10 @@
 
 #define REEXEC_ENV	"ZKELECTD_REEXEC"
 #define REEXEC_POLL_MS	20
-/* Clients still not answered by then are cut. */
+/*
+ * From the moment nothing else holds the re-exec back: a client that has
+ * sent no command by then is cut (one that has is answered first).
+ */
 #define REEXEC_DRAIN_MS	1000
 #define REEXEC_DELETED	" (deleted)"
 
@@ -170,13 +177,23 @@ reexec_unblock(void)
 	reexec_block(SIG_UNBLOCK);
 }
 
+/* The control and HTTP listeners accept (1), or leave clients queued. */
+static void
+reexec_listen(struct daemon *d, int on)
+{
+	if (d->rx_closed == !on)
+		return;
+	d->rx_closed = !on;
+	ctl_accepting(d->ctl, on);
+	http_accepting(d, on);
+}
+
 static void
 reexec_abort(struct daemon *d)
 {
 	d->rx_pending = 0;
 	(void)evtimer_del(d->ev_rx);
-	ctl_accepting(d->ctl, 1);
-	http_accepting(d, 1);
+	reexec_listen(d, 1);
 	notify_ready_again(d->notify);
 }
 
@@ -258,20 +275,83 @@ reexec_exec(struct daemon *d)
 	reexec_abort(d);
 }
 
-/* Whether now is the moment: 1 go, 0 wait. */
+/*
+ * What the exec would cut short, or NULL: a hook, and every command or
+ * request whose answer is still to come. Each of them ends by itself (a
+ * hook at its timeout; a resign, pause or switchover with ok or an error;
+ * a request with ZooKeeper's answer or the connection's loss), and an
+ * image that does not know of it could neither answer its client nor
+ * finish it (a resign's release lost, the node promoted again).
+ */
+static const char *
+reexec_busy(struct daemon *d)
+{
+	if (d->hook_pid != -1 || d->startup_pid != -1)
+		return "a hook";
+	if (d->notify_pid != -1)
+		return "hooks.notify";
+	if (d->run_stopping)
+		return "the stop of hooks.run";
+	if (d->resign_waiters != NULL)
+		return "a resign";
+	if (d->pause_waiters != NULL)
+		return "a pause";
+	if (d->sw_client != 0 || d->sw_target != NULL)
+		return "a switchover";
+	if (d->queries != NULL)
+		return "a read of the queue";
+	if (d->el_nreq > 0)
+		return "an election request";
+	return NULL;
+}
+
+/*
+ * How long a re-exec may wait for what it cannot cut short: a
+ * switchover's own deadline (the promote hook's timeout and 2 T), and T
+ * more. A resign that ZooKeeper cannot take for longer would postpone it
+ * for as long: it is given up instead.
+ */
+static int64_t
+reexec_bound(const struct daemon *d)
+{
+	return d->cfg.hook_timeout_ms + 3 * d->cfg.session_timeout_ms;
+}
+
+/* Whether now is the moment: 1 go, 0 wait, -1 given up (logged). */
 static int
 reexec_ready(struct daemon *d)
 {
 	struct election_view v;
-	int64_t waited = now_ms() - d->rx_since;
+	const char *busy;
+	int64_t now = now_ms(), waited;
 
-	if (d->hook_pid != -1 || d->startup_pid != -1 ||
-	    d->notify_pid != -1 || d->run_stopping || d->stopping)
+	election_view(d->el, &v);
+	if ((busy = reexec_busy(d)) != NULL) {
+		if (now - d->rx_since >= reexec_bound(d)) {
+			log_warnx("re-exec given up: %s still under way after "
+			    "%lld ms; the running daemon goes on (send SIGUSR2 "
+			    "again)", busy, (long long)(now - d->rx_since));
+			return -1;
+		}
+		/* Clients are answered meanwhile, as ever. */
+		d->rx_quiet_since = 0;
+		reexec_listen(d, 1);
 		return 0;
+	}
+	/*
+	 * From here on the kernel queues new clients for the next image:
+	 * those accepted already are answered first, and the drain and the
+	 * lease's wait count from now, not from the signal.
+	 */
+	if (d->rx_quiet_since == 0) {
+		d->rx_quiet_since = now;
+		d->rx_lease_end = v.lease_end;
+		reexec_listen(d, 0);
+	}
+	waited = now - d->rx_quiet_since;
 	if ((ctl_busy(d->ctl) > 0 || http_busy(d) > 0) &&
 	    waited < REEXEC_DRAIN_MS)
 		return 0;
-	election_view(d->el, &v);
 	/* A leader goes with a lease just renewed, or after T/2 anyway. */
 	if (v.role == ROLE_LEADER && v.lease_end == d->rx_lease_end &&
 	    waited < v.session_timeout_ms / 2)
@@ -293,8 +373,12 @@ reexec_poll(evutil_socket_t fd, short what, void *arg)
 		reexec_abort(d);
 		return;
 	}
-	if (reexec_ready(d)) {
+	switch (reexec_ready(d)) {
+	case 1:
 		reexec_exec(d);
+		return;
+	case -1:
+		reexec_abort(d);
 		return;
 	}
 	engine_arm(d->ev_rx, REEXEC_POLL_MS);
@@ -303,8 +387,6 @@ reexec_poll(evutil_socket_t fd, short what, void *arg)
 void
 reexec_request(struct daemon *d)
 {
-	struct election_view v;
-
 	if (d->stopping || d->rx_pending) {
 		log_info("received SIGUSR2: %s", d->stopping ? "stopping" :
 		    "a re-exec is under way already");
@@ -321,15 +403,12 @@ reexec_request(struct daemon *d)
 		log_warn("received SIGUSR2: %s; re-exec refused", d->rx_exe);
 		return;
 	}
-	log_notice("received SIGUSR2: re-executing %s once the hooks and "
-	    "clients allow", d->rx_exe);
+	log_notice("received SIGUSR2: re-executing %s once the hooks, "
+	    "commands and clients allow", d->rx_exe);
 	notify_reloading(d->notify);
-	election_view(d->el, &v);
 	d->rx_pending = 1;
 	d->rx_since = now_ms();
-	d->rx_lease_end = v.lease_end;
-	ctl_accepting(d->ctl, 0);
-	http_accepting(d, 0);
+	d->rx_quiet_since = 0;
 	reexec_poll(-1, 0, d);
 }
 
