@@ -6,7 +6,9 @@
  *
  * The old image checks the configuration first: a broken file, or one
  * that changes what a running daemon keeps (config_fixed.c), refuses the
- * re-exec, and the old image goes on. Then it waits for its moment: no hook
+ * re-exec, and the old image goes on. So does a new binary whose own
+ * `-t` fails (it cannot start here, or rejects the file): it is run
+ * beside the loop first. Then it waits for its moment: no hook
  * in the slot or starting up, hooks.notify done, hooks.run not being
  * stopped, no resign, pause or switchover still to answer, no queue read
  * and no election request in flight (clients are served meanwhile); then
@@ -27,10 +29,13 @@
  * ZooKeeper connection), re-attaches the session and adopts hooks.run's
  * process (still its child: the pid is the same).
  */
+#include <sys/wait.h>
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +60,10 @@
  */
 #define REEXEC_DRAIN_MS	1000
 #define REEXEC_DELETED	" (deleted)"
+/* The new binary's `-t`: killed if it has not ended by then. */
+#define REEXEC_CHECK_MS	10000
+/* What is kept of its output for the log. */
+#define REEXEC_CHECK_OUT	512
 
 /*
  * The binary a re-exec runs: the path this image was started from,
@@ -121,6 +130,203 @@ reexec_config_check(struct daemon *d, const char *when)
 		free(now);
 	}
 	config_free(&nc);
+	return rc;
+}
+
+/*
+ * The new binary, run as `BINARY -t` with the daemon's own arguments
+ * (-c, -o): a binary that cannot start here (a shared library missing,
+ * another architecture) or a version that rejects the running
+ * configuration must not replace the running daemon, which the exec
+ * would end. It runs beside the event loop: its end comes through
+ * SIGCHLD (reexec_reaped()), its output through a pipe read then.
+ */
+static char **
+reexec_check_argv(struct daemon *d)
+{
+	char **argv;
+	size_t n, i;
+
+	for (n = 0; d->argv[n] != NULL; n++)
+		;
+	argv = xcalloc(n + 2, sizeof(*argv));
+	argv[0] = d->rx_exe;
+	argv[1] = "-t";
+	for (i = 1; i < n; i++)
+		argv[i + 1] = d->argv[i];
+	return argv;
+}
+
+/* Its command line, for the log. */
+static char *
+reexec_check_line(struct daemon *d)
+{
+	struct textbuf b;
+	size_t i;
+
+	memset(&b, 0, sizeof(b));
+	textbuf_printf(&b, "%s -t", d->rx_exe);
+	for (i = 1; d->argv[i] != NULL; i++)
+		textbuf_printf(&b, " %s", d->argv[i]);
+	return b.p;
+}
+
+static int
+reexec_check_spawn(struct daemon *d, int outfd)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none, dfl;
+	char **argv;
+	int err;
+
+	if ((err = posix_spawn_file_actions_init(&fa)) != 0)
+		return err;
+	if ((err = posix_spawnattr_init(&attr)) != 0) {
+		(void)posix_spawn_file_actions_destroy(&fa);
+		return err;
+	}
+	/* The daemon ignores SIGPIPE, which exec would keep. */
+	(void)sigemptyset(&none);
+	(void)sigemptyset(&dfl);
+	(void)sigaddset(&dfl, SIGPIPE);
+	argv = reexec_check_argv(d);
+	if ((err = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK |
+	    POSIX_SPAWN_SETSIGDEF)) != 0 ||
+	    (err = posix_spawnattr_setsigmask(&attr, &none)) != 0 ||
+	    (err = posix_spawnattr_setsigdefault(&attr, &dfl)) != 0 ||
+	    (err = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO,
+	    "/dev/null", O_RDONLY, 0)) != 0 ||
+	    (err = posix_spawn_file_actions_adddup2(&fa, outfd,
+	    STDOUT_FILENO)) != 0 ||
+	    (err = posix_spawn_file_actions_adddup2(&fa, outfd,
+	    STDERR_FILENO)) != 0 ||
+	    (err = posix_spawn_file_actions_addclosefrom_np(&fa,
+	    STDERR_FILENO + 1)) != 0)
+		goto out;
+	err = posix_spawn(&d->rx_check_pid, d->rx_exe, &fa, &attr, argv,
+	    environ);
+out:
+	free(argv);
+	(void)posix_spawnattr_destroy(&attr);
+	(void)posix_spawn_file_actions_destroy(&fa);
+	return err;
+}
+
+/* Starts the check: 0, or -1 (logged) when it could not be. */
+static int
+reexec_check_start(struct daemon *d)
+{
+	int p[2], err;
+
+	if (pipe2(p, O_CLOEXEC) == -1) {
+		log_warn("received SIGUSR2: pipe; re-exec refused");
+		return -1;
+	}
+	d->rx_check_pid = -1;
+	err = reexec_check_spawn(d, p[1]);
+	(void)close(p[1]);
+	if (err != 0) {
+		d->rx_check_pid = -1;
+		(void)close(p[0]);
+		log_warnx("received SIGUSR2: %s -t: %s; re-exec refused, the "
+		    "running daemon goes on", d->rx_exe, strerror(err));
+		return -1;
+	}
+	if (fcntl(p[0], F_SETFL, O_NONBLOCK) == -1)
+		log_warn("fcntl O_NONBLOCK");
+	d->rx_check_fd = p[0];
+	d->rx_check_from = now_ms();
+	d->rx_check_done = 0;
+	d->rx_check_killed = 0;
+	return 0;
+}
+
+/* SIGCHLD: whether pid was the check (its status kept), 1, or not, 0. */
+static int
+reexec_reaped(pid_t pid, int status, void *arg)
+{
+	struct daemon *d = arg;
+
+	if (d->rx_check_pid == -1 || pid != d->rx_check_pid)
+		return 0;
+	d->rx_check_status = status;
+	d->rx_check_done = 1;
+	return 1;
+}
+
+static void
+reexec_check_clear(struct daemon *d)
+{
+	if (d->rx_check_fd != -1)
+		(void)close(d->rx_check_fd);
+	d->rx_check_fd = -1;
+	d->rx_check_pid = -1;
+	d->rx_check_done = 0;
+}
+
+/* What it printed, on one line, for the log ("" for nothing). */
+static void
+reexec_check_output(struct daemon *d, char *buf, size_t len)
+{
+	ssize_t n;
+	size_t got = 0, i;
+
+	while (got < len - 1 &&
+	    (n = read(d->rx_check_fd, buf + got, len - 1 - got)) > 0)
+		got += (size_t)n;
+	while (got > 0 && (buf[got - 1] == '\n' || buf[got - 1] == ' '))
+		got--;
+	buf[got] = '\0';
+	for (i = 0; i < got; i++)
+		if (buf[i] == '\n')
+			buf[i] = ';';
+		else if ((unsigned char)buf[i] < ' ' || buf[i] == 0x7f)
+			buf[i] = '?';
+}
+
+/*
+ * While the check runs: 0 it has not ended, or ended with 0 (the check
+ * is cleared: d->rx_check_pid is -1); -1 it failed (logged).
+ */
+static int
+reexec_check_poll(struct daemon *d)
+{
+	char out[REEXEC_CHECK_OUT], how[64], *line;
+	int st = d->rx_check_status, rc = 0;
+
+	if (!d->rx_check_done) {
+		if (!d->rx_check_killed &&
+		    now_ms() - d->rx_check_from >= REEXEC_CHECK_MS) {
+			d->rx_check_killed = 1;
+			if (kill(d->rx_check_pid, SIGKILL) == -1 &&
+			    errno != ESRCH)
+				log_warn("kill %ld", (long)d->rx_check_pid);
+		}
+		return 0;
+	}
+	reexec_check_output(d, out, sizeof(out));
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+		log_info("re-exec: %s -t: %s", d->rx_exe, out[0] != '\0' ?
+		    out : "ok");
+	} else {
+		if (d->rx_check_killed)
+			(void)snprintf(how, sizeof(how), "did not end within "
+			    "%d ms", REEXEC_CHECK_MS);
+		else if (WIFEXITED(st))
+			(void)snprintf(how, sizeof(how), "exited %d",
+			    WEXITSTATUS(st));
+		else
+			(void)snprintf(how, sizeof(how), "killed by signal %d",
+			    WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+		line = reexec_check_line(d);
+		log_warnx("re-exec refused: the new binary cannot run here: "
+		    "`%s` %s%s%s; the running daemon goes on", line, how,
+		    out[0] != '\0' ? ": " : "", out);
+		free(line);
+		rc = -1;
+	}
+	reexec_check_clear(d);
 	return rc;
 }
 
@@ -191,6 +397,10 @@ reexec_listen(struct daemon *d, int on)
 static void
 reexec_abort(struct daemon *d)
 {
+	/* Its end is still reaped as the check's (reexec_request). */
+	if (d->rx_check_pid != -1 && !d->rx_check_done &&
+	    kill(d->rx_check_pid, SIGKILL) == -1 && errno != ESRCH)
+		log_warn("kill %ld", (long)d->rx_check_pid);
 	d->rx_pending = 0;
 	(void)evtimer_del(d->ev_rx);
 	reexec_listen(d, 1);
@@ -286,6 +496,8 @@ reexec_exec(struct daemon *d)
 static const char *
 reexec_busy(struct daemon *d)
 {
+	if (d->rx_check_pid != -1)
+		return "the new binary's check";
 	if (d->hook_pid != -1 || d->startup_pid != -1)
 		return "a hook";
 	if (d->notify_pid != -1)
@@ -373,6 +585,10 @@ reexec_poll(evutil_socket_t fd, short what, void *arg)
 		reexec_abort(d);
 		return;
 	}
+	if (d->rx_check_pid != -1 && reexec_check_poll(d) == -1) {
+		reexec_abort(d);
+		return;
+	}
 	switch (reexec_ready(d)) {
 	case 1:
 		reexec_exec(d);
@@ -403,6 +619,17 @@ reexec_request(struct daemon *d)
 		log_warn("received SIGUSR2: %s; re-exec refused", d->rx_exe);
 		return;
 	}
+	/* The check of a re-exec given up is still to be reaped. */
+	if (d->rx_check_pid != -1) {
+		if (!d->rx_check_done) {
+			log_warnx("received SIGUSR2: the check of the re-exec "
+			    "given up before has not ended; refused");
+			return;
+		}
+		reexec_check_clear(d);
+	}
+	if (reexec_check_start(d) == -1)
+		return;
 	log_notice("received SIGUSR2: re-executing %s once the hooks, "
 	    "commands and clients allow", d->rx_exe);
 	notify_reloading(d->notify);
@@ -557,6 +784,8 @@ reexec_inherit(struct daemon *d)
 
 	d->rx_run_pid = -1;
 	d->rx_run_fd = -1;
+	d->rx_check_pid = -1;
+	d->rx_check_fd = -1;
 	d->rx_exe = reexec_exe();
 	if (env == NULL)
 		return;
@@ -581,6 +810,7 @@ reexec_adopt(struct daemon *d)
 {
 	if ((d->ev_rx = evtimer_new(d->base, reexec_poll, d)) == NULL)
 		fatalx("evtimer_new");
+	hook_runner_others(d->hooks, reexec_reaped, d);
 	if (d->rx_run_pid == -1)
 		return;
 	/* It may have ended in between: its zombie is reaped as a hook's. */
@@ -594,6 +824,9 @@ reexec_free(struct daemon *d)
 	if (d->ev_rx != NULL)
 		event_free(d->ev_rx);
 	d->ev_rx = NULL;
+	if (d->rx_check_pid != -1 && !d->rx_check_done)
+		(void)kill(d->rx_check_pid, SIGKILL);
+	reexec_check_clear(d);
 	free(d->rx_exe);
 	d->rx_exe = NULL;
 }

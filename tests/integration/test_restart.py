@@ -819,3 +819,59 @@ def test_sigusr2_waiting_past_its_bound_is_given_up(election):
         b.stop()
     finally:
         proxy.close()
+
+
+@pytest.mark.parametrize("broken", ["missing-library", "rejects-config"])
+def test_sigusr2_with_a_new_binary_that_cannot_run_is_refused(election,
+                                                               broken):
+    """The binary installed at the daemon's path cannot run here: it needs
+    a library that is not installed (ld.so ends it, exit 127), or it is a
+    version that rejects the running configuration. The daemon runs it as
+    `BINARY -t -c CONFIG` first and executes it only if that exits 0: the
+    re-exec is refused, the running daemon goes on leading (it used to
+    exec and die, leaving its application to lead until a failover)."""
+    bindir = election.dir / "bin"
+    bindir.mkdir()
+    exe = bindir / "zkelectd"
+    good = zkharness.binary("zkelectd")
+    shutil.copy2(good, exe)
+    a = election.daemon("a", start=False)
+    a.exe = exe
+    a.start()
+    a.wait_role("leader", 20)
+    b = election.daemon("b")
+    b.wait_role("follower", 20)
+    pid, epoch = a.pid, a.status()["epoch"]
+    new = bindir / "zkelectd.new"
+    if broken == "missing-library":
+        data = good.read_bytes()
+        lib = b"libzookeeper_mt.so.2"
+        assert lib in data
+        new.write_bytes(data.replace(lib, b"libzookeeper_mt.so.9"))
+    else:
+        new.write_text("#!/bin/sh\necho \"zkelectd: $*: unknown key "
+                       "election.flavour\" >&2\nexit 1\n")
+    new.chmod(0o755)
+    os.replace(new, exe)
+    assert subprocess.run([str(exe), "-t", "-c", str(a.conf_path)],
+                          capture_output=True).returncode != 0
+    since = time.time()
+    mark = len(a.log_text())
+    a.signal(signal.SIGUSR2)
+    wait_log(a, "re-exec refused", 30, mark)
+    refusal = [l for l in a.log_text()[mark:].splitlines()
+               if "re-exec refused" in l][0]
+    assert str(exe) in refusal and "-t" in refusal, refusal
+    assert a.alive() and a.pid == pid
+    assert a.ctl("ping").strip() == "pong"
+    assert a.role() == "leader" and a.status()["epoch"] == epoch
+    assert f"(pid {pid}," not in a.log_text()[mark:]
+    # A good binary installed again: the next SIGUSR2 goes through.
+    shutil.copy2(good, new)
+    os.replace(new, exe)
+    mark = len(a.log_text())
+    a.signal(signal.SIGUSR2)
+    wait_log(a, "resumed: leader", 30, mark)
+    assert a.pid == pid and a.status()["epoch"] == epoch
+    assert b.role() == "follower"
+    assert hook_lines(election, since) == []
