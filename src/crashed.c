@@ -9,10 +9,12 @@
  * would get (the daemon's own environment less what systemd gave the
  * daemon alone, as hooks get it: a PGDATA set with `systemctl edit` for
  * the daemon's unit does not reach the crashed unit otherwise; then
- * reason crashed, role stopped) and its budget, under timeout(1). The unit's OnFailure= runs it with /bin/sh. It is rewritten
- * when what it says changes (a reload, a new leadership) and removed on a
- * clean stop; mode 0700, written as the status file is (a temporary file
- * and a rename, never through a link).
+ * reason crashed, role stopped) and its budget, under timeout(1), after
+ * removing the session file (a later start must not resume as leader an
+ * application this demoted). The unit's OnFailure= runs it with /bin/sh.
+ * It is rewritten when what it says changes (a reload, a new leadership)
+ * and removed on a clean stop; mode 0700, written as the status file is
+ * (a temporary file and a rename, never through a link).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +103,17 @@ crashed_render(struct daemon *d)
 	crashed_var(&b, "ZKELECT_LEADER", v.leader_id);
 	crashed_var(&b, "ZKELECT_LEADER_DATA", v.leader_data);
 	crashed_var(&b, "ZKELECT_DATA", d->cfg.data);
+	/*
+	 * The session file goes first: it says this daemon leads, and a
+	 * daemon started again after this demote would resume that
+	 * leadership with no promote hook. Without it, the start is a fresh
+	 * session's, with its startup demote.
+	 */
+	if (d->session_path != NULL) {
+		textbuf_printf(&b, "rm -f -- ");
+		crashed_word(&b, d->session_path);
+		textbuf_printf(&b, "\n");
+	}
 	/* As the daemon runs a demote: SIGTERM at 3/4, SIGKILL at its end. */
 	term = v.demote_timeout_ms * 3 / 4;
 	kill = v.demote_timeout_ms - term;

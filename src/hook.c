@@ -109,6 +109,8 @@ struct hook_runner {
 	 * closes logged at debug since the last. */
 	int64_t warn_next[HOOK_KINDS];
 	unsigned long unwarned[HOOK_KINDS];
+	hook_other_fn other;	/* a child that is no hook, reaped */
+	void *other_arg;
 };
 
 static void hook_output(evutil_socket_t, short, void *);
@@ -1112,6 +1114,13 @@ hook_cancel(struct hook_runner *hr, pid_t pid, int64_t grace_ms)
 }
 
 void
+hook_runner_others(struct hook_runner *hr, hook_other_fn fn, void *arg)
+{
+	hr->other = fn;
+	hr->other_arg = arg;
+}
+
+void
 hook_runner_reap(struct hook_runner *hr)
 {
 	struct hook *h;
@@ -1134,8 +1143,10 @@ hook_runner_reap(struct hook_runner *hr)
 			if (h->running && h->pid == pid)
 				break;
 		if (h == NULL) {
-			log_debug("reaped child %ld that is no hook",
-			    (long)pid);
+			if (hr->other == NULL ||
+			    !hr->other(pid, status, hr->other_arg))
+				log_debug("reaped child %ld that is no hook",
+				    (long)pid);
 			continue;
 		}
 		h->running = 0;

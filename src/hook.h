@@ -118,6 +118,15 @@ void hook_cancel(struct hook_runner *hr, pid_t pid, int64_t grace_ms);
 /* Reaps every exited child; call on SIGCHLD. */
 void hook_runner_reap(struct hook_runner *hr);
 
+/*
+ * A child the daemon started itself, not through hook_run(), is reaped
+ * by hook_runner_reap() too (it waits for any child): fn gets its pid and
+ * wait status, and returns 1 when the child was its own.
+ */
+typedef int (*hook_other_fn)(pid_t pid, int status, void *arg);
+void hook_runner_others(struct hook_runner *hr, hook_other_fn fn,
+    void *arg);
+
 /* Number of hooks running. */
 int hook_runner_active(const struct hook_runner *hr);
 /* Number of ended hooks whose output pipe is still read. */

@@ -6,12 +6,18 @@
  *
  * The old image checks the configuration first: a broken file, or one
  * that changes what a running daemon keeps (config_fixed.c), refuses the
- * re-exec, and the old image goes on. Then it waits for its moment: no hook
+ * re-exec, and the old image goes on. So does a new binary whose own
+ * `-t` fails (it cannot start here, or rejects the file): it is run
+ * beside the loop first. Then it waits for its moment: no hook
  * in the slot or starting up, hooks.notify done, hooks.run not being
- * stopped; the control and HTTP listeners no longer accepting (the kernel
- * queues new clients for the next image) and the clients already
- * accepted answered; and, for a leader, a lease just renewed, so that the
- * next image has the most of it to confirm the session in. It writes the
+ * stopped, no resign, pause or switchover still to answer, no queue read
+ * and no election request in flight (clients are served meanwhile); then
+ * the control and HTTP listeners no longer accepting (the kernel queues
+ * new clients for the next image) and the clients already accepted
+ * answered; and, for a leader, a lease just renewed, so that the next
+ * image has the most of it to confirm the session in. What holds it back
+ * for longer than a switchover's deadline and T gives it up (logged): it
+ * never execs with a command not answered. It writes the
  * session file (id, password, lease, role: resume.c), clears FD_CLOEXEC
  * on the descriptors it hands over, names them in ZKELECTD_REEXEC, checks
  * the configuration again (it may have been edited meanwhile), and
@@ -23,10 +29,13 @@
  * ZooKeeper connection), re-attaches the session and adopts hooks.run's
  * process (still its child: the pid is the same).
  */
+#include <sys/wait.h>
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,9 +54,16 @@
 
 #define REEXEC_ENV	"ZKELECTD_REEXEC"
 #define REEXEC_POLL_MS	20
-/* Clients still not answered by then are cut. */
+/*
+ * From the moment nothing else holds the re-exec back: a client that has
+ * sent no command by then is cut (one that has is answered first).
+ */
 #define REEXEC_DRAIN_MS	1000
 #define REEXEC_DELETED	" (deleted)"
+/* The new binary's `-t`: killed if it has not ended by then. */
+#define REEXEC_CHECK_MS	10000
+/* What is kept of its output for the log. */
+#define REEXEC_CHECK_OUT	512
 
 /*
  * The binary a re-exec runs: the path this image was started from,
@@ -117,6 +133,203 @@ reexec_config_check(struct daemon *d, const char *when)
 	return rc;
 }
 
+/*
+ * The new binary, run as `BINARY -t` with the daemon's own arguments
+ * (-c, -o): a binary that cannot start here (a shared library missing,
+ * another architecture) or a version that rejects the running
+ * configuration must not replace the running daemon, which the exec
+ * would end. It runs beside the event loop: its end comes through
+ * SIGCHLD (reexec_reaped()), its output through a pipe read then.
+ */
+static char **
+reexec_check_argv(struct daemon *d)
+{
+	char **argv;
+	size_t n, i;
+
+	for (n = 0; d->argv[n] != NULL; n++)
+		;
+	argv = xcalloc(n + 2, sizeof(*argv));
+	argv[0] = d->rx_exe;
+	argv[1] = "-t";
+	for (i = 1; i < n; i++)
+		argv[i + 1] = d->argv[i];
+	return argv;
+}
+
+/* Its command line, for the log. */
+static char *
+reexec_check_line(struct daemon *d)
+{
+	struct textbuf b;
+	size_t i;
+
+	memset(&b, 0, sizeof(b));
+	textbuf_printf(&b, "%s -t", d->rx_exe);
+	for (i = 1; d->argv[i] != NULL; i++)
+		textbuf_printf(&b, " %s", d->argv[i]);
+	return b.p;
+}
+
+static int
+reexec_check_spawn(struct daemon *d, int outfd)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none, dfl;
+	char **argv;
+	int err;
+
+	if ((err = posix_spawn_file_actions_init(&fa)) != 0)
+		return err;
+	if ((err = posix_spawnattr_init(&attr)) != 0) {
+		(void)posix_spawn_file_actions_destroy(&fa);
+		return err;
+	}
+	/* The daemon ignores SIGPIPE, which exec would keep. */
+	(void)sigemptyset(&none);
+	(void)sigemptyset(&dfl);
+	(void)sigaddset(&dfl, SIGPIPE);
+	argv = reexec_check_argv(d);
+	if ((err = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK |
+	    POSIX_SPAWN_SETSIGDEF)) != 0 ||
+	    (err = posix_spawnattr_setsigmask(&attr, &none)) != 0 ||
+	    (err = posix_spawnattr_setsigdefault(&attr, &dfl)) != 0 ||
+	    (err = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO,
+	    "/dev/null", O_RDONLY, 0)) != 0 ||
+	    (err = posix_spawn_file_actions_adddup2(&fa, outfd,
+	    STDOUT_FILENO)) != 0 ||
+	    (err = posix_spawn_file_actions_adddup2(&fa, outfd,
+	    STDERR_FILENO)) != 0 ||
+	    (err = posix_spawn_file_actions_addclosefrom_np(&fa,
+	    STDERR_FILENO + 1)) != 0)
+		goto out;
+	err = posix_spawn(&d->rx_check_pid, d->rx_exe, &fa, &attr, argv,
+	    environ);
+out:
+	free(argv);
+	(void)posix_spawnattr_destroy(&attr);
+	(void)posix_spawn_file_actions_destroy(&fa);
+	return err;
+}
+
+/* Starts the check: 0, or -1 (logged) when it could not be. */
+static int
+reexec_check_start(struct daemon *d)
+{
+	int p[2], err;
+
+	if (pipe2(p, O_CLOEXEC) == -1) {
+		log_warn("received SIGUSR2: pipe; re-exec refused");
+		return -1;
+	}
+	d->rx_check_pid = -1;
+	err = reexec_check_spawn(d, p[1]);
+	(void)close(p[1]);
+	if (err != 0) {
+		d->rx_check_pid = -1;
+		(void)close(p[0]);
+		log_warnx("received SIGUSR2: %s -t: %s; re-exec refused, the "
+		    "running daemon goes on", d->rx_exe, strerror(err));
+		return -1;
+	}
+	if (fcntl(p[0], F_SETFL, O_NONBLOCK) == -1)
+		log_warn("fcntl O_NONBLOCK");
+	d->rx_check_fd = p[0];
+	d->rx_check_from = now_ms();
+	d->rx_check_done = 0;
+	d->rx_check_killed = 0;
+	return 0;
+}
+
+/* SIGCHLD: whether pid was the check (its status kept), 1, or not, 0. */
+static int
+reexec_reaped(pid_t pid, int status, void *arg)
+{
+	struct daemon *d = arg;
+
+	if (d->rx_check_pid == -1 || pid != d->rx_check_pid)
+		return 0;
+	d->rx_check_status = status;
+	d->rx_check_done = 1;
+	return 1;
+}
+
+static void
+reexec_check_clear(struct daemon *d)
+{
+	if (d->rx_check_fd != -1)
+		(void)close(d->rx_check_fd);
+	d->rx_check_fd = -1;
+	d->rx_check_pid = -1;
+	d->rx_check_done = 0;
+}
+
+/* What it printed, on one line, for the log ("" for nothing). */
+static void
+reexec_check_output(struct daemon *d, char *buf, size_t len)
+{
+	ssize_t n;
+	size_t got = 0, i;
+
+	while (got < len - 1 &&
+	    (n = read(d->rx_check_fd, buf + got, len - 1 - got)) > 0)
+		got += (size_t)n;
+	while (got > 0 && (buf[got - 1] == '\n' || buf[got - 1] == ' '))
+		got--;
+	buf[got] = '\0';
+	for (i = 0; i < got; i++)
+		if (buf[i] == '\n')
+			buf[i] = ';';
+		else if ((unsigned char)buf[i] < ' ' || buf[i] == 0x7f)
+			buf[i] = '?';
+}
+
+/*
+ * While the check runs: 0 it has not ended, or ended with 0 (the check
+ * is cleared: d->rx_check_pid is -1); -1 it failed (logged).
+ */
+static int
+reexec_check_poll(struct daemon *d)
+{
+	char out[REEXEC_CHECK_OUT], how[64], *line;
+	int st = d->rx_check_status, rc = 0;
+
+	if (!d->rx_check_done) {
+		if (!d->rx_check_killed &&
+		    now_ms() - d->rx_check_from >= REEXEC_CHECK_MS) {
+			d->rx_check_killed = 1;
+			if (kill(d->rx_check_pid, SIGKILL) == -1 &&
+			    errno != ESRCH)
+				log_warn("kill %ld", (long)d->rx_check_pid);
+		}
+		return 0;
+	}
+	reexec_check_output(d, out, sizeof(out));
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+		log_info("re-exec: %s -t: %s", d->rx_exe, out[0] != '\0' ?
+		    out : "ok");
+	} else {
+		if (d->rx_check_killed)
+			(void)snprintf(how, sizeof(how), "did not end within "
+			    "%d ms", REEXEC_CHECK_MS);
+		else if (WIFEXITED(st))
+			(void)snprintf(how, sizeof(how), "exited %d",
+			    WEXITSTATUS(st));
+		else
+			(void)snprintf(how, sizeof(how), "killed by signal %d",
+			    WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+		line = reexec_check_line(d);
+		log_warnx("re-exec refused: the new binary cannot run here: "
+		    "`%s` %s%s%s; the running daemon goes on", line, how,
+		    out[0] != '\0' ? ": " : "", out);
+		free(line);
+		rc = -1;
+	}
+	reexec_check_clear(d);
+	return rc;
+}
+
 static void
 reexec_cloexec(int fd, int on)
 {
@@ -170,13 +383,27 @@ reexec_unblock(void)
 	reexec_block(SIG_UNBLOCK);
 }
 
+/* The control and HTTP listeners accept (1), or leave clients queued. */
+static void
+reexec_listen(struct daemon *d, int on)
+{
+	if (d->rx_closed == !on)
+		return;
+	d->rx_closed = !on;
+	ctl_accepting(d->ctl, on);
+	http_accepting(d, on);
+}
+
 static void
 reexec_abort(struct daemon *d)
 {
+	/* Its end is still reaped as the check's (reexec_request). */
+	if (d->rx_check_pid != -1 && !d->rx_check_done &&
+	    kill(d->rx_check_pid, SIGKILL) == -1 && errno != ESRCH)
+		log_warn("kill %ld", (long)d->rx_check_pid);
 	d->rx_pending = 0;
 	(void)evtimer_del(d->ev_rx);
-	ctl_accepting(d->ctl, 1);
-	http_accepting(d, 1);
+	reexec_listen(d, 1);
 	notify_ready_again(d->notify);
 }
 
@@ -258,20 +485,85 @@ reexec_exec(struct daemon *d)
 	reexec_abort(d);
 }
 
-/* Whether now is the moment: 1 go, 0 wait. */
+/*
+ * What the exec would cut short, or NULL: a hook, and every command or
+ * request whose answer is still to come. Each of them ends by itself (a
+ * hook at its timeout; a resign, pause or switchover with ok or an error;
+ * a request with ZooKeeper's answer or the connection's loss), and an
+ * image that does not know of it could neither answer its client nor
+ * finish it (a resign's release lost, the node promoted again).
+ */
+static const char *
+reexec_busy(struct daemon *d)
+{
+	if (d->rx_check_pid != -1)
+		return "the new binary's check";
+	if (d->hook_pid != -1 || d->startup_pid != -1)
+		return "a hook";
+	if (d->notify_pid != -1)
+		return "hooks.notify";
+	if (d->run_stopping)
+		return "the stop of hooks.run";
+	if (d->resign_waiters != NULL)
+		return "a resign";
+	if (d->pause_waiters != NULL)
+		return "a pause";
+	if (d->sw_client != 0 || d->sw_target != NULL)
+		return "a switchover";
+	if (d->queries != NULL)
+		return "a read of the queue";
+	if (d->el_nreq > 0)
+		return "an election request";
+	return NULL;
+}
+
+/*
+ * How long a re-exec may wait for what it cannot cut short: a
+ * switchover's own deadline (the promote hook's timeout and 2 T), and T
+ * more. A resign that ZooKeeper cannot take for longer would postpone it
+ * for as long: it is given up instead.
+ */
+static int64_t
+reexec_bound(const struct daemon *d)
+{
+	return d->cfg.hook_timeout_ms + 3 * d->cfg.session_timeout_ms;
+}
+
+/* Whether now is the moment: 1 go, 0 wait, -1 given up (logged). */
 static int
 reexec_ready(struct daemon *d)
 {
 	struct election_view v;
-	int64_t waited = now_ms() - d->rx_since;
+	const char *busy;
+	int64_t now = now_ms(), waited;
 
-	if (d->hook_pid != -1 || d->startup_pid != -1 ||
-	    d->notify_pid != -1 || d->run_stopping || d->stopping)
+	election_view(d->el, &v);
+	if ((busy = reexec_busy(d)) != NULL) {
+		if (now - d->rx_since >= reexec_bound(d)) {
+			log_warnx("re-exec given up: %s still under way after "
+			    "%lld ms; the running daemon goes on (send SIGUSR2 "
+			    "again)", busy, (long long)(now - d->rx_since));
+			return -1;
+		}
+		/* Clients are answered meanwhile, as ever. */
+		d->rx_quiet_since = 0;
+		reexec_listen(d, 1);
 		return 0;
+	}
+	/*
+	 * From here on the kernel queues new clients for the next image:
+	 * those accepted already are answered first, and the drain and the
+	 * lease's wait count from now, not from the signal.
+	 */
+	if (d->rx_quiet_since == 0) {
+		d->rx_quiet_since = now;
+		d->rx_lease_end = v.lease_end;
+		reexec_listen(d, 0);
+	}
+	waited = now - d->rx_quiet_since;
 	if ((ctl_busy(d->ctl) > 0 || http_busy(d) > 0) &&
 	    waited < REEXEC_DRAIN_MS)
 		return 0;
-	election_view(d->el, &v);
 	/* A leader goes with a lease just renewed, or after T/2 anyway. */
 	if (v.role == ROLE_LEADER && v.lease_end == d->rx_lease_end &&
 	    waited < v.session_timeout_ms / 2)
@@ -293,8 +585,16 @@ reexec_poll(evutil_socket_t fd, short what, void *arg)
 		reexec_abort(d);
 		return;
 	}
-	if (reexec_ready(d)) {
+	if (d->rx_check_pid != -1 && reexec_check_poll(d) == -1) {
+		reexec_abort(d);
+		return;
+	}
+	switch (reexec_ready(d)) {
+	case 1:
 		reexec_exec(d);
+		return;
+	case -1:
+		reexec_abort(d);
 		return;
 	}
 	engine_arm(d->ev_rx, REEXEC_POLL_MS);
@@ -303,8 +603,6 @@ reexec_poll(evutil_socket_t fd, short what, void *arg)
 void
 reexec_request(struct daemon *d)
 {
-	struct election_view v;
-
 	if (d->stopping || d->rx_pending) {
 		log_info("received SIGUSR2: %s", d->stopping ? "stopping" :
 		    "a re-exec is under way already");
@@ -321,15 +619,23 @@ reexec_request(struct daemon *d)
 		log_warn("received SIGUSR2: %s; re-exec refused", d->rx_exe);
 		return;
 	}
-	log_notice("received SIGUSR2: re-executing %s once the hooks and "
-	    "clients allow", d->rx_exe);
+	/* The check of a re-exec given up is still to be reaped. */
+	if (d->rx_check_pid != -1) {
+		if (!d->rx_check_done) {
+			log_warnx("received SIGUSR2: the check of the re-exec "
+			    "given up before has not ended; refused");
+			return;
+		}
+		reexec_check_clear(d);
+	}
+	if (reexec_check_start(d) == -1)
+		return;
+	log_notice("received SIGUSR2: re-executing %s once the hooks, "
+	    "commands and clients allow", d->rx_exe);
 	notify_reloading(d->notify);
-	election_view(d->el, &v);
 	d->rx_pending = 1;
 	d->rx_since = now_ms();
-	d->rx_lease_end = v.lease_end;
-	ctl_accepting(d->ctl, 0);
-	http_accepting(d, 0);
+	d->rx_quiet_since = 0;
 	reexec_poll(-1, 0, d);
 }
 
@@ -478,6 +784,8 @@ reexec_inherit(struct daemon *d)
 
 	d->rx_run_pid = -1;
 	d->rx_run_fd = -1;
+	d->rx_check_pid = -1;
+	d->rx_check_fd = -1;
 	d->rx_exe = reexec_exe();
 	if (env == NULL)
 		return;
@@ -502,6 +810,7 @@ reexec_adopt(struct daemon *d)
 {
 	if ((d->ev_rx = evtimer_new(d->base, reexec_poll, d)) == NULL)
 		fatalx("evtimer_new");
+	hook_runner_others(d->hooks, reexec_reaped, d);
 	if (d->rx_run_pid == -1)
 		return;
 	/* It may have ended in between: its zombie is reaped as a hook's. */
@@ -515,6 +824,9 @@ reexec_free(struct daemon *d)
 	if (d->ev_rx != NULL)
 		event_free(d->ev_rx);
 	d->ev_rx = NULL;
+	if (d->rx_check_pid != -1 && !d->rx_check_done)
+		(void)kill(d->rx_check_pid, SIGKILL);
+	reexec_check_clear(d);
 	free(d->rx_exe);
 	d->rx_exe = NULL;
 }

@@ -183,8 +183,16 @@ struct daemon {
 	char **argv;		/* main's, to run again */
 	char *rx_exe;		/* the binary's path at start, NULL unknown */
 	int rx_pending;		/* a re-exec waits for its moment */
-	int64_t rx_since;
-	int64_t rx_lease_end;	/* the lease when it was asked for */
+	int64_t rx_since;	/* the SIGUSR2 (now_ms) */
+	int64_t rx_quiet_since;	/* nothing held it back since, or 0 */
+	int64_t rx_lease_end;	/* the lease at rx_quiet_since */
+	int rx_closed;		/* the listeners no longer accept */
+	pid_t rx_check_pid;	/* the new binary's -t running, or -1 */
+	int rx_check_fd;	/* its output, or -1 */
+	int64_t rx_check_from;
+	int rx_check_done;	/* reaped: rx_check_status says how */
+	int rx_check_status;
+	int rx_check_killed;	/* it ran out of time */
 	struct event *ev_rx;
 	int rx_inherited;	/* this image was started by a re-exec */
 	int rx_ctl;		/* inherited descriptors, 0 when none */

@@ -6,6 +6,7 @@ file; other signals never kill it. T is the election fixture's (3 s).
 
 import fcntl
 import os
+import re
 import shutil
 import signal
 import stat
@@ -18,6 +19,7 @@ import urllib.request
 import pytest
 
 import zkharness
+from proxy import ZkProxy
 from zkharness import wait_for
 
 NEXT_VERSION = "9.9.9-next"
@@ -627,6 +629,249 @@ def test_sigusr2_is_refused_when_a_key_a_reload_keeps_changed(election):
     mark = len(a.log_text())
     a.signal(signal.SIGUSR2)
     wait_log(a, "resumed: leader", 20, mark)
+    assert a.pid == pid and a.status()["epoch"] == epoch
+    assert b.role() == "follower"
+    assert hook_lines(election, since) == []
+
+
+def test_a_crash_demoted_by_the_unit_then_started_again_starts_afresh(
+        election):
+    """The unit's OnFailure= ran the crash script (the application is
+    demoted), then the daemon is started again while the session it left
+    lives: it must not resume as leader, which would say it leads with no
+    promote after that demote. The script removes the session file before
+    its demote: the start is a fresh session's, the leadership goes on to
+    the next candidate once the old session expires."""
+    election.session_timeout_ms = 4000     # the shared server's most
+    script = election.dir / "a.crashed"
+    a = election.daemon("a", env={"ZKELECTD_CRASHED": str(script)},
+                        options={"hooks.demote_timeout": "1300ms"})
+    a.wait_role("leader", 20)
+    b = election.daemon("b")
+    b.wait_role("follower", 20)
+    wait_for(script.exists, 10, "the crash script")
+    path = session_file(a)
+    wait_for(path.exists, 10, "the session file")
+    since = time.time()
+    a.kill()
+    env = {"PATH": os.environ["PATH"]}
+    subprocess.run(["/bin/sh", str(script)], env=env, timeout=30)
+    assert not path.exists()
+    mark = len(a.log_text())
+    a.start()
+    b.wait_role("leader", 30)
+    a.wait_role("follower", 20)
+    assert "resumed: leader" not in a.log_text()[mark:]
+    runs = [(ev.id, ev.event, ev.reason) for ev in hook_lines(election, since)]
+    assert runs[0] == ("a", "demote", "crashed"), runs
+    assert ("b", "promote", "elected") in runs, runs
+    assert [r for r in runs if r[0] == "a" and r[1] == "promote"] == [], runs
+
+
+class Asker(threading.Thread):
+    """One command on the control socket, answered later: its answer, or
+    the error that ended the wait, once joined."""
+
+    def __init__(self, d, cmd):
+        super().__init__(daemon=True)
+        self.d, self.cmd = d, cmd
+        self.answer = None
+        self.error = None
+        self.start()
+
+    def run(self):
+        try:
+            self.answer = self.d.ctl(self.cmd, timeout=120).strip()
+        except OSError as e:
+            self.error = e
+
+    def result(self, timeout=120):
+        self.join(timeout)
+        assert not self.is_alive(), f"{self.cmd}: no answer"
+        return self.answer if self.error is None else repr(self.error)
+
+
+def first_hook(election, since, id, event):
+    return wait_for(lambda: [ev for ev in hook_lines(election, since)
+                             if (ev.id, ev.event) == (id, event)],
+                    30, f"{id}'s {event} hook")
+
+
+def test_sigusr2_during_a_resign_answers_it_first(election):
+    """SIGUSR2 while a resign's demote hook runs: the re-exec waits for the
+    resign to be done and answered (a reviewer's client was cut, `closed
+    the connection without an answer`, in 5 tries of 6)."""
+    opts = {"zookeeper.session_timeout": "12s"}
+    a = election.daemon("a", options=opts)
+    a.wait_role("leader", 20)
+    b = election.daemon("b", options=opts)
+    b.wait_role("follower", 20)
+    pid = a.pid
+    a.hook_conf(demote_sleep=2)
+    since = time.time()
+    resign = Asker(a, "resign")
+    first_hook(election, since, "a", "demote")
+    mark = len(a.log_text())
+    a.signal(signal.SIGUSR2)
+    assert resign.result() == "ok"
+    wait_log(a, "resumed:", 30, mark)
+    assert a.pid == pid
+    b.wait_role("leader", 20)
+    a.wait_role("follower", 20)
+    runs = [(ev.id, ev.event, ev.reason) for ev in hook_lines(election, since)]
+    assert runs == [("a", "demote", "resign"), ("b", "promote", "elected")]
+
+
+def test_sigusr2_during_a_switchover_answers_it_first(election):
+    """The same for a switchover still waiting for its target to lead."""
+    opts = {"zookeeper.session_timeout": "12s"}
+    a = election.daemon("a", options=opts)
+    a.wait_role("leader", 20)
+    b = election.daemon("b", options=opts)
+    b.wait_role("follower", 20)
+    pid = a.pid
+    b.hook_conf(promote_sleep=2)
+    since = time.time()
+    sw = Asker(a, "switchover b")
+    first_hook(election, since, "a", "demote")
+    mark = len(a.log_text())
+    a.signal(signal.SIGUSR2)
+    assert sw.result() == "ok"
+    wait_log(a, "resumed:", 30, mark)
+    assert a.pid == pid
+    a.wait_role("follower", 20)
+    assert b.role() == "leader"
+    runs = [(ev.id, ev.event, ev.reason) for ev in hook_lines(election, since)]
+    assert runs == [("a", "demote", "switchover"),
+                    ("b", "promote", "elected")]
+
+
+def test_sigusr2_during_a_resign_zookeeper_cannot_take_yet(election):
+    """A leader cut off from ZooKeeper (its lease still good) is asked to
+    resign, then gets SIGUSR2; ZooKeeper comes back 2 s later. The resign
+    is answered and kept: the leader's node is released, the next one
+    promotes, and the old leader is never promoted again (a reviewer saw
+    DEMOTE reason=resign, then PROMOTE reason=elected on the same epoch)."""
+    proxy = ZkProxy(election.zk_hosts, name="proxy-a")
+    try:
+        opts = {"zookeeper.session_timeout": "20s",
+                "hooks.demote_timeout": "3s"}
+        a = election.daemon("a", options=dict(
+            opts, **{"zookeeper.hosts": proxy.hosts}))
+        a.wait_role("leader", 20)
+        b = election.daemon("b", options=opts)
+        b.wait_role("follower", 20)
+        pid = a.pid
+        a.hook_conf(demote_sleep=1.2)
+        mark = len(a.log_text())
+        proxy.freeze()
+        lost = re.compile(r"zookeeper session \S+: connecting")
+        wait_for(lambda: lost.search(a.log_text()[mark:]), 30,
+                 "a to see its connection lost")
+        assert a.role() == "leader"
+        since = time.time()
+        resign = Asker(a, "resign")
+        first_hook(election, since, "a", "demote")
+        mark = len(a.log_text())
+        a.signal(signal.SIGUSR2)
+        time.sleep(2)
+        proxy.thaw()
+        assert resign.result() == "ok"
+        wait_log(a, "resumed:", 30, mark)
+        assert a.pid == pid
+        b.wait_role("leader", 30)
+        a.wait_role("follower", 20)
+        runs = [(ev.id, ev.event, ev.reason)
+                for ev in hook_lines(election, since)]
+        assert runs == [("a", "demote", "resign"),
+                        ("b", "promote", "elected")], runs
+        a.stop()
+    finally:
+        proxy.close()
+
+
+def test_sigusr2_waiting_past_its_bound_is_given_up(election):
+    """A pause that ZooKeeper cannot take (a follower cut off) holds the
+    re-exec back; past its bound (hooks.timeout and 3 T: 10 s here) the
+    re-exec is given up with a warning and the daemon goes on, its pause
+    answered once ZooKeeper is back: it never execs with a command not
+    answered."""
+    proxy = ZkProxy(election.zk_hosts, name="proxy-b")
+    try:
+        a = election.daemon("a")
+        a.wait_role("leader", 20)
+        b = election.daemon("b", options={"zookeeper.hosts": proxy.hosts,
+                                          "hooks.timeout": "1s"})
+        b.wait_role("follower", 20)
+        pid = b.pid
+        proxy.freeze()
+        pause = Asker(b, "pause")
+        wait_log(b, "pause requested", 10)
+        mark = len(b.log_text())
+        b.signal(signal.SIGUSR2)
+        wait_log(b, "re-exec given up: a pause", 40, mark)
+        assert b.ctl("ping").strip() == "pong"
+        proxy.thaw()
+        assert pause.result() == "ok"
+        b.wait_role("observer", 30)
+        assert b.alive() and b.pid == pid
+        assert f"(pid {pid}," not in b.log_text()[mark:]
+        b.stop()
+    finally:
+        proxy.close()
+
+
+@pytest.mark.parametrize("broken", ["missing-library", "rejects-config"])
+def test_sigusr2_with_a_new_binary_that_cannot_run_is_refused(election,
+                                                               broken):
+    """The binary installed at the daemon's path cannot run here: it needs
+    a library that is not installed (ld.so ends it, exit 127), or it is a
+    version that rejects the running configuration. The daemon runs it as
+    `BINARY -t -c CONFIG` first and executes it only if that exits 0: the
+    re-exec is refused, the running daemon goes on leading (it used to
+    exec and die, leaving its application to lead until a failover)."""
+    bindir = election.dir / "bin"
+    bindir.mkdir()
+    exe = bindir / "zkelectd"
+    good = zkharness.binary("zkelectd")
+    shutil.copy2(good, exe)
+    a = election.daemon("a", start=False)
+    a.exe = exe
+    a.start()
+    a.wait_role("leader", 20)
+    b = election.daemon("b")
+    b.wait_role("follower", 20)
+    pid, epoch = a.pid, a.status()["epoch"]
+    new = bindir / "zkelectd.new"
+    if broken == "missing-library":
+        data = good.read_bytes()
+        lib = b"libzookeeper_mt.so.2"
+        assert lib in data
+        new.write_bytes(data.replace(lib, b"libzookeeper_mt.so.9"))
+    else:
+        new.write_text("#!/bin/sh\necho \"zkelectd: $*: unknown key "
+                       "election.flavour\" >&2\nexit 1\n")
+    new.chmod(0o755)
+    os.replace(new, exe)
+    assert subprocess.run([str(exe), "-t", "-c", str(a.conf_path)],
+                          capture_output=True).returncode != 0
+    since = time.time()
+    mark = len(a.log_text())
+    a.signal(signal.SIGUSR2)
+    wait_log(a, "re-exec refused", 30, mark)
+    refusal = [l for l in a.log_text()[mark:].splitlines()
+               if "re-exec refused" in l][0]
+    assert str(exe) in refusal and "-t" in refusal, refusal
+    assert a.alive() and a.pid == pid
+    assert a.ctl("ping").strip() == "pong"
+    assert a.role() == "leader" and a.status()["epoch"] == epoch
+    assert f"(pid {pid}," not in a.log_text()[mark:]
+    # A good binary installed again: the next SIGUSR2 goes through.
+    shutil.copy2(good, new)
+    os.replace(new, exe)
+    mark = len(a.log_text())
+    a.signal(signal.SIGUSR2)
+    wait_log(a, "resumed: leader", 30, mark)
     assert a.pid == pid and a.status()["epoch"] == epoch
     assert b.role() == "follower"
     assert hook_lines(election, since) == []
