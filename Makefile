@@ -30,7 +30,7 @@ SANFLAGS  = -fsanitize=address,undefined -fno-omit-frame-pointer \
 endif
 
 COMMON    = clock log xmalloc util
-DAEMON    = config config_value config_path config_fixed zk resolve candidate election election_event \
+DAEMON    = config config_value config_path config_fixed zk zk_hosts resolve candidate election election_event \
             election_reply election_act election_mark \
             election_queue election_next \
             election_preempt \
@@ -66,7 +66,7 @@ $(BUILD)/libzkelect.a: $(LIBOBJ)
 # The daemon around the core and libzkelect.a (the fuzz harnesses link it
 # too, without zkelectd.c's main).
 DAEMON_MAIN = daemon command diagnose metrics notify_hook run_hook \
-              reexec resume crashed \
+              reexec reexec_check resume crashed \
               switchover lease engine queue_read slot_hook request
 
 $(BUILD)/zkelectd: $(BUILD)/zkelectd.o $(DAEMON_MAIN:%=$(BUILD)/%.o) \

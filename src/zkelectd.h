@@ -276,6 +276,11 @@ void reexec_inherit(struct daemon *d);
 void reexec_adopt(struct daemon *d);
 void reexec_free(struct daemon *d);
 void reexec_unblock(void);
+/* reexec_check.c: the new binary's `-t`, run before the exec. */
+int reexec_check_start(struct daemon *d);
+int reexec_check_poll(struct daemon *d);
+void reexec_check_clear(struct daemon *d);
+int reexec_reaped(pid_t pid, int status, void *arg);
 
 /* crashed.c */
 void crashed_init(struct daemon *d);
