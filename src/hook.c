@@ -778,12 +778,8 @@ hook_spawn(pid_t *pid, const char *path, int nullfd, int outfd,
 	const size_t bits = 8 * sizeof(*word);
 	int err, sig;
 
-	if ((err = posix_spawn_file_actions_init(&fa)) != 0)
+	if ((err = spawn_init(&fa, &attr)) != 0)
 		return err;
-	if ((err = posix_spawnattr_init(&attr)) != 0) {
-		(void)posix_spawn_file_actions_destroy(&fa);
-		return err;
-	}
 	(void)sigemptyset(&none);
 	(void)sigfillset(&all);
 	/*

@@ -71,12 +71,8 @@ reexec_check_spawn(struct daemon *d, int outfd)
 	char **argv;
 	int err;
 
-	if ((err = posix_spawn_file_actions_init(&fa)) != 0)
+	if ((err = spawn_init(&fa, &attr)) != 0)
 		return err;
-	if ((err = posix_spawnattr_init(&attr)) != 0) {
-		(void)posix_spawn_file_actions_destroy(&fa);
-		return err;
-	}
 	/* The daemon ignores SIGPIPE, which exec would keep. */
 	(void)sigemptyset(&none);
 	(void)sigemptyset(&dfl);

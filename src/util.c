@@ -225,3 +225,15 @@ textbuf_printf(struct textbuf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 	free(s);
 }
+
+int
+spawn_init(posix_spawn_file_actions_t *fa, posix_spawnattr_t *attr)
+{
+	int err;
+
+	if ((err = posix_spawn_file_actions_init(fa)) != 0)
+		return err;
+	if ((err = posix_spawnattr_init(attr)) != 0)
+		(void)posix_spawn_file_actions_destroy(fa);
+	return err;
+}

@@ -7,6 +7,8 @@
 
 #include <sys/types.h>
 
+#include <spawn.h>
+
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -59,5 +61,11 @@ struct textbuf {
 };
 void textbuf_printf(struct textbuf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/*
+ * posix_spawn()'s file actions and attributes, both made or neither:
+ * 0, or the error (nothing to destroy then).
+ */
+int spawn_init(posix_spawn_file_actions_t *fa, posix_spawnattr_t *attr);
 
 #endif
