@@ -1058,19 +1058,25 @@ test_command_not_found(void **state)
 	assert_int_equal(o.res.exit_code, 127);
 }
 
-/* A hook started at the end of a slow callback: its timeout counts from
- * its start, not from when the loop woke up (libevent's cached time). */
+/*
+ * A hook started at the end of a slow callback: its timeout counts from
+ * its start, not from when the loop woke up (libevent's cached time).
+ * The step (1.5 s) outlasts the timeout (1 s), which outlasts the hook
+ * (50 ms) by far: counted from the cached time the timeout would be over
+ * at the spawn. (A 300 ms step and a 200 ms timeout timed the hook out on
+ * a machine loaded by two suites: its start took that long.)
+ */
 static void
 test_late_start_keeps_its_timeout_cb(evutil_socket_t fd, short events,
     void *arg)
 {
 	struct outcome *o = arg;
-	struct timespec slow = { 0, 300 * 1000 * 1000 };
+	struct timespec slow = { 1, 500 * 1000 * 1000 };
 
 	(void)fd;
 	(void)events;
 	(void)nanosleep(&slow, NULL);	/* a long step before the spawn */
-	o->res.pid = hook_run(o->fx->hr, HOOK_CHECK, "sleep 0.05", NULL, 200,
+	o->res.pid = hook_run(o->fx->hr, HOOK_CHECK, "sleep 0.05", NULL, 1000,
 	    test_done, o);
 	assert_true(o->res.pid > 0);
 }
