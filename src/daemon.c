@@ -101,8 +101,10 @@ daemon_hosts_fresh(const char *hosts, const char *numeric, const char *why,
 
 	if (strcmp(hosts, d->cfg.hosts) != 0) {
 		/* A reload changed the list meanwhile. */
-		if (!zk_is_open(d->zk))
+		if (!zk_is_open(d->zk)) {
 			daemon_open(d);
+			daemon_step(d);
+		}
 		return;
 	}
 	if (zk_is_open(d->zk)) {
