@@ -798,12 +798,7 @@ hook_spawn(pid_t *pid, const char *path, int nullfd, int outfd,
 	    (err = posix_spawnattr_setsigdefault(&attr, &all)) != 0 ||
 	    (err = posix_spawn_file_actions_adddup2(&fa, nullfd,
 	    STDIN_FILENO)) != 0 ||
-	    (err = posix_spawn_file_actions_adddup2(&fa, outfd,
-	    STDOUT_FILENO)) != 0 ||
-	    (err = posix_spawn_file_actions_adddup2(&fa, outfd,
-	    STDERR_FILENO)) != 0 ||
-	    (err = posix_spawn_file_actions_addclosefrom_np(&fa,
-	    STDERR_FILENO + 1)) != 0)
+	    (err = spawn_output(&fa, outfd)) != 0)
 		goto out;
 	err = posix_spawn(pid, path, &fa, &attr, argv, envp);
 out:

@@ -84,12 +84,7 @@ reexec_check_spawn(struct daemon *d, int outfd)
 	    (err = posix_spawnattr_setsigdefault(&attr, &dfl)) != 0 ||
 	    (err = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO,
 	    "/dev/null", O_RDONLY, 0)) != 0 ||
-	    (err = posix_spawn_file_actions_adddup2(&fa, outfd,
-	    STDOUT_FILENO)) != 0 ||
-	    (err = posix_spawn_file_actions_adddup2(&fa, outfd,
-	    STDERR_FILENO)) != 0 ||
-	    (err = posix_spawn_file_actions_addclosefrom_np(&fa,
-	    STDERR_FILENO + 1)) != 0)
+	    (err = spawn_output(&fa, outfd)) != 0)
 		goto out;
 	err = posix_spawn(&d->rx_check_pid, d->rx_exe, &fa, &attr, argv,
 	    environ);

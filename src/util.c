@@ -1,6 +1,7 @@
 /*
- * Checked number parsing, the socket's group, time rendering and the
- * escaping of metric labels.
+ * Checked number parsing, the socket's group, time rendering, the
+ * escaping of metric labels, and posix_spawn()'s set-up shared by the
+ * hooks and the re-exec's check.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "util.h"
@@ -236,4 +238,17 @@ spawn_init(posix_spawn_file_actions_t *fa, posix_spawnattr_t *attr)
 	if ((err = posix_spawnattr_init(attr)) != 0)
 		(void)posix_spawn_file_actions_destroy(fa);
 	return err;
+}
+
+int
+spawn_output(posix_spawn_file_actions_t *fa, int outfd)
+{
+	int err;
+
+	if ((err = posix_spawn_file_actions_adddup2(fa, outfd,
+	    STDOUT_FILENO)) != 0 ||
+	    (err = posix_spawn_file_actions_adddup2(fa, outfd,
+	    STDERR_FILENO)) != 0)
+		return err;
+	return posix_spawn_file_actions_addclosefrom_np(fa, STDERR_FILENO + 1);
 }

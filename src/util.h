@@ -67,5 +67,7 @@ void textbuf_printf(struct textbuf *b, const char *fmt, ...)
  * 0, or the error (nothing to destroy then).
  */
 int spawn_init(posix_spawn_file_actions_t *fa, posix_spawnattr_t *attr);
+/* The child's stdout and stderr to outfd, every descriptor above closed. */
+int spawn_output(posix_spawn_file_actions_t *fa, int outfd);
 
 #endif

@@ -85,6 +85,23 @@ class Querier(threading.Thread):
         self.join(30)
 
 
+def leader_from_copy(election):
+    """a, leading on a copy of zkelectd in its own bin directory (so that
+    a test can replace the binary under it), and b following: (a, b, the
+    copy's path)."""
+    bindir = election.dir / "bin"
+    bindir.mkdir()
+    exe = bindir / "zkelectd"
+    shutil.copy2(zkharness.binary("zkelectd"), exe)
+    a = election.daemon("a", start=False)
+    a.exe = exe
+    a.start()
+    a.wait_role("leader", 20)
+    b = election.daemon("b")
+    b.wait_role("follower", 20)
+    return a, b, exe
+
+
 def test_sigusr2_reexecs_the_leader_in_place(election):
     (port,) = zkharness.free_ports(1)
     run = election.dir / "run.sh"
@@ -146,16 +163,8 @@ def test_sigusr2_runs_the_binary_installed_now(election, next_binary, how):
     """The binary at the path the daemon started from, whether the new
     file was renamed over it (a package upgrade) or the running one moved
     away first (mv zkelectd zkelectd.old) and the new one put there."""
-    bindir = election.dir / "bin"
-    bindir.mkdir()
-    exe = bindir / "zkelectd"
-    shutil.copy2(zkharness.binary("zkelectd"), exe)
-    a = election.daemon("a", start=False)
-    a.exe = exe
-    a.start()
-    a.wait_role("leader", 20)
-    b = election.daemon("b")
-    b.wait_role("follower", 20)
+    a, b, exe = leader_from_copy(election)
+    bindir = exe.parent
     epoch, pid = a.status()["epoch"], a.pid
     old = a.ctl("version").strip()
     assert old != NEXT_VERSION
@@ -697,52 +706,34 @@ def first_hook(election, since, id, event):
                     30, f"{id}'s {event} hook")
 
 
-def test_sigusr2_during_a_resign_answers_it_first(election):
-    """SIGUSR2 while a resign's demote hook runs: the re-exec waits for the
-    resign to be done and answered (a reviewer's client was cut, `closed
-    the connection without an answer`, in 5 tries of 6)."""
+@pytest.mark.parametrize("command", ["resign", "switchover b"])
+def test_sigusr2_during_a_handover_answers_it_first(election, command):
+    """SIGUSR2 while a resign's demote hook runs, or while a switchover
+    waits for its target to lead: the re-exec waits for the command to be
+    done and answered (a reviewer's client was cut, `closed the connection
+    without an answer`, in 5 tries of 6)."""
     opts = {"zookeeper.session_timeout": "12s"}
     a = election.daemon("a", options=opts)
     a.wait_role("leader", 20)
     b = election.daemon("b", options=opts)
     b.wait_role("follower", 20)
     pid = a.pid
-    a.hook_conf(demote_sleep=2)
+    if command == "resign":
+        a.hook_conf(demote_sleep=2)
+    else:
+        b.hook_conf(promote_sleep=2)
     since = time.time()
-    resign = Asker(a, "resign")
+    asked = Asker(a, command)
     first_hook(election, since, "a", "demote")
     mark = len(a.log_text())
     a.signal(signal.SIGUSR2)
-    assert resign.result() == "ok"
+    assert asked.result() == "ok"
     wait_log(a, "resumed:", 30, mark)
     assert a.pid == pid
     b.wait_role("leader", 20)
     a.wait_role("follower", 20)
     runs = [(ev.id, ev.event, ev.reason) for ev in hook_lines(election, since)]
-    assert runs == [("a", "demote", "resign"), ("b", "promote", "elected")]
-
-
-def test_sigusr2_during_a_switchover_answers_it_first(election):
-    """The same for a switchover still waiting for its target to lead."""
-    opts = {"zookeeper.session_timeout": "12s"}
-    a = election.daemon("a", options=opts)
-    a.wait_role("leader", 20)
-    b = election.daemon("b", options=opts)
-    b.wait_role("follower", 20)
-    pid = a.pid
-    b.hook_conf(promote_sleep=2)
-    since = time.time()
-    sw = Asker(a, "switchover b")
-    first_hook(election, since, "a", "demote")
-    mark = len(a.log_text())
-    a.signal(signal.SIGUSR2)
-    assert sw.result() == "ok"
-    wait_log(a, "resumed:", 30, mark)
-    assert a.pid == pid
-    a.wait_role("follower", 20)
-    assert b.role() == "leader"
-    runs = [(ev.id, ev.event, ev.reason) for ev in hook_lines(election, since)]
-    assert runs == [("a", "demote", "switchover"),
+    assert runs == [("a", "demote", command.split()[0]),
                     ("b", "promote", "elected")]
 
 
@@ -830,17 +821,9 @@ def test_sigusr2_with_a_new_binary_that_cannot_run_is_refused(election,
     `BINARY -t -c CONFIG` first and executes it only if that exits 0: the
     re-exec is refused, the running daemon goes on leading (it used to
     exec and die, leaving its application to lead until a failover)."""
-    bindir = election.dir / "bin"
-    bindir.mkdir()
-    exe = bindir / "zkelectd"
+    a, b, exe = leader_from_copy(election)
+    bindir = exe.parent
     good = zkharness.binary("zkelectd")
-    shutil.copy2(good, exe)
-    a = election.daemon("a", start=False)
-    a.exe = exe
-    a.start()
-    a.wait_role("leader", 20)
-    b = election.daemon("b")
-    b.wait_role("follower", 20)
     pid, epoch = a.pid, a.status()["epoch"]
     new = bindir / "zkelectd.new"
     if broken == "missing-library":
