@@ -509,6 +509,15 @@ def runs_of(events, id=None, event=None, reason=None):
             if reason is None or r[0].reason == reason]
 
 
+def demote_runs_since(election, id, t0):
+    """id's demote runs that started at or after wall-clock t0, with the
+    spawn and reaping from the daemon's log for a hook killed at its
+    budget before record.sh wrote its start or end line (on a loaded
+    machine a woken leader's T/4 may not cover two forks of `date`)."""
+    ev = election.with_log_ends(election.events(), need_start=True)
+    return [r for r in runs_of(ev, id, "demote") if r[0].ts >= t0]
+
+
 def last_run(events, id, event, reason=None):
     runs = runs_of(events, id, event, reason)
     assert runs, f"no {event} hook run of {id} (reason {reason}) in the history"
@@ -806,8 +815,8 @@ def test_leader_sigstopped_past_session_timeout(election, faults):
     assert first != "leader", "node1 answered `leader` after waking past its lease"
 
     def demoted():
-        runs = runs_of(election.events(), "node1", "demote")
-        return runs and runs[-1][0].ts >= t_stop and runs[-1][1]
+        runs = demote_runs_since(election, "node1", t_stop)
+        return runs and runs[-1][1]
     d_end = wait_for(demoted, WAKE_DEMOTE_S + 5, "node1's demote after SIGCONT")
     print(f"successor led {t_lead - t_stop:.2f}s after SIGSTOP; node1 answered "
           f"{first!r} and ended its demote {d_end.ts - t_cont:.3f}s after SIGCONT")
@@ -894,14 +903,13 @@ def test_session_expired_while_leader(election, faults, kz):
         2, proxied=("node1",), options={"election.disconnect_grace": "0"})
     old_sid = n1.status()["session"]
     old_node = candidate_of(kz, election, n1)
-    before = len(election.events())
+    before = time.time()
 
     faults.partition("node1")
     faults.proxies["node1"].cut()
 
     def demoted():
-        runs = [r for r in runs_of(election.events(), "node1", "demote")
-                if r[0].n > before]
+        runs = demote_runs_since(election, "node1", before)
         return runs and runs[-1][1]
     d_end = wait_for(demoted, T / 2, "node1's demote after the reset")
     assert n2.role() == "follower", "node2 led while node1's session lived"
@@ -1064,8 +1072,7 @@ class TestEnsemble:
         t_lost = time.time()
 
         def demoted():
-            runs = [r for r in runs_of(election.events(), "node1", "demote")
-                    if r[0].ts >= t_lost0]
+            runs = demote_runs_since(election, "node1", t_lost0)
             return runs and runs[-1][1]
         d_end = wait_for(demoted, T + 5, "node1's demote")
         assert d_end.ts <= t_lost + T, \
