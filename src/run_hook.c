@@ -218,6 +218,20 @@ run_hook_start(struct daemon *d)
 	log_info("running run process [%ld] (epoch %s)", (long)pid, epoch);
 }
 
+/*
+ * A reload's hooks.run_stop_timeout reaches the run already running: what
+ * its shell leaves behind when it exits is stopped with the new value. A
+ * stop under way keeps the SIGKILL its SIGTERM was sent with, and
+ * run_hook_kill_at() reads the new value at the next step.
+ */
+void
+run_hook_reloaded(struct daemon *d)
+{
+	if (d->run_pid != -1 && !d->run_stopping)
+		hook_set_kill_delay(d->hooks, d->run_pid,
+		    d->cfg.run_stop_timeout_ms);
+}
+
 /* The run process a re-exec handed over: this leadership's, running. */
 void
 run_hook_adopt(struct daemon *d, pid_t pid, int fd, time_t since)

@@ -249,6 +249,7 @@ daemon_reload(struct daemon *d)
 	daemon_reload_hosts(d, &nc);
 	config_free(&d->cfg);
 	d->cfg = nc;
+	run_hook_reloaded(d);
 	daemon_election_params(d, &ep);
 	election_reconfigure(d->el, &ep);
 	log_setlevel(d->cfg.log_level);

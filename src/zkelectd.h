@@ -305,6 +305,7 @@ void run_hook_init(struct daemon *d);
 void run_hook_free(struct daemon *d);
 int run_hook_update(struct daemon *d);
 void run_hook_adopt(struct daemon *d, pid_t pid, int fd, time_t since);
+void run_hook_reloaded(struct daemon *d);
 int run_hook_before_demote(struct daemon *d, const struct el_action *act);
 
 

@@ -9,6 +9,7 @@ deadline."""
 import datetime
 import json
 import re
+import signal
 
 from proxy import ZkProxy
 from zkharness import (RECORD_HOOK, group_members, member_ids, process_gone,
@@ -242,5 +243,31 @@ def test_run_exit_makes_the_node_resign(election):
     assert n1.role() == "follower"
     assert "run process exited 3" in n1.status()["last_error"]
     pgid2, _ = wait_run(election, n2)
+    assert group_members(pgid) == []
+    election.check_invariants()
+
+
+def test_a_reloaded_run_stop_timeout_reaches_the_running_run(election):
+    """A SIGHUP's hooks.run_stop_timeout applies to the run already
+    running: its shell exits and leaves a child that ignores SIGTERM; the
+    child is killed after the reloaded 300 ms, not the minute the run
+    started with, and the node resigns then (the run's end on its own is
+    the end of its whole group)."""
+    (election.dir / "run-ignore-term").touch()
+    d = election.daemon("node1", options=options(
+        election, **{"hooks.run_stop_timeout": "60s"}))
+    d.wait_role("leader", 15)
+    pgid, child = wait_run(election, d)
+    mark = len(d.log_text())
+    d.options["hooks.run_stop_timeout"] = "300ms"
+    d.write_config()
+    d.signal(signal.SIGHUP)
+    wait_for(lambda: "configuration reloaded" in d.log_text()[mark:], 10,
+             "the reload")
+    (election.dir / "run-exit-node1").touch()
+    wait_for(lambda: process_gone(child), 20,
+             "the run's leftover child to be killed after 300 ms")
+    wait_for(lambda: "run process exited 3: resigning" in d.log_text(), 10,
+             "node1 logs why it resigns")
     assert group_members(pgid) == []
     election.check_invariants()
