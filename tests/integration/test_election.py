@@ -138,7 +138,7 @@ def test_sigterm_leader_hands_off_to_next_in_queue(election):
     assert n3.leader()["id"] == "node2"
     wait_members(n3, ["node2", "node3"])
 
-    ev = election.events()
+    ev = election.with_log_ends(election.events())
     demote_start, demote_end = last_run(ev, "node1", "demote", "shutdown")
     assert demote_end is not None, "node1's shutdown demote did not finish"
     promote_start, _ = last_run(ev, "node2", "promote")
@@ -224,7 +224,7 @@ def test_failed_promote_passes_leadership_on_and_rejoins_at_back(election):
     n2.wait_role("follower")
     assert member_ids(n2) == ["node3", "node4", "node2"]
 
-    ev = election.events()
+    ev = election.with_log_ends(election.events())
     p_start, p_end = last_run(ev, "node2", "promote")
     assert p_end is not None
     d_start, d_end = last_run(ev, "node2", "demote")
@@ -280,7 +280,7 @@ def test_hung_promote_hook_is_killed_with_its_children(election):
     n2, n3, hang_start, _ = hang_promote(election, hook_timeout=1.0)
 
     assert election.wait_one_leader(timeout=15) is n3
-    ev = election.events()
+    ev = election.with_log_ends(election.events())
     d_start, d_end = last_run(ev, "node2", "demote")
     assert d_start.reason == "promote-failed"
     assert d_start.n > hang_start.n
@@ -536,7 +536,7 @@ def test_release_without_node_or_claim_leaves_the_breadcrumb(election, kz):
     # Until node1 hears of the delete, all three still agree that it leads.
     n2.wait_role("leader", timeout=20)
     assert election.wait_one_leader(timeout=20) is n2
-    ev = election.events()
+    ev = election.with_log_ends(election.events())
     d_start, d_end = last_run(ev, "node1", "demote")
     assert d_start.n > before and d_start.reason == "node-deleted", d_start
     f_start, f_end = last_run(ev, "node2", "fence")

@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # Test hook for zkelectd's integration tests: records each run in the shared
 # history file, then behaves as the test asked.
 #
@@ -17,32 +17,36 @@
 #                          write "pgid pid child child" to $ZKT_PIDFILE and
 #                          wait forever (only SIGKILL ends it; no end line)
 # $ZKT_ENVLOG, when set, gets "--- EVENT" and the ZKELECT_* variables.
+#
+# Bash, and nothing forked in a run that is not asked to sleep or hang:
+# the clock is $EPOCHREALTIME, the rest builtins. A demote hook has T/4
+# (750 ms in most tests), and on a machine running two suites at once
+# every process started (a `date`, a `tr`, an `env | grep | sort`) could
+# take a good part of that: the script's own start is the one left.
 
 event=${1:-${ZKELECT_EVENT:-unknown}}
 if [ -n "${ZKT_HOOKCONF:-}" ] && [ -r "$ZKT_HOOKCONF" ]; then
+	# shellcheck source=/dev/null
 	. "$ZKT_HOOKCONF"
 fi
 history=${ZKT_HISTORY:-/dev/null}
 
 record() {
-	# A timeout's SIGTERM to the group may kill date in the middle of
-	# the command substitution: ask again (the trap runs after this
-	# command), never write a line without its time.
-	t=$(date +%s.%N) || t=$(date +%s.%N)
+	# A locale's decimal comma is no part of the history's format.
+	local t=${EPOCHREALTIME/,/.}
 	printf '%s %s %s %s %s %s\n' "$t" "${ZKELECT_ID:--}" \
 	    "$event" "$1" "${ZKELECT_EPOCH:--}" "${ZKELECT_REASON:--}" >>"$history"
 }
 
-# The start line first, before anything else that forks: a demote hook has
-# T/4 (750 ms in the tests) and a loaded machine starts processes slowly.
-# SIGTERM (a timeout, or a check stopped to free the hook slot) ends the
+# The start line first. SIGTERM (a timeout, or a check stopped to free the hook slot) ends the
 # run with its end line from then on, so the history shows when it was
 # over (a hanging hook ignores it below).
 record start
 trap 'record end; exit 143' TERM
 echo "record.sh: ${ZKELECT_ID:-?} $event start (epoch ${ZKELECT_EPOCH:-} reason ${ZKELECT_REASON:-})"
 
-EV=$(printf '%s' "$event" | tr '[:lower:]' '[:upper:]')
+EV=${event^^}
+sleep_s=0 exit_code=0 hang=0
 eval "sleep_s=\${ZKT_SLEEP_$EV:-0}"
 eval "exit_code=\${ZKT_EXIT_$EV:-0}"
 eval "hang=\${ZKT_HANG_$EV:-0}"
@@ -50,7 +54,9 @@ eval "hang=\${ZKT_HANG_$EV:-0}"
 if [ -n "${ZKT_ENVLOG:-}" ]; then
 	{
 		echo "--- $event"
-		env | grep '^ZKELECT_' | sort
+		for name in "${!ZKELECT_@}"; do
+			printf '%s=%s\n' "$name" "${!name}"
+		done
 	} >>"$ZKT_ENVLOG"
 fi
 
