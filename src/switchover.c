@@ -199,11 +199,23 @@ switchover_check(struct daemon *d, const struct election_view *v)
 	}
 }
 
+/*
+ * At the exit, while the loop still turns to write the last answers: an
+ * operator whose switchover is still under way (its target not leading
+ * yet) is told. Later, at switchover_free(), the sockets are closing and
+ * the answer would go unwritten.
+ */
 void
-switchover_free(struct daemon *d)
+switchover_stop(struct daemon *d)
 {
 	switchover_end(d, "error shutdown");
 	switchover_answer(d, "error shutdown");
+}
+
+void
+switchover_free(struct daemon *d)
+{
+	switchover_stop(d);
 	if (d->ev_sw != NULL)
 		event_free(d->ev_sw);
 	d->ev_sw = NULL;

@@ -571,6 +571,7 @@ main(int argc, char *argv[])
 	crashed_remove(&d);
 	queue_read_fail(&d, "error stopping");
 	daemon_stop_answer(&d);
+	switchover_stop(&d);
 	/* No publishing still due may overwrite "stopped". */
 	(void)event_del(d.ev_publish);
 	daemon_status(&d, &st, &v);

@@ -324,6 +324,7 @@ void switchover_found(struct daemon *d, uint64_t client, const char *id,
 void switchover_follow(struct daemon *d, const char *id, int preempt);
 void switchover_perform(struct daemon *d, const struct el_action *act);
 void switchover_check(struct daemon *d, const struct election_view *v);
+void switchover_stop(struct daemon *d);
 void switchover_free(struct daemon *d);
 
 /* diagnose.c */

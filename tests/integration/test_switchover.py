@@ -77,6 +77,30 @@ def test_leader_killed_mid_switchover(election):
     election.check_invariants(allow_unfinished=("node1",))
 
 
+def test_leader_stopped_mid_switchover_answers_its_operator(election):
+    """SIGTERM to the leader while its switchover is under way: the stop
+    goes on (its demote, its release) and the daemon exits before the
+    target leads; the operator is told `error shutdown` before the socket
+    closes, never left with an end of file."""
+    a, b, c = start_in_order(election, 3)
+    a.hook_conf(demote_sleep=1.0)
+    c.hook_conf(promote_sleep=3.0)
+    result = {}
+
+    def ask():
+        result["r"] = ctl(a, "switchover", "node3")
+    t = threading.Thread(target=ask, daemon=True)
+    t.start()
+    wait_for(lambda: a.role() == "demoting", 10, "node1 to demote")
+    assert a.stop() == 0
+    t.join(30)
+    r = result["r"]
+    assert (r.returncode, r.stderr) == (
+        4, "zkelectctl: switchover: error shutdown\n"), r
+    assert election.wait_one_leader(timeout=30, daemons=[b, c]) is c
+    election.check_invariants()
+
+
 def test_switchover_whose_deletes_are_refused_answers_not_allowed(election,
                                                                    kz):
     """`error not-allowed` (zkelectctl(1)): ZooKeeper refuses to delete
