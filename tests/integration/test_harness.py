@@ -4,6 +4,7 @@ These need no zkelectd binary."""
 import os
 import subprocess
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -247,3 +248,27 @@ def test_record_hook_hangs_and_dies_with_its_group(tmp_path):
             os.killpg(p.pid, 9)
         except ProcessLookupError:
             pass
+
+
+def test_hook_spans_tell_the_runs_a_signal_ended():
+    """Only a run a signal ended (or not over yet) may lack record.sh's
+    lines; the others' log stamps can lag the history by the daemon's wait
+    for a CPU, and must not be taken for runs of their own."""
+    class Log:
+        def log_text(self):
+            return "\n".join(
+                f"2026-11-29T18:00:0{s}.000Z zkelectd: hook demote[{p}]: {w}"
+                for s, p, w in (
+                    (1, 10, "started: record.sh demote"),
+                    (2, 10, "over: code 0 signal 0 after 5 ms"),
+                    (3, 11, "started: record.sh demote"),
+                    (4, 11, "over: code -1 signal 9 after 309 ms (timed out)"),
+                    (5, 12, "started: record.sh demote"),
+                    (6, 12, "over: code 143 signal 0 after 700 ms (timed out)"),
+                    (7, 13, "started: record.sh demote")))
+    t0 = datetime(2026, 11, 29, 18, 0, 0, tzinfo=timezone.utc).timestamp()
+    every = zkharness.Daemon.hook_spans(Log(), "demote")
+    assert [(a - t0, b and b - t0) for a, b in every] == \
+        [(1, 2), (3, 4), (5, 6), (7, None)]
+    killed = zkharness.Daemon.hook_spans(Log(), "demote", killed_only=True)
+    assert [(a - t0, b and b - t0) for a, b in killed] == [(3, 4), (7, None)]

@@ -763,11 +763,15 @@ class Daemon:
             out.append((lost, round(time.time() - lost, 3)))
         return out
 
-    def hook_spans(self, kind, since=0.0):
+    def hook_spans(self, kind, since=0.0, killed_only=False):
         """[(start, end or None)] wall-clock spans of this daemon's `kind`
         hooks that started at or after `since`, from its own log: from the
         spawn to the reaping of the hook's shell. Unlike the history that
-        record.sh writes, a hook killed before its first line is in it."""
+        record.sh writes, a hook killed before its first line is in it.
+        With killed_only, only the runs a signal ended (or not over yet):
+        record.sh wrote both lines of every other, and the log's stamps
+        may lag them by the daemon's wait for a CPU (138 ms seen beside
+        another suite), too far to tell them apart."""
         spans, open_ = [], {}
         for line in self.log_text().splitlines():
             m = HOOK_LINE.match(line)
@@ -777,10 +781,13 @@ class Daemon:
                 m.group(1).replace("Z", "+00:00")).timestamp()
             if m.group(4) == "started" and t >= since:
                 open_[m.group(3)] = len(spans)
-                spans.append([t, None])
+                spans.append([t, None, True])
             elif m.group(4) == "over" and m.group(3) in open_:
-                spans[open_.pop(m.group(3))][1] = t
-        return [tuple(s) for s in spans]
+                i = open_.pop(m.group(3))
+                spans[i][1] = t
+                spans[i][2] = HOOK_SIGNALLED.search(line) is not None
+        return [(a, b) for a, b, killed in spans
+                if killed or not killed_only]
 
     def away_since(self, t0):
         """The longest time the daemon went without its quorum's answers
@@ -960,7 +967,8 @@ class Election:
     def with_log_ends(self, events, need_start=False):
         """The history with the ends of killed demote hooks taken from the
         daemons' logs (add_log_ends())."""
-        return add_log_ends(events, {d.id: d.hook_spans("demote")
+        return add_log_ends(events, {d.id: d.hook_spans("demote",
+                                                        killed_only=True)
                                      for d in self.daemons.values()},
                             need_start)
 
@@ -1009,6 +1017,7 @@ class Election:
 # A daemon's log line about its session: connecting, connected, expired.
 OUTAGE_LINE = re.compile(r"(\S+) zkelectd: zookeeper session \S+: (\S+)")
 HOOK_LINE = re.compile(r"(\S+) zkelectd: hook (\w+)\[(\d+)\]: (started|over):")
+HOOK_SIGNALLED = re.compile(r": over: code -?\d+ signal [1-9]")
 
 
 # ---------------------------------------------------------------- history
