@@ -58,20 +58,31 @@ def test_switchover_errors_leave_the_leader(election):
             if s.reason != "startup"] == ["promote"]
 
 
-def test_leader_killed_mid_switchover(election):
-    a, b, c = start_in_order(election, 3)
-    a.hook_conf(demote_sleep=1.5)
+def switchover_under_way(a, target):
+    """Asks a for a switchover to target from a thread, and waits until a
+    demotes for it; returns a function that waits for the answer."""
     result = {}
 
     def ask():
-        result["r"] = ctl(a, "switchover", "node3")
+        result["r"] = ctl(a, "switchover", target)
     t = threading.Thread(target=ask, daemon=True)
     t.start()
+    wait_for(lambda: a.role() == "demoting", 10, f"{a.id} to demote")
+
+    def answer():
+        t.join(30)
+        return result["r"]
+    return answer
+
+
+def test_leader_killed_mid_switchover(election):
+    a, b, c = start_in_order(election, 3)
+    a.hook_conf(demote_sleep=1.5)
     # node1 demotes for the switchover: kill it in its demote hook.
-    wait_for(lambda: a.role() == "demoting", 10, "node1 to demote")
+    answer = switchover_under_way(a, "node3")
     a.kill()
-    t.join(30)
-    assert result["r"].returncode != 0, result["r"]
+    r = answer()
+    assert r.returncode != 0, r
     leader = election.wait_one_leader(timeout=30, daemons=[b, c])
     assert leader in (b, c)
     election.check_invariants(allow_unfinished=("node1",))
@@ -85,16 +96,9 @@ def test_leader_stopped_mid_switchover_answers_its_operator(election):
     a, b, c = start_in_order(election, 3)
     a.hook_conf(demote_sleep=1.0)
     c.hook_conf(promote_sleep=3.0)
-    result = {}
-
-    def ask():
-        result["r"] = ctl(a, "switchover", "node3")
-    t = threading.Thread(target=ask, daemon=True)
-    t.start()
-    wait_for(lambda: a.role() == "demoting", 10, "node1 to demote")
+    answer = switchover_under_way(a, "node3")
     assert a.stop() == 0
-    t.join(30)
-    r = result["r"]
+    r = answer()
     assert (r.returncode, r.stderr) == (
         4, "zkelectctl: switchover: error shutdown\n"), r
     assert election.wait_one_leader(timeout=30, daemons=[b, c]) is c
