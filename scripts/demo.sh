@@ -91,8 +91,7 @@ wait_role() {
 # ---------------------------------------------------------------- ZooKeeper
 say "starting a throwaway ZooKeeper"
 zk_start "$DIR/zk" 30 || die "ZooKeeper did not start"
-mode=$(zk_mode "$ZK_PORT")
-echo "ZooKeeper serving on 127.0.0.1:$ZK_PORT (mode $mode)"
+echo "ZooKeeper serving on 127.0.0.1:$ZK_PORT (mode $ZK_MODE)"
 
 # ---------------------------------------------------------------- daemons
 cat >"$DIR/hook.sh" <<'EOF'

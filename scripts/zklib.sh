@@ -53,7 +53,8 @@ ZK_TICK_MS=200
 
 # zk_start DIR SECONDS: starts a standalone ZooKeeper (tickTime ZK_TICK_MS) with
 # its data, configuration and log in DIR, in a process group of its own, and
-# waits until it serves. Sets ZK_PORT and ZK_PID (also the group id).
+# waits until it serves. Sets ZK_PORT, ZK_PID (also the group id) and ZK_MODE
+# (its first answer's: a second question may time out on a loaded machine).
 # Returns 1 with the reason on stderr when it exits or does not serve in time.
 zk_start() {
 	local dir=$1 deadline
@@ -85,7 +86,8 @@ zk_start() {
 	    </dev/null >"$dir/zookeeper.log" 2>&1 &
 	ZK_PID=$!
 	deadline=$(($(now_ms) + $2 * 1000))
-	until zk_mode "$ZK_PORT" >/dev/null; do
+	# shellcheck disable=SC2034 # ZK_MODE is for the caller
+	until ZK_MODE=$(zk_mode "$ZK_PORT"); do
 		if ! kill -0 "$ZK_PID" 2>/dev/null; then
 			tail -n 20 "$dir/zookeeper.log" >&2
 			echo "ZooKeeper exited" >&2

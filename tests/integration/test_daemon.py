@@ -506,7 +506,11 @@ def test_reload_moves_the_session_to_new_hosts(election):
     and its epoch, runs no hook, and goes on leading once the old servers'
     ports are closed. Here the "old" and "new" ensembles are the same
     server reached through two proxies on other addresses (the C client
-    tells servers apart by address only, see the next test)."""
+    tells servers apart by address only, see the next test). T is 6 s:
+    with 3 s a pair of suites slowed the move through the proxies (a
+    connect of 0.84 s, then syncs unanswered for a second) past the lease,
+    and the leader rightly demoted."""
+    election.session_timeout_ms = 6000
     old = ZkProxy(election.zk_hosts, name="proxy-old", bind="127.0.0.2")
     new = ZkProxy(election.zk_hosts, name="proxy-new", bind="127.0.0.3")
     try:
