@@ -455,20 +455,14 @@ def test_a_resumed_leader_acked_on_its_second_claim_is_not_fenced(
     election.check_invariants()
 
 
-def leader_with_run(election, text, **options):
-    """Daemon a, leading with hooks.run set to a script of text; returns
-    it and its run's process group."""
-    run = election.dir / "run.sh"
-    run.write_text(text)
-    run.chmod(0o755)
-    a = election.daemon("a", options={"hooks.run": str(run), **options})
-    a.wait_role("leader", 20)
-    return a, int(wait_for(lambda: a.status().get("run_pid"), 10, "run_pid"))
-
-
 def test_a_resumed_crash_starts_hooks_run_again(election):
     election.session_timeout_ms = 4000     # the shared server's most
-    a, old = leader_with_run(election, "#!/bin/sh\nexec sleep 1000\n")
+    run = election.dir / "run.sh"
+    run.write_text("#!/bin/sh\nexec sleep 1000\n")
+    run.chmod(0o755)
+    a = election.daemon("a", options={"hooks.run": str(run)})
+    a.wait_role("leader", 20)
+    old = int(wait_for(lambda: a.status().get("run_pid"), 10, "run_pid"))
     since = time.time()
     a.kill()
     os.killpg(old, signal.SIGKILL)      # as the unit's control group is
@@ -479,81 +473,6 @@ def test_a_resumed_crash_starts_hooks_run_again(election):
     new = int(wait_for(lambda: a.status().get("run_pid"), 10, "run_pid"))
     assert new != old and not zkharness.process_gone(new)
     assert hook_lines(election, since) == []
-
-
-def test_a_crash_outside_systemd_stops_the_run_it_left(election):
-    """Outside systemd nothing ends hooks.run's group when the daemon dies
-    (SIGKILL): the daemon started again finds it by the session file and
-    stops it before it starts its own run, so one run is left, the new
-    one, and the resumed leader runs no hook."""
-    election.session_timeout_ms = 4000     # the shared server's most
-    a, old = leader_with_run(election, "#!/bin/sh\nsleep 1000 &\nwait\n")
-    wait_for(lambda: f"run={old}\n" in session_file(a).read_text(), 10,
-             "the session file to name the run")
-    since = time.time()
-    a.kill()
-    assert len(zkharness.group_members(old)) == 2, "the run died with the daemon"
-    time.sleep(0.5)     # the restart comes 0.5 s after the crash
-    mark = len(a.log_text())
-    a.start()
-    wait_log(a, "resumed: leader", 20, mark)
-    new = int(wait_for(lambda: a.status().get("run_pid") not in ("", str(old))
-                       and a.status()["run_pid"], 10, "the new run"))
-    assert zkharness.group_members(old) == []
-    assert len(zkharness.group_members(new)) == 2
-    log = a.log_text()[mark:]
-    said = log.index(f"run process [{old}] of the daemon before a crash is "
-                     f"still there: stopping its process group")
-    stopped = log.index(f"run process [{old}] stopped after")
-    started = log.index(f"running run process [{new}]")
-    assert said < stopped < started, log
-    assert f"run={new}\n" in session_file(a).read_text()
-    assert hook_lines(election, since) == []
-
-
-def test_a_crash_restarted_late_stops_the_run_it_left_before_its_demote(
-        election):
-    """The same after the session expired: the run left behind ignores
-    SIGTERM; with no lease left it gets SIGKILL at once, and the startup
-    demote starts only once its whole group is gone."""
-    demote = election.dir / "demote.sh"
-    demote.write_text(f"""#!/bin/sh
-if [ -r {election.dir}/old-run ] &&
-    kill -0 -- "-$(cat {election.dir}/old-run)" 2>/dev/null; then
-	echo alive >>{election.dir}/alive-at-demote
-fi
-exec {zkharness.RECORD_HOOK} demote
-""")
-    demote.chmod(0o755)
-    a, old = leader_with_run(
-        election, "#!/bin/sh\ntrap '' TERM\nsleep 1000 &\nwait\n",
-        **{"hooks.demote": str(demote), "hooks.run_stop_timeout": "30s"})
-    b = election.daemon("b")
-    b.wait_role("follower", 20)
-    wait_for(lambda: f"run={old}\n" in session_file(a).read_text(), 10,
-             "the session file to name the run")
-    (election.dir / "old-run").write_text(str(old))
-    t_s = election.session_timeout_ms / 1000
-    killed = time.time()
-    a.kill()
-    b.wait_role("leader", 3 * t_s)
-    time.sleep(max(0.0, killed + 3 * t_s - time.time()))   # restart at 3 T
-    assert len(zkharness.group_members(old)) == 2, "the run died with the daemon"
-    since = time.time()
-    mark = len(a.log_text())
-    a.start()
-    a.wait_role("follower", 20)
-    assert zkharness.group_members(old) == []
-    assert not (election.dir / "alive-at-demote").exists(), \
-        "the startup demote ran while the old run's group lived"
-    runs = [(ev.id, ev.event, ev.reason) for ev in hook_lines(election, since)]
-    assert runs == [("a", "demote", "startup")]
-    log = a.log_text()[mark:]
-    assert f"run process [{old}] still there: sending SIGKILL" in log
-    assert log.index(f"run process [{old}] stopped after") < \
-        log.index("running demote hook"), log
-    assert a.status()["run_pid"] == ""
-    election.check_invariants()
 
 
 def test_sigusr2_on_a_follower_and_a_paused_node(election):
