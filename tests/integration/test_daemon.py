@@ -326,7 +326,7 @@ def test_reloaded_check_interval_applies_at_once(election, tmp_path):
         "hooks.check": str(check), "hooks.check_interval": "60m"})
     a.wait_role("leader")
     assert not runs.exists()
-    _reload(a, {"hooks.check_interval": "200ms"})
+    a.reload({"hooks.check_interval": "200ms"})
     wait_for(lambda: runs.exists() and len(runs.read_text().split()) >= 3,
              15, "three checks at the new interval")
     assert a.role() == "leader"
@@ -471,26 +471,6 @@ def test_demo_script_shows_a_failover():
                              f"{leftovers()}") from None
 
 
-def _reload(d, options):
-    """Rewrites d's file with `options` changed, sends SIGHUP and waits
-    until the daemon says the reload is over (applied or refused, key by
-    key); returns the log written since."""
-    mark = len(d.log_text())
-    moving = "zookeeper.hosts" in options and \
-        options["zookeeper.hosts"] != d.options.get("zookeeper.hosts")
-    d.options.update(options)
-    d.write_config()
-    d.signal(signal.SIGHUP)
-    wait_for(lambda: re.search(r"configuration reloaded|keeping the running",
-                               d.log_text()[mark:]), 5, "the reload to end")
-    # A new host list is resolved off the loop: its outcome comes after.
-    if moving and "keeping the running" not in d.log_text()[mark:]:
-        wait_for(lambda: re.search(
-            r"reload: zookeeper\.hosts \S+ (refused|-> )",
-            d.log_text()[mark:]), 15, "the host list's outcome")
-    return d.log_text()[mark:]
-
-
 def _hold(pred, seconds, what):
     """Asserts pred() at every poll for `seconds` (a property over a window,
     not a sleep: it fails at the first poll where it is false)."""
@@ -523,7 +503,7 @@ def test_reload_moves_the_session_to_new_hosts(election):
         runs = len(hook_runs(election.events()))
         assert old.connections() == 1 and new.connections() == 0
 
-        text = _reload(a, {"zookeeper.hosts": new.hosts})
+        text = a.reload({"zookeeper.hosts": new.hosts})
         assert f"zookeeper.hosts {old.hosts} -> {new.hosts}" in text, text
         # The old server is not in the new list: the client must leave it.
         wait_for(lambda: new.connections() == 1 and old.connections() == 0,
@@ -554,7 +534,7 @@ def test_reload_refuses_hosts_it_cannot_resolve(election):
     a = election.daemon("node1", data="10.0.0.1:1")
     a.wait_role("leader")
     before = a.status()
-    text = _reload(a, {"zookeeper.hosts": "no-such-host.invalid:2181",
+    text = a.reload({"zookeeper.hosts": "no-such-host.invalid:2181",
                        "election.data": "10.0.0.1:2"})
     assert re.search(r"reload: zookeeper\.hosts no-such-host\.invalid:2181 "
                      r"refused: .+; keeping " + re.escape(election.zk_hosts),
@@ -569,7 +549,7 @@ def test_reload_refuses_hosts_it_cannot_resolve(election):
     # The same host on another port: the client library would take it as
     # no change at all and stay on the old port, so it is refused too.
     host, port = election.zk_hosts.rsplit(":", 1)
-    text = _reload(a, {"zookeeper.hosts": f"{host}:{int(port) % 65535 + 1}"})
+    text = a.reload({"zookeeper.hosts": f"{host}:{int(port) % 65535 + 1}"})
     assert re.search(r"reload: zookeeper\.hosts \S+ refused: the same hosts "
                      r"on other ports.*; keeping " + re.escape(election.zk_hosts),
                      text), text
@@ -578,7 +558,7 @@ def test_reload_refuses_hosts_it_cannot_resolve(election):
     # to the library: refused too, not logged as a move that never comes
     # (a reviewer's localhost:Q was taken, and the daemon stayed on P).
     assert host == "127.0.0.1", election.zk_hosts
-    text = _reload(a, {"zookeeper.hosts": f"localhost:{int(port) % 65535 + 1}"})
+    text = a.reload({"zookeeper.hosts": f"localhost:{int(port) % 65535 + 1}"})
     assert re.search(r"reload: zookeeper\.hosts localhost:\d+ refused: the "
                      r"same hosts on other ports \(127\.0\.0\.1: port \d+ "
                      r"asked for, " + port + r" in use\).*; keeping " +
@@ -781,7 +761,7 @@ def test_a_move_to_hosts_that_do_not_answer_is_a_disconnect(election):
             "election.disconnect_grace": "0"})
         a.wait_role("leader")
         before = a.status()
-        text = _reload(a, {"zookeeper.hosts":
+        text = a.reload({"zookeeper.hosts":
                            f"127.0.0.5:{dead.getsockname()[1]}"})
         assert "moves to them" in text, text
         wait_for(lambda: a.status().get("zk_state") == "connecting", 10,
@@ -794,7 +774,7 @@ def test_a_move_to_hosts_that_do_not_answer_is_a_disconnect(election):
         time.sleep(2)
         assert _cpu_seconds(a.proc.pid) - cpu0 < 0.7, \
             "node1 spins while disconnected"
-        _reload(a, {"zookeeper.hosts": old.hosts})
+        a.reload({"zookeeper.hosts": old.hosts})
         a.wait_role("leader", timeout=20)
         assert a.status()["session"] == before["session"]
     finally:
@@ -823,7 +803,7 @@ def test_hosts_that_do_not_resolve_are_said_once_and_kept(election):
     assert a.log_text().count("cannot connect to no-such-host.invalid") \
         == first == 1, a.log_text()
     assert a.role() == "unknown"
-    _reload(a, {"zookeeper.hosts": election.zk_hosts})
+    a.reload({"zookeeper.hosts": election.zk_hosts})
     a.wait_role("leader", timeout=15)
 
 
@@ -850,7 +830,7 @@ def test_a_request_lost_to_a_hosts_reload_counts_as_a_connection_loss(
         # connection up (2T/3 = 4 s without hearing anything).
         old.hold_replies()
         time.sleep(T / 6000 + 0.2)
-        _reload(a, {"zookeeper.hosts": new.hosts})
+        a.reload({"zookeeper.hosts": new.hosts})
         wait_for(lambda: "keepalive sync: " in a.log_text()[mark:], 10,
                  "the held sync to fail")
         text = a.log_text()[mark:]

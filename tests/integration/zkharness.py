@@ -708,6 +708,26 @@ class Daemon:
         self._after_exit(rc, "killed")
         return rc
 
+    def reload(self, options):
+        """Rewrites the file with `options` changed, sends SIGHUP and waits
+        until the daemon says the reload is over (applied or refused, key
+        by key); returns the log written since."""
+        mark = len(self.log_text())
+        moving = "zookeeper.hosts" in options and \
+            options["zookeeper.hosts"] != self.options.get("zookeeper.hosts")
+        self.options.update(options)
+        self.write_config()
+        self.signal(signal.SIGHUP)
+        wait_for(lambda: re.search(r"configuration reloaded|keeping the running",
+                                   self.log_text()[mark:]), 5,
+                 "the reload to end")
+        # A new host list is resolved off the loop: its outcome comes after.
+        if moving and "keeping the running" not in self.log_text()[mark:]:
+            wait_for(lambda: re.search(
+                r"reload: zookeeper\.hosts \S+ (refused|-> )",
+                self.log_text()[mark:]), 15, "the host list's outcome")
+        return self.log_text()[mark:]
+
     def signal(self, sig):
         os.kill(self.proc.pid, sig)
 
