@@ -5,6 +5,7 @@
  * (election_resume(), election_event.c) decides what the session still
  * holds.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +111,11 @@ resume_load(struct daemon *d)
 	if (rc == SESSION_FILE_ANON && !resume_anon(d, why)) {
 		explicit_bzero(&f, sizeof(f));
 		return 0;
+	}
+	/* Its run, if still there, is stopped whatever the session holds. */
+	if (f.run_pgid > 0 && f.run_pgid <= INT32_MAX && f.run_start > 0) {
+		d->orphan_pgid = (pid_t)f.run_pgid;
+		d->orphan_start = (unsigned long long)f.run_start;
 	}
 	/* A lease from a clock that does not fit is no lease. */
 	if (f.lease_sent > now_ms())
@@ -226,6 +232,7 @@ resume_save(struct daemon *d)
 	f.crumb_claimed = v.crumb_claimed;
 	f.crumb_claim_seq = v.crumb_claim_seq;
 	f.epoch = v.promoted ? v.lead_epoch : v.epoch;
+	run_hook_facts(d, &f.run_pgid, &f.run_start);
 	(void)snprintf(f.boot, sizeof(f.boot), "%s", d->session_boot);
 	text = session_file_render(&f);
 	explicit_bzero(&f, sizeof(f));

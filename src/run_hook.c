@@ -22,12 +22,25 @@
  * need a wrapper between posix_spawn() and the shell, and would reach
  * the shell alone, not the group it starts; under systemd the unit's
  * cgroup is killed as a whole when the daemon dies (KillMode=control-group,
- * the default), which covers the group; elsewhere a daemon that died
- * that way leaves the run process behind (zkelectd(8) says so).
+ * the default), which covers the group. Elsewhere the run outlives such a
+ * crash: the session file names its group and the start of its leader
+ * (/proc's, so that a pid used again is not taken for it), and the daemon
+ * started again stops that group (SIGTERM, SIGKILL after
+ * run_stop_timeout) before it starts a run of its own or any demote
+ * hook. It is not ours to wait for, so its end is polled: on the way to
+ * resuming a lease, a signal 0 to the group and its leader's /proc file,
+ * nothing more; the slow look through the whole of /proc (a leader that
+ * ended, with others of its group perhaps alive) comes from the loop. It
+ * cannot be taken over: its output went to the dead daemon, and a write
+ * to it now kills it.
  */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 
@@ -38,6 +51,107 @@
 
 /* Room for a SIGKILLed group to be seen gone before the demote point. */
 #define RUN_KILL_ROOM_MS	50
+/* How often a crashed daemon's run is looked for while it is stopped. */
+#define RUN_ORPHAN_POLL_MS	50
+/* ...and how often, when that takes a look through the whole of /proc. */
+#define RUN_ORPHAN_SCAN_MS	250
+
+/*
+ * The state, process group and start (clock ticks after boot) of process
+ * pid from /proc/PID/stat: 0, or -1 when there is no such process.
+ */
+static int
+run_proc_stat(pid_t pid, char *state, pid_t *pgrp, unsigned long long *start)
+{
+	char path[64], buf[1024], *p, *tok, *save = NULL;
+	FILE *f;
+	size_t n;
+	int field;
+
+	(void)snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	(void)fclose(f);
+	buf[n] = '\0';
+	/* The name, in parentheses, may hold anything: the fields follow. */
+	if ((p = strrchr(buf, ')')) == NULL)
+		return -1;
+	for (field = 3, tok = strtok_r(p + 1, " ", &save); tok != NULL;
+	    field++, tok = strtok_r(NULL, " ", &save)) {
+		if (field == 3)
+			*state = tok[0];
+		else if (field == 5)
+			*pgrp = (pid_t)strtol(tok, NULL, 10);
+		else if (field == 22) {
+			*start = strtoull(tok, NULL, 10);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* A zombie is gone but for its parent's wait: another's to reap. */
+static int
+run_proc_live(char state)
+{
+	return state != 'Z' && state != 'X';
+}
+
+/*
+ * Whether the group pgid may still hold a live process of the run that
+ * started at start (/proc's clock ticks after boot): 0 no, 1 yes, 2 only
+ * a look through /proc can tell (run_orphan_scan()). No process in the
+ * group: no. Its leader with another start is a pid used again, which
+ * the kernel hands out only once the old group is gone: no. Its leader
+ * alive: yes. Else the leader is a zombie no one has reaped yet, or was
+ * reaped with others of its group left.
+ */
+static int
+run_orphan_look(pid_t pgid, unsigned long long start)
+{
+	unsigned long long s;
+	pid_t pgrp;
+	char state;
+
+	if (kill(-pgid, 0) == -1 && errno == ESRCH)
+		return 0;
+	if (run_proc_stat(pgid, &state, &pgrp, &s) == 0) {
+		if (s != start || pgrp != pgid)
+			return 0;
+		if (run_proc_live(state))
+			return 1;
+	}
+	return 2;
+}
+
+/*
+ * Whether a live process of group pgid started no earlier than start:
+ * the whole of /proc read, some 30 us a process, so never on the startup
+ * path and not at every poll (RUN_ORPHAN_SCAN_MS).
+ */
+static int
+run_orphan_scan(pid_t pgid, unsigned long long start)
+{
+	unsigned long long s;
+	struct dirent *de;
+	pid_t pgrp;
+	DIR *dir;
+	int found = 0;
+	char state;
+	long pid;
+
+	if ((dir = opendir("/proc")) == NULL)
+		return 0;
+	while (!found && (de = readdir(dir)) != NULL) {
+		if ((pid = strtol(de->d_name, NULL, 10)) <= 0)
+			continue;
+		found = run_proc_stat((pid_t)pid, &state, &pgrp, &s) == 0 &&
+		    pgrp == pgid && s >= start && run_proc_live(state);
+	}
+	(void)closedir(dir);
+	return found;
+}
 
 static void
 run_hook_kill(evutil_socket_t fd, short what, void *arg)
@@ -50,23 +164,67 @@ run_hook_kill(evutil_socket_t fd, short what, void *arg)
 		return;
 	log_notice("run process [%ld] still there: sending SIGKILL to its "
 	    "process group", (long)d->run_pid);
-	hook_cancel(d->hooks, d->run_pid, 0);
+	if (d->run_orphan) {
+		/* Nothing of it runs again: its zombies are not waited for. */
+		(void)kill(-d->run_pid, SIGKILL);
+		d->run_orphan_killed = 1;
+		engine_arm(d->ev_run_orphan, 0);
+	} else
+		hook_cancel(d->hooks, d->run_pid, 0);
 }
 
+static void run_orphan_poll(evutil_socket_t, short, void *);
+
+/*
+ * After resume_load(): the run a crashed daemon left (the session file
+ * names it) is stopped now, before any hook of ours. A re-exec hands its
+ * run over instead (run_hook_adopt()).
+ */
 void
 run_hook_init(struct daemon *d)
 {
+	int seen;
+
 	d->run_pid = -1;
-	if ((d->ev_run_kill = evtimer_new(d->base, run_hook_kill, d)) == NULL)
+	if ((d->ev_run_kill = evtimer_new(d->base, run_hook_kill, d)) == NULL ||
+	    (d->ev_run_orphan = evtimer_new(d->base, run_orphan_poll, d)) ==
+	    NULL)
 		fatalx("evtimer_new");
+	if (d->orphan_pgid <= 0 || d->rx_inherited ||
+	    (seen = run_orphan_look(d->orphan_pgid, d->orphan_start)) == 0)
+		return;
+	d->run_pid = d->orphan_pgid;
+	d->run_start = d->orphan_start;
+	d->run_since = time(NULL);
+	d->run_orphan = 1;
+	d->run_stopping = 1;
+	d->run_stop_from = now_ms();
+	if (seen == 1)
+		log_notice("run process [%ld] of the daemon before a crash is "
+		    "still there: stopping its process group before anything "
+		    "else", (long)d->run_pid);
+	else
+		log_info("run process [%ld] of the daemon before a crash has "
+		    "ended: stopping what it left in its process group before "
+		    "anything else", (long)d->run_pid);
+	if (kill(-d->run_pid, SIGTERM) == -1 && errno != ESRCH)
+		log_warn("kill %ld", (long)-d->run_pid);
+	engine_arm(d->ev_run_kill, d->cfg.run_stop_timeout_ms);
+	engine_arm(d->ev_run_orphan, RUN_ORPHAN_POLL_MS);
 }
 
 void
 run_hook_free(struct daemon *d)
 {
+	/* Never left behind again: it was told to go; now it must. */
+	if (d->run_orphan && d->run_pid != -1)
+		(void)kill(-d->run_pid, SIGKILL);
 	if (d->ev_run_kill != NULL)
 		event_free(d->ev_run_kill);
 	d->ev_run_kill = NULL;
+	if (d->ev_run_orphan != NULL)
+		event_free(d->ev_run_orphan);
+	d->ev_run_orphan = NULL;
 	free(d->run_demote_reason);
 	d->run_demote_reason = NULL;
 }
@@ -114,21 +272,17 @@ run_hook_arm_kill(struct daemon *d)
 	engine_arm(d->ev_run_kill, left);
 }
 
+/* The run's whole group is gone; it was being stopped. */
 static void
-run_hook_done(const struct hook_result *res, void *arg)
+run_hook_stopped(struct daemon *d, pid_t pid)
 {
-	struct daemon *d = arg;
 	struct el_action act;
-	pid_t pid = d->run_pid;
 
-	d->run_pid = -1;
-	d->run_since = 0;
-	(void)evtimer_del(d->ev_run_kill);
-	engine_clock(d);
-	if (d->run_stopping) {
-		d->run_stopping = 0;
-		log_info("run process [%ld] stopped after %lld ms", (long)pid,
-		    (long long)(now_ms() - d->run_stop_from));
+	d->run_stopping = 0;
+	log_info("run process [%ld] stopped after %lld ms", (long)pid,
+	    (long long)(now_ms() - d->run_stop_from));
+	if (d->run_held) {
+		d->run_held = 0;
 		act = d->run_demote;
 		act.reason = d->run_demote_reason;
 		/*
@@ -137,10 +291,61 @@ run_hook_done(const struct hook_result *res, void *arg)
 		 * still ahead (election_demote_budget()).
 		 */
 		act.ms = election_demote_budget(d->el, act.ms, NULL);
+		if (d->startup_pid == 0)
+			d->startup_pid = -1;	/* slot_hook_run() sets it */
 		slot_hook_run(d, &act);
 		free(d->run_demote_reason);
 		d->run_demote_reason = NULL;
-		engine_step(d);
+	}
+	engine_step(d);
+}
+
+/* A crashed daemon's run: polled until its whole group is gone. */
+static void
+run_orphan_poll(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+	pid_t pid = d->run_pid;
+	int seen;
+
+	(void)fd;
+	(void)what;
+	if (!d->run_orphan)
+		return;
+	if (!d->run_orphan_killed &&
+	    (seen = run_orphan_look(pid, d->run_start)) != 0) {
+		if (seen == 1) {
+			engine_arm(d->ev_run_orphan, RUN_ORPHAN_POLL_MS);
+			return;
+		}
+		if (run_orphan_scan(pid, d->run_start)) {
+			engine_arm(d->ev_run_orphan, RUN_ORPHAN_SCAN_MS);
+			return;
+		}
+	}
+	d->run_orphan = 0;
+	d->run_orphan_killed = 0;
+	d->run_pid = -1;
+	d->run_since = 0;
+	d->run_start = 0;
+	(void)evtimer_del(d->ev_run_kill);
+	engine_clock(d);
+	run_hook_stopped(d, pid);
+}
+
+static void
+run_hook_done(const struct hook_result *res, void *arg)
+{
+	struct daemon *d = arg;
+	pid_t pid = d->run_pid;
+
+	d->run_pid = -1;
+	d->run_since = 0;
+	d->run_start = 0;
+	(void)evtimer_del(d->ev_run_kill);
+	engine_clock(d);
+	if (d->run_stopping) {
+		run_hook_stopped(d, pid);
 		return;
 	}
 	if (res->signo != 0)
@@ -164,12 +369,18 @@ run_hook_before_demote(struct daemon *d, const struct el_action *act)
 	d->run_led = 0;
 	if (d->run_pid == -1)
 		return 0;
-	if (!d->run_stopping) {
-		d->run_stopping = 1;
-		d->run_stop_from = now_ms();
+	if (!d->run_held) {
+		d->run_held = 1;
 		d->run_demote = *act;
 		free(d->run_demote_reason);
 		d->run_demote_reason = xstrdup(act->reason);
+		/* Not over before it ran: READY=1 waits for it. */
+		if (strcmp(act->reason, "startup") == 0)
+			d->startup_pid = 0;
+	}
+	if (!d->run_stopping) {
+		d->run_stopping = 1;
+		d->run_stop_from = now_ms();
 		log_info("stopping run process [%ld] before the demote hook "
 		    "(reason %s)", (long)d->run_pid, act->reason);
 		hook_cancel(d->hooks, d->run_pid, d->cfg.run_stop_timeout_ms);
@@ -178,6 +389,18 @@ run_hook_before_demote(struct daemon *d, const struct el_action *act)
 			run_hook_arm_kill(d);
 	}
 	return 1;
+}
+
+/* Its start, as /proc tells it (0 when it cannot: the file names none). */
+static void
+run_hook_note_start(struct daemon *d)
+{
+	pid_t pgrp;
+	char state;
+
+	if (run_proc_stat(d->run_pid, &state, &pgrp, &d->run_start) == -1 ||
+	    pgrp != d->run_pid)
+		d->run_start = 0;
 }
 
 static void
@@ -215,6 +438,7 @@ run_hook_start(struct daemon *d)
 	hook_set_kill_delay(d->hooks, pid, d->cfg.run_stop_timeout_ms);
 	d->run_pid = pid;
 	d->run_since = time(NULL);
+	run_hook_note_start(d);
 	log_info("running run process [%ld] (epoch %s)", (long)pid, epoch);
 }
 
@@ -241,6 +465,15 @@ run_hook_adopt(struct daemon *d, pid_t pid, int fd, time_t since)
 	d->run_pid = pid;
 	d->run_since = since;
 	d->run_led = 1;
+	run_hook_note_start(d);
+}
+
+/* For the session file: the run's group and start; 0 when none. */
+void
+run_hook_facts(const struct daemon *d, int64_t *pgid, int64_t *start)
+{
+	*pgid = d->run_pid > 0 && d->run_start > 0 ? d->run_pid : 0;
+	*start = *pgid != 0 ? (int64_t)d->run_start : 0;
 }
 
 /*

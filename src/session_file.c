@@ -6,8 +6,11 @@
  * sequence of the claim el_resume names; no line when none), crumb_claim
  * (the claim a leader's breadcrumb was written under; no line when none,
  * and none in a file of an older version), epoch and boot
- * (the kernel's boot id: the lease's clock starts again at a boot). A
- * file of the version before this one has no owner lines.
+ * (the kernel's boot id: the lease's clock starts again at a boot), and
+ * run and run_start while hooks.run runs (its process group and its
+ * start in /proc: a daemon started again after a crash stops the run
+ * the crashed one left, run_hook.c). A file of the version before this
+ * one has no owner lines; older versions ignore the run lines.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -69,7 +72,7 @@ session_file_boot(char *buf, size_t len)
 char *
 session_file_render(const struct session_facts *f)
 {
-	char pw[2 * sizeof(f->zs.passwd) + 1], claim[80], *text;
+	char pw[2 * sizeof(f->zs.passwd) + 1], claim[80], run[80], *text;
 	size_t n = 0;
 	size_t i;
 
@@ -83,13 +86,18 @@ session_file_render(const struct session_facts *f)
 	if (f->crumb_claimed)
 		(void)snprintf(claim + n, sizeof(claim) - n,
 		    "crumb_claim=%lld\n", (long long)f->crumb_claim_seq);
+	run[0] = '\0';
+	if (f->run_pgid > 0)
+		(void)snprintf(run, sizeof(run), "run=%lld\nrun_start=%lld\n",
+		    (long long)f->run_pgid, (long long)f->run_start);
 	(void)xasprintf(&text, "root=%s\nservice=%s\nid=%s\nsocket=%s\n"
 	    "sid=%016llx\npasswd=%s\ntimeout=%lld\n"
-	    "lease=%lld\nleader=%d\npromoting=%d\n%s%sepoch=%lld\nboot=%s\n",
+	    "lease=%lld\nleader=%d\npromoting=%d\n%s%sepoch=%lld\n%sboot=%s\n",
 	    f->owner.root, f->owner.service, f->owner.id, f->owner.socket,
 	    (unsigned long long)f->zs.sid, pw, (long long)f->timeout_ms,
 	    (long long)f->lease_sent, f->leader != 0, f->promoting != 0,
-	    f->down ? "down=1\n" : "", claim, (long long)f->epoch, f->boot);
+	    f->down ? "down=1\n" : "", claim, (long long)f->epoch, run,
+	    f->boot);
 	explicit_bzero(pw, sizeof(pw));
 	return text;
 }
@@ -211,6 +219,10 @@ session_line(char *line, struct session_facts *f, struct session_seen *s)
 	}
 	else if (strcmp(line, "epoch") == 0)
 		f->epoch = n;
+	else if (strcmp(line, "run") == 0)
+		f->run_pgid = n;
+	else if (strcmp(line, "run_start") == 0)
+		f->run_start = n;
 	else
 		return 0;
 	return 1;
@@ -235,8 +247,10 @@ session_parse(char *text, struct session_facts *f, const char **why)
 		*why = "incomplete";
 		return -1;
 	}
-	if (f->boot[0] == '\0' || strcmp(f->boot, s.boot) != 0)
+	if (f->boot[0] == '\0' || strcmp(f->boot, s.boot) != 0) {
 		f->lease_sent = 0;
+		f->run_pgid = 0;	/* another boot's processes */
+	}
 	if (s.owner == 0) {
 		*why = "no owner recorded (an older version wrote it)";
 		return SESSION_FILE_ANON;

@@ -45,6 +45,8 @@ struct session_facts {
 	int crumb_claimed;	/* the breadcrumb's claim is named: */
 	int64_t crumb_claim_seq;	/* ...its sequence */
 	int64_t epoch;		/* its epoch */
+	int64_t run_pgid;	/* hooks.run's process group, 0 none: */
+	int64_t run_start;	/* ...its leader's start (/proc, this boot) */
 	char boot[64];		/* the boot id the lease's clock is of */
 };
 

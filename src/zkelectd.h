@@ -143,9 +143,16 @@ struct daemon {
 	int run_led;		/* this leadership's run was decided on */
 	int run_stopping;	/* it is being stopped: a demote waits */
 	int64_t run_stop_from;	/* when its stop began (now_ms) */
-	struct el_action run_demote;	/* the demote that waits */
+	int run_held;		/* a demote waits for its end: */
+	struct el_action run_demote;	/* ...that demote */
 	char *run_demote_reason;
 	struct event *ev_run_kill;	/* its SIGKILL, while stopping */
+	unsigned long long run_start;	/* its start in /proc (0 unknown) */
+	int run_orphan;		/* it is one a crashed daemon left */
+	int run_orphan_killed;	/* ...and its group had SIGKILL */
+	struct event *ev_run_orphan;	/* polls for that one's end */
+	pid_t orphan_pgid;	/* the session file's run (resume_load()) */
+	unsigned long long orphan_start;
 	char *notified_leader;	/* the leader hooks.notify last heard of */
 	int64_t notified_epoch;
 	int64_t last_leader_epoch;
@@ -306,6 +313,8 @@ void run_hook_free(struct daemon *d);
 int run_hook_update(struct daemon *d);
 void run_hook_adopt(struct daemon *d, pid_t pid, int fd, time_t since);
 void run_hook_reloaded(struct daemon *d);
+void run_hook_facts(const struct daemon *d, int64_t *pgid,
+    int64_t *start);
 int run_hook_before_demote(struct daemon *d, const struct el_action *act);
 
 

@@ -455,14 +455,20 @@ def test_a_resumed_leader_acked_on_its_second_claim_is_not_fenced(
     election.check_invariants()
 
 
+def leader_with_run(election, text, **options):
+    """Daemon a, leading with hooks.run set to a script of text; returns
+    it and its run's process group."""
+    run = election.dir / "run.sh"
+    run.write_text(text)
+    run.chmod(0o755)
+    a = election.daemon("a", options={"hooks.run": str(run), **options})
+    a.wait_role("leader", 20)
+    return a, int(wait_for(lambda: a.status().get("run_pid"), 10, "run_pid"))
+
+
 def test_a_resumed_crash_starts_hooks_run_again(election):
     election.session_timeout_ms = 4000     # the shared server's most
-    run = election.dir / "run.sh"
-    run.write_text("#!/bin/sh\nexec sleep 1000\n")
-    run.chmod(0o755)
-    a = election.daemon("a", options={"hooks.run": str(run)})
-    a.wait_role("leader", 20)
-    old = int(wait_for(lambda: a.status().get("run_pid"), 10, "run_pid"))
+    a, old = leader_with_run(election, "#!/bin/sh\nexec sleep 1000\n")
     since = time.time()
     a.kill()
     os.killpg(old, signal.SIGKILL)      # as the unit's control group is
@@ -470,9 +476,120 @@ def test_a_resumed_crash_starts_hooks_run_again(election):
     mark = len(a.log_text())
     a.start()
     wait_log(a, "resumed: leader", 20, mark)
-    new = int(wait_for(lambda: a.status().get("run_pid"), 10, "run_pid"))
-    assert new != old and not zkharness.process_gone(new)
+    # A zombie of the old group may wait for its reaper a while: the
+    # restarted daemon looks for what it left before its own run starts.
+    new = int(wait_for(lambda: a.status().get("run_pid") not in ("", str(old))
+                       and a.status()["run_pid"], 10, "the new run"))
+    assert not zkharness.process_gone(new)
+    assert "still there" not in a.log_text()[mark:]
     assert hook_lines(election, since) == []
+
+
+def crashed_leader_with_run(election):
+    """Leader a, its run a shell with a child, killed with SIGKILL once
+    the session file names the run: a, the run's group, the crash's
+    time."""
+    election.session_timeout_ms = 4000     # the shared server's most
+    a, old = leader_with_run(election, "#!/bin/sh\nsleep 1000 &\nwait\n")
+    wait_for(lambda: f"run={old}\n" in session_file(a).read_text(), 10,
+             "the session file to name the run")
+    since = time.time()
+    a.kill()
+    return a, old, since
+
+
+def restart_stops_old_run_first(a, old, said):
+    """Starts a again: it resumes, logs said about group old, and stops
+    that group before its own run starts. Returns the new run's group."""
+    mark = len(a.log_text())
+    a.start()
+    wait_log(a, "resumed: leader", 20, mark)
+    new = int(wait_for(lambda: a.status().get("run_pid") not in ("", str(old))
+                       and a.status()["run_pid"], 10, "the new run"))
+    assert zkharness.group_members(old) == []
+    log = a.log_text()[mark:]
+    said = log.index(f"run process [{old}] of the daemon before a crash "
+                     f"{said}")
+    stopped = log.index(f"run process [{old}] stopped after")
+    started = log.index(f"running run process [{new}]")
+    assert said < stopped < started, log
+    return new
+
+
+def test_a_crash_outside_systemd_stops_the_run_it_left(election):
+    """Outside systemd nothing ends hooks.run's group when the daemon dies
+    (SIGKILL): the daemon started again finds it by the session file and
+    stops it before it starts its own run, so one run is left, the new
+    one, and the resumed leader runs no hook."""
+    a, old, since = crashed_leader_with_run(election)
+    assert len(zkharness.group_members(old)) == 2, "the run died with the daemon"
+    time.sleep(0.5)     # the restart comes 0.5 s after the crash
+    new = restart_stops_old_run_first(
+        a, old, "is still there: stopping its process group")
+    assert len(zkharness.group_members(new)) == 2
+    assert f"run={new}\n" in session_file(a).read_text()
+    assert hook_lines(election, since) == []
+
+
+def test_a_crash_stops_what_the_run_it_left_left_in_its_group(election):
+    """The run's shell ended after the crash, one of its children lives
+    on in its group: the daemon started again finds it (its leader a
+    zombie or gone, a look through /proc, from the loop) and stops it
+    before its own run starts."""
+    a, old, since = crashed_leader_with_run(election)
+    os.kill(old, signal.SIGKILL)        # the shell alone: its sleep lives on
+    wait_for(lambda: old not in zkharness.group_members(old), 5,
+             "the shell's end")
+    assert len(zkharness.group_members(old)) == 1, \
+        "the shell's child died with it"
+    restart_stops_old_run_first(
+        a, old, "has ended: stopping what it left in its process group")
+    assert hook_lines(election, since) == []
+
+
+def test_a_crash_restarted_late_stops_the_run_it_left_before_its_demote(
+        election):
+    """The same after the session expired: the run left behind ignores
+    SIGTERM; with no lease left it gets SIGKILL at once, and the startup
+    demote starts only once its whole group is gone."""
+    demote = election.dir / "demote.sh"
+    demote.write_text(f"""#!/bin/sh
+if [ -r {election.dir}/old-run ] &&
+    kill -0 -- "-$(cat {election.dir}/old-run)" 2>/dev/null; then
+	echo alive >>{election.dir}/alive-at-demote
+fi
+exec {zkharness.RECORD_HOOK} demote
+""")
+    demote.chmod(0o755)
+    a, old = leader_with_run(
+        election, "#!/bin/sh\ntrap '' TERM\nsleep 1000 &\nwait\n",
+        **{"hooks.demote": str(demote), "hooks.run_stop_timeout": "30s"})
+    b = election.daemon("b")
+    b.wait_role("follower", 20)
+    wait_for(lambda: f"run={old}\n" in session_file(a).read_text(), 10,
+             "the session file to name the run")
+    (election.dir / "old-run").write_text(str(old))
+    t_s = election.session_timeout_ms / 1000
+    killed = time.time()
+    a.kill()
+    b.wait_role("leader", 3 * t_s)
+    time.sleep(max(0.0, killed + 3 * t_s - time.time()))   # restart at 3 T
+    assert len(zkharness.group_members(old)) == 2, "the run died with the daemon"
+    since = time.time()
+    mark = len(a.log_text())
+    a.start()
+    a.wait_role("follower", 20)
+    assert zkharness.group_members(old) == []
+    assert not (election.dir / "alive-at-demote").exists(), \
+        "the startup demote ran while the old run's group lived"
+    runs = [(ev.id, ev.event, ev.reason) for ev in hook_lines(election, since)]
+    assert runs == [("a", "demote", "startup")]
+    log = a.log_text()[mark:]
+    assert f"run process [{old}] still there: sending SIGKILL" in log
+    assert log.index(f"run process [{old}] stopped after") < \
+        log.index("running demote hook"), log
+    assert a.status()["run_pid"] == ""
+    election.check_invariants()
 
 
 def test_sigusr2_on_a_follower_and_a_paused_node(election):

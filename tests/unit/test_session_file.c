@@ -171,6 +171,36 @@ test_down_is_read_back(void **state)
 	free(p);
 }
 
+/*
+ * hooks.run's group and start round trip; none, no line; another boot's
+ * processes are not this one's. Each value has a line of its own, a
+ * number, so that an older version, which ignores keys it does not know
+ * but parses every value as one, still reads the file.
+ */
+static void
+test_the_run_is_read_back(void **state)
+{
+	struct session_facts f, g;
+	const char *why;
+	char *p = path_of("r.session");
+
+	(void)state;
+	facts(&f);
+	f.run_pgid = 4242;
+	f.run_start = 987654321;
+	round_trip(p, &f, &g, "\nrun=4242\nrun_start=987654321\n", NULL);
+	assert_int_equal(g.run_pgid, 4242);
+	assert_int_equal(g.run_start, 987654321);
+	reader(&g, "boot-b");
+	assert_int_equal(session_file_read(p, &g, &why), 0);
+	assert_int_equal(g.run_pgid, 0);
+	f.run_pgid = 0;
+	round_trip(p, &f, &g, NULL, "\nrun=");
+	assert_int_equal(g.run_pgid, 0);
+	session_file_remove(p);
+	free(p);
+}
+
 static void
 test_untrusted_files_are_refused(void **state)
 {
@@ -308,6 +338,7 @@ main(void)
 		cmocka_unit_test(test_path_replaces_the_socket_suffix),
 		cmocka_unit_test(test_written_is_read_back),
 		cmocka_unit_test(test_down_is_read_back),
+		cmocka_unit_test(test_the_run_is_read_back),
 		cmocka_unit_test(test_untrusted_files_are_refused),
 		cmocka_unit_test(test_the_owner_is_compared),
 		cmocka_unit_test(test_a_file_too_long_is_refused),
