@@ -82,7 +82,8 @@ notify_free(struct notify *n)
 void
 notify_ready(struct notify *n)
 {
-	if (n == NULL || n->ready)
+	/* Nor after a stop that came during the startup demote. */
+	if (n == NULL || n->ready || n->stopping)
 		return;
 	n->ready = 1;
 	notify_send(n, "READY=1");

@@ -117,6 +117,29 @@ def test_systemd_hears_no_ready_after_stopping_nor_a_status_twice(election):
         ns.close()
 
 
+def test_systemd_hears_no_ready_after_a_stop_during_the_startup_demote(
+        election):
+    """SIGTERM while the startup demote runs: the unit never was ready,
+    and a daemon that said STOPPING=1 must not say READY=1 once that
+    demote ends (systemd would make a stopping unit active)."""
+    ns = NotifySocket(election.dir / "notify.sock")
+    try:
+        d = election.daemon("node1", start=False,
+                            env={"NOTIFY_SOCKET": ns.path})
+        d.hook_conf(demote_sleep=2)     # hooks.demote_on_start's default
+        d.start(wait=False)
+        wait_for(lambda: "running demote hook" in d.log_text(), 10,
+                 "the startup demote")
+        d.signal(signal.SIGTERM)
+        assert d.wait_exit(30) == 0
+        ns.wait(lambda ls: "STOPPING=1" in ls, 10, "STOPPING=1")
+        time.sleep(0.3)     # the reader thread takes what was queued
+        lines = ns.lines()
+        assert "READY=1" not in lines[lines.index("STOPPING=1"):], lines
+    finally:
+        ns.close()
+
+
 def test_journal_stream_gets_priority_prefixes(election):
     d = election.daemon("node1", env={"JOURNAL_STREAM": "8:12345"})
     d.wait_role("leader")
