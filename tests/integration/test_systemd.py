@@ -213,6 +213,57 @@ def test_unit_check_command_fails_on_a_broken_file(tmp_path):
     assert "bogus" in r.stderr
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (/run/zkelectd)")
+def test_crashed_unit_leaves_a_daemon_systemd_restarts_alone(tmp_path):
+    """systemd 254 and later start OnFailure= units on every crash, also
+    one it restarts (the unit passes through "failed"): the demote must
+    then not run, or a leader that resumes its session has its
+    application stopped. It runs once systemd gave up (the unit failed)."""
+    run = Path("/run/zkelectd")
+    made = not run.exists()
+    run.mkdir(mode=0o755, exist_ok=True)
+    if os.stat(run).st_uid != 0 or os.stat(run).st_mode & 0o022:
+        pytest.skip("/run/zkelectd is not root's alone on this machine")
+    instance = f"zke-test-{os.getpid()}"
+    script = run / f"{instance}.crashed"
+    ran = tmp_path / "ran"
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    state = tmp_path / "state"
+    fake = bindir / "systemctl"
+    # Answers only the question the unit should ask, about its own unit.
+    fake.write_text(f"""#!/bin/sh
+[ "$*" = "show --value -p ActiveState zkelectd@{instance}.service" ] || exit 9
+cat {state}
+""")
+    fake.chmod(0o755)
+    env = dict(os.environ, PATH=f"{bindir}:{os.environ['PATH']}")
+    argv = _crashed_exec(instance)
+    try:
+        script.write_text(f"#!/bin/sh\necho demoted >> {ran}\n")
+        script.chmod(0o700)
+        for s in ("activating", "active", "reloading"):
+            state.write_text(s + "\n")
+            r = subprocess.run(argv, capture_output=True, text=True,
+                               timeout=10, env=env)
+            assert r.returncode == 0 and not ran.exists(), r
+            assert f"not run: zkelectd@{instance}.service is {s}" in r.stderr
+        for s in ("failed", "inactive"):
+            state.write_text(s + "\n")
+            r = subprocess.run(argv, capture_output=True, text=True,
+                               timeout=10, env=env)
+            assert r.returncode == 0 and ran.read_text() == "demoted\n", r
+            ran.unlink()
+    finally:
+        if script.exists():
+            script.unlink()
+        if made:
+            try:
+                run.rmdir()
+            except OSError:
+                pass
+
+
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None,
                     reason="systemd-analyze not installed")
 def test_unit_passes_systemd_analyze_verify(tmp_path):
