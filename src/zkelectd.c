@@ -578,8 +578,18 @@ main(int argc, char *argv[])
 	st.role = election_role_name(ROLE_STOPPED);
 	st.zk_state = "connecting";
 	text = status_render(&st, 0);
-	if (status_write(d.cfg.status_file, text) == -1)
+	if (status_write(d.cfg.status_file, text) == -1) {
 		log_warn("write %s", d.cfg.status_file);
+		/*
+		 * No retry comes after this one: better no file than one that
+		 * names this exited process in its role. Its removal frees
+		 * room (a full /run) for one more try.
+		 */
+		if (unlink(d.cfg.status_file) == -1 && errno != ENOENT)
+			log_warn("unlink %s", d.cfg.status_file);
+		else if (status_write(d.cfg.status_file, text) == -1)
+			log_warn("%s removed, not written", d.cfg.status_file);
+	}
 	free(text);
 	/*
 	 * The last watch line (role=stopped) is queued: give the loop a few

@@ -408,6 +408,24 @@ def test_a_failed_status_write_is_tried_again(election):
              "the recovery to be logged")
 
 
+def test_a_failed_last_status_write_leaves_no_leader_behind(election):
+    """The "stopped" write at the exit has no retry after it: when it
+    fails (a directory at the temporary name, as a full /run would), the
+    file that still says leader with this exited pid is removed."""
+    d = election.daemon("node1")
+    d.wait_role("leader")
+    tmp = d.status_file.with_name(d.status_file.name + ".tmp")
+    tmp.mkdir()
+    try:
+        assert d.stop() == 0
+    finally:
+        tmp.rmdir()
+    assert not d.status_file.exists(), d.status_file.read_text()
+    log = d.log_text()
+    assert f"write {d.status_file}" in log
+    assert f"{d.status_file} removed, not written" in log
+
+
 def test_check_mode_and_overrides(tmp_path):
     conf = tmp_path / "z.conf"
     conf.write_text("[zookeeper]\nhosts = 127.0.0.1:2181\n[election]\nservice = web\n")
