@@ -59,8 +59,9 @@ notify_hook_update(struct daemon *d)
 	if (d->notify_pid != -1 || d->stopping)
 		return;
 	election_view(d->el, &v);
-	if (strcmp(v.leader_id, d->notified_leader) == 0 &&
-	    v.leader_epoch == d->notified_epoch)
+	/* A resumed session's view is a guess until its facts are read. */
+	if (v.resuming || (strcmp(v.leader_id, d->notified_leader) == 0 &&
+	    v.leader_epoch == d->notified_epoch))
 		return;
 	/* Unset, it still follows: one set by a reload starts from here. */
 	notify_hook_remember(d, &v);

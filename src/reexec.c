@@ -29,6 +29,7 @@
  * ZooKeeper connection), re-attaches the session and adopts hooks.run's
  * process (still its child: the pid is the same).
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -203,6 +204,33 @@ reexec_abort(struct daemon *d)
 	notify_ready_again(d->notify);
 }
 
+static void
+reexec_hex(struct textbuf *b, const char *s)
+{
+	for (; *s != '\0'; s++)
+		textbuf_printf(b, "%02x", (unsigned)(unsigned char)*s);
+}
+
+/* reexec_hex()'s text back in place; -1 when it is not hex. */
+static int
+reexec_unhex(char *s)
+{
+	char *out = s;
+	unsigned v;
+
+	if (strlen(s) % 2 != 0)
+		return -1;
+	for (; *s != '\0'; s += 2) {
+		if (sscanf(s, "%2x", &v) != 1 ||
+		    !isxdigit((unsigned char)s[0]) ||
+		    !isxdigit((unsigned char)s[1]) || v == 0)
+			return -1;
+		*out++ = (char)v;
+	}
+	*out = '\0';
+	return 0;
+}
+
 static char *
 reexec_env(struct daemon *d, int session)
 {
@@ -223,6 +251,17 @@ reexec_env(struct daemon *d, int session)
 		textbuf_printf(&b, " run=%ld,%d,%lld", (long)d->run_pid,
 		    hook_output_fd(d->hooks, d->run_pid),
 		    (long long)d->run_since);
+	/*
+	 * What it reported and last told hooks.notify: the new image goes
+	 * on from there, with no role change, election won or notify of
+	 * its own (the contract: the role kept, no hook). Ids come from
+	 * ZooKeeper and may hold anything: in hex.
+	 */
+	textbuf_printf(&b, " view=%d,%lld,%lld,", (int)d->last_role,
+	    (long long)d->since, (long long)d->last_leader_epoch);
+	reexec_hex(&b, d->last_leader);
+	textbuf_printf(&b, " notified=%lld,", (long long)d->notified_epoch);
+	reexec_hex(&b, d->notified_leader);
 	return b.p;
 }
 
@@ -509,6 +548,48 @@ reexec_parse_run(struct daemon *d, char *s)
 	return fcntl(d->rx_run_fd, F_SETFL, O_NONBLOCK);
 }
 
+/* view=ROLE,SINCE,EPOCH,LEADER: what the image before reported. */
+static int
+reexec_parse_view(struct daemon *d, char *s)
+{
+	char *role, *since, *epoch;
+	const char *why;
+	int64_t r, t, e;
+
+	role = strsep(&s, ",");
+	since = strsep(&s, ",");
+	epoch = strsep(&s, ",");
+	if (role == NULL || since == NULL || epoch == NULL || s == NULL ||
+	    parse_int64(role, ROLE_UNKNOWN, ROLE_OBSERVER, &r, &why) == -1 ||
+	    parse_int64(since, 0, INT64_MAX, &t, &why) == -1 ||
+	    parse_int64(epoch, 0, INT64_MAX, &e, &why) == -1 ||
+	    reexec_unhex(s) == -1)
+		return -1;
+	d->rx_role = (enum role)r;
+	d->rx_role_since = (time_t)t;
+	d->rx_leader_epoch = e;
+	d->rx_leader = xstrdup(s);
+	return 0;
+}
+
+/* notified=EPOCH,LEADER: what hooks.notify was last told. */
+static int
+reexec_parse_notified(struct daemon *d, char *s)
+{
+	char *epoch;
+	const char *why;
+	int64_t e;
+
+	epoch = strsep(&s, ",");
+	if (epoch == NULL || s == NULL ||
+	    parse_int64(epoch, 0, INT64_MAX, &e, &why) == -1 ||
+	    reexec_unhex(s) == -1)
+		return -1;
+	d->rx_notified_epoch = e;
+	d->rx_notified = xstrdup(s);
+	return 0;
+}
+
 static int
 reexec_parse(struct daemon *d, char *s)
 {
@@ -545,8 +626,16 @@ reexec_parse(struct daemon *d, char *s)
 		} else if (strcmp(item, "run") == 0) {
 			if (reexec_parse_run(d, val) == -1)
 				return -1;
+		} else if (strcmp(item, "view") == 0) {
+			if (reexec_parse_view(d, val) == -1)
+				return -1;
+		} else if (strcmp(item, "notified") == 0) {
+			if (reexec_parse_notified(d, val) == -1)
+				return -1;
 		}
 	}
+	/* Both or neither: a view without what notify was told is none. */
+	d->rx_view = d->rx_leader != NULL && d->rx_notified != NULL;
 	return 0;
 }
 
@@ -600,6 +689,32 @@ reexec_inherit(struct daemon *d)
 	reexec_close_rest(d);
 }
 
+/*
+ * The image before's view, as if this one had reported it: a leader
+ * resumed as such makes no role change (no log line, no new since, no
+ * history entry, no election won), and hooks.notify runs again only for
+ * a leader other than the one it was told of.
+ */
+static void
+reexec_adopt_view(struct daemon *d)
+{
+	if (!d->rx_view)
+		return;
+	d->last_role = d->rx_role;
+	d->since = d->rx_role_since;
+	d->hist.role = d->rx_role;
+	d->hist.paused = d->rx_paused;
+	d->hist.unhealthy = d->rx_unhealthy;
+	free(d->last_leader);
+	d->last_leader = d->rx_leader;
+	d->rx_leader = NULL;
+	d->last_leader_epoch = d->rx_leader_epoch;
+	free(d->notified_leader);
+	d->notified_leader = d->rx_notified;
+	d->rx_notified = NULL;
+	d->notified_epoch = d->rx_notified_epoch;
+}
+
 /* After the hook runner exists: hooks.run's process is ours again. */
 void
 reexec_adopt(struct daemon *d)
@@ -607,6 +722,7 @@ reexec_adopt(struct daemon *d)
 	if ((d->ev_rx = evtimer_new(d->base, reexec_poll, d)) == NULL)
 		fatalx("evtimer_new");
 	hook_runner_others(d->hooks, reexec_reaped, d);
+	reexec_adopt_view(d);
 	if (d->rx_run_pid == -1)
 		return;
 	/* It may have ended in between: its zombie is reaped as a hook's. */
@@ -625,4 +741,8 @@ reexec_free(struct daemon *d)
 	reexec_check_clear(d);
 	free(d->rx_exe);
 	d->rx_exe = NULL;
+	free(d->rx_leader);
+	d->rx_leader = NULL;
+	free(d->rx_notified);
+	d->rx_notified = NULL;
 }

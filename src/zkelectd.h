@@ -212,6 +212,14 @@ struct daemon {
 	int rx_unhealthy;
 	int rx_exact;		/* the image before had confirmed its facts */
 	int rx_session;		/* the image before had a session */
+	/* What the image before reported, and last told hooks.notify. */
+	int rx_view;		/* handed over (an older image's is not) */
+	enum role rx_role;
+	time_t rx_role_since;
+	char *rx_leader;
+	int64_t rx_leader_epoch;
+	char *rx_notified;
+	int64_t rx_notified_epoch;
 
 	/* resume.c: the session file and the session to re-attach */
 	char *session_path;

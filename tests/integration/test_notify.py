@@ -5,6 +5,7 @@ hooks.timeout. Real daemons, a real ZooKeeper; every wait has a deadline."""
 
 import os
 import signal
+import time
 
 from zkharness import data_of, process_gone, start_in_order, wait_for
 
@@ -95,6 +96,46 @@ def test_every_node_is_told_of_each_new_leader(election):
                                                "elected")
     assert "leader is now node2" in n3.log_text()
     assert "leader is now node2" in obs.log_text()
+
+
+def test_a_reexec_tells_notify_nothing_and_keeps_the_role(election):
+    """SIGUSR2 keeps the role and runs no hook: the new image goes on from
+    what the old one reported and told hooks.notify, so no node's notify
+    runs again for a leader it was told of, and the leader's role shows
+    no change (its since, no history entry, no election won)."""
+    hook = script(election, "notify.sh", NOTIFY_SH)
+    opts = {"hooks.notify": str(hook)}
+    nodes = start_in_order(election, 2, options=opts)
+    n1 = nodes[0]
+    epoch = n1.leader()["epoch"]
+    for d in nodes:
+        wait_for(lambda d=d: (last_end(election, d.id) or ())[1:3] ==
+                 ("node1", epoch), 15, f"{d.id} told node1 leads")
+    told = {d.id: runs(election, d.id) for d in nodes}
+    since = n1.status()["since"]
+    for d in nodes:
+        mark = len(d.log_text())
+        pid = d.pid
+        d.signal(signal.SIGUSR2)
+        wait_for(lambda d=d: "resumed:" in d.log_text()[mark:], 20,
+                 f"{d.id} resumed")
+        assert d.pid == pid
+        d.wait_role("leader" if d is n1 else "follower", 10)
+        # Its first listing is read: a notify would have started by now.
+        wait_for(lambda d=d: d.leader()["id"] == "node1", 10,
+                 f"{d.id} to know its leader")
+    time.sleep(0.5)
+    for d in nodes:
+        assert runs(election, d.id) == told[d.id], d.id
+    st = n1.status()
+    assert (st["role"], st["since"], st["epoch"]) == ("leader", since, epoch)
+    assert n1.ctl("history").strip() == "", "a re-exec is no role change"
+    assert "zkelectd_elections_won_total" not in "".join(
+        l for l in n1.ctl("metrics").splitlines(True)
+        if l.startswith("zkelectd_elections_won_total") and
+        not l.rstrip().endswith(" 0")), "a re-exec won no election"
+    log = n1.log_text()
+    assert "role unknown -> leader" not in log[log.rindex("re-executing"):]
 
 
 def test_a_slow_notify_does_not_delay_the_promote(election):
