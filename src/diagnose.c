@@ -27,6 +27,11 @@ diagnose_text(const struct daemon *d, enum el_op op, const char *path,
 		(void)xasprintf(&msg, "not allowed to %s %s (ZNOAUTH): give "
 		    "zookeeper.auth's user the rights on zookeeper.root, or "
 		    "choose another root", election_op_name(op), path);
+	else if (res->rc == ZNOCHILDRENFOREPHEMERALS)
+		(void)xasprintf(&msg, "cannot %s %s (ZNOCHILDRENFOREPHEMERALS): "
+		    "a node on zookeeper.root's path is ephemeral and can "
+		    "have no children; choose another root, or delete that "
+		    "node by hand", election_op_name(op), path);
 	else if (res->rc == ZOK && res->owner == 0 &&
 	    op == EL_OP_WATCH_PRED)
 		(void)xasprintf(&msg, "%s is not ephemeral: no session will "

@@ -28,19 +28,26 @@ lease_secs(int64_t t, int64_t now)
 void
 lease_report(struct daemon *d, const struct election_view *v)
 {
-	const char *what = d->zk_state == ZOO_CONNECTED_STATE ?
-	    "negotiated" : "requested";
+	int connected = d->zk_state == ZOO_CONNECTED_STATE;
+	const char *what = connected ? "negotiated" : "requested";
+	/*
+	 * Judged on the requested timeout, it is a notice: the servers may
+	 * negotiate another (minSessionTimeout), and the negotiated one is
+	 * judged again, at err, once a session is connected.
+	 */
+	int prio = connected ? LOG_ERR : LOG_NOTICE;
 
 	if (v->lease_error == d->lease_error &&
 	    (v->lease_error == NULL ||
-	    v->session_timeout_ms == d->lease_error_T))
+	    (v->session_timeout_ms == d->lease_error_T &&
+	    (!connected || d->lease_error_connected))))
 		return;
 	if (v->lease_error == NULL)
 		log_notice("session timeout %lld ms leaves room for a lease "
 		    "again: rejoining the election",
 		    (long long)v->session_timeout_ms);
 	else if (strcmp(v->lease_error, "timeout-below-2-ticks") == 0)
-		log_msg(LOG_ERR, "not leading: the %s session timeout %lld ms "
+		log_msg(prio, "not leading: the %s session timeout %lld ms "
 		    "is below 2 x zookeeper.tick_time (%lld ms), so the "
 		    "quorum may hear of our session too late for any lease; "
 		    "raise zookeeper.session_timeout (and the servers' "
@@ -49,7 +56,7 @@ lease_report(struct daemon *d, const struct election_view *v)
 		    (long long)v->session_timeout_ms,
 		    (long long)d->cfg.tick_ms);
 	else
-		log_msg(LOG_ERR, "not leading: the %s session timeout %lld ms "
+		log_msg(prio, "not leading: the %s session timeout %lld ms "
 		    "leaves no room for a lease: the report lag %lld ms "
 		    "(zookeeper.tick_time/2), hooks.demote_timeout %lld ms "
 		    "and a 100 ms margin leave less than an eighth of it to "
@@ -58,6 +65,7 @@ lease_report(struct daemon *d, const struct election_view *v)
 		    (long long)v->demote_timeout_ms);
 	d->lease_error = v->lease_error;
 	d->lease_error_T = v->session_timeout_ms;
+	d->lease_error_connected = connected;
 }
 
 /*
@@ -78,6 +86,10 @@ lease_log_demote(struct daemon *d, const char *reason)
 	if (strcmp(reason, "session-expired") == 0)
 		log_msg(LOG_WARNING, "leadership lost: the zookeeper quorum "
 		    "expired the session");
+	else if (v.lease_error != NULL && strcmp(reason, "lease-lost") == 0)
+		log_msg(LOG_WARNING, "leadership lost (%s): the session "
+		    "timeout %lld ms leaves no room for a lease (%s)", reason,
+		    (long long)v.session_timeout_ms, v.lease_error);
 	else if (v.confirmed_at == 0 || v.lease_end == 0)
 		log_msg(LOG_WARNING, "leadership lost (%s): no quorum "
 		    "confirmation of this session", reason);

@@ -160,6 +160,7 @@ struct daemon {
 	int warned_clamp;
 	const char *lease_error;	/* as last logged (lease.c) */
 	int64_t lease_error_T;
+	int lease_error_connected;	/* ...judged on a negotiated one */
 
 	struct queue_query *queries;	/* queue_read.c's reads */
 	struct waiter *resign_waiters;

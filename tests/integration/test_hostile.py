@@ -208,6 +208,21 @@ def wait_logged(d, text, timeout=10):
     wait_for(lambda: text in d.log_text(), timeout, f"{d.id} to log {text!r}")
 
 
+def test_an_ephemeral_node_on_the_root_s_path_is_named(election, kz):
+    """zookeeper.root under an ephemeral node: no parent can be made
+    there, ever. The election waits, and says why once, at err and in
+    last_error, where it used to retry in silence."""
+    eph = f"/{election.path.strip('/').replace('/', '-')}-eph"
+    kz.create(eph, b"", ephemeral=True)
+    d = election.daemon("node1", options={"zookeeper.root": f"{eph}/x",
+                                          "hooks.demote_on_start": "no"})
+    wait_logged(d, "(ZNOCHILDRENFOREPHEMERALS)")
+    assert "ZNOCHILDRENFOREPHEMERALS" in d.status()["last_error"]
+    time.sleep(2.5)     # retries would log it again: they must not
+    assert d.log_text().count("(ZNOCHILDRENFOREPHEMERALS)") == 1
+    assert d.role() == "unknown"
+
+
 def test_persistent_node_at_the_head_is_named(election, kz):
     """A persistent node named like a candidate heads the queue: the
     election waits behind it (it may be someone's), and says so once."""
