@@ -30,7 +30,7 @@ SANFLAGS  = -fsanitize=address,undefined -fno-omit-frame-pointer \
 endif
 
 COMMON    = clock log xmalloc util
-DAEMON    = config config_value config_path config_fixed zk zk_hosts resolve candidate election election_event \
+DAEMON    = config config_value config_path config_fixed zk zk_hosts zk_sock resolve candidate election election_event \
             election_reply election_act election_mark \
             election_queue election_next \
             election_preempt \

@@ -179,6 +179,13 @@ daemon_zk_event(const struct zk_event *ev, void *arg)
 			election_session(d->el, EL_ZK_CONNECTED, ev->sid,
 			    ev->timeout_ms);
 			election_view(d->el, &v);
+			/*
+			 * A server silent for T/5 with a request waiting is
+			 * left (zk_sock.c): the library's own limit, 2T/3,
+			 * comes after a leader's lease must have demoted.
+			 */
+			zk_set_stall(d->zk, v.session_timeout_ms /
+			    ZK_STALL_DIV);
 			if (v.demote_clamped && !d->warned_clamp) {
 				log_warnx("hooks.demote_timeout %lld ms is not "
 				    "below a third of the negotiated session "

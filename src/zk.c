@@ -16,6 +16,7 @@
 #include <event2/event.h>
 #include <zookeeper/zookeeper.h>
 
+#include "clock.h"
 #include "log.h"
 #include "util.h"
 #include "xmalloc.h"
@@ -69,6 +70,10 @@ struct zk {
 	void *arg;
 	int told;		/* the last session state handed to fn */
 	int moved;		/* zoo_set_servers() since the last drain */
+	/* A server silent this long with a request in flight is left. */
+	int64_t stall_ms;	/* 0: never */
+	struct event *ev_stall;
+	int64_t connected_ms;	/* the last CONNECTED drained (now_ms) */
 };
 
 static void
@@ -347,8 +352,11 @@ zk_drain(evutil_socket_t fd, short what, void *arg)
 			if (ev->type == ZK_EV_REPLY &&
 			    ev->rc == ZCONNECTIONLOSS)
 				zk_dropped(zk, drained_us);
-			if (ev->type == ZK_EV_SESSION)
+			if (ev->type == ZK_EV_SESSION) {
 				zk->told = ev->state;
+				if (ev->state == ZOO_CONNECTED_STATE)
+					zk->connected_ms = now_ms();
+			}
 			zk->fn(ev, zk->arg);
 		} else
 			log_debug("zk: dropped an event of handle %u", ev->gen);
@@ -401,6 +409,80 @@ zk_set_loglevel(int level)
 	    ZOO_LOG_LEVEL_WARN);
 }
 
+static void
+zk_arm(struct event *ev, int64_t ms)
+{
+	struct timeval tv;
+
+	clock_timeval(&tv, ms < 0 ? 0 : ms);
+	if (event_add(ev, &tv) == -1)
+		fatalx("zk: event_add");
+}
+
+/*
+ * The oldest request in flight on this handle: when it went, or, when it
+ * went before the connection it waits on began, when that one began; 0
+ * when none.
+ */
+static int64_t
+zk_waiting_since(struct zk *zk)
+{
+	struct zk_req *r;
+	int64_t t = 0;
+
+	if (pthread_mutex_lock(&zk->q.lock) != 0)
+		abort();
+	for (r = zk->q.reqs; r != NULL; r = r->next)
+		if (r->gen == zk->gen && (t == 0 || r->sent_ms < t))
+			t = r->sent_ms;
+	if (pthread_mutex_unlock(&zk->q.lock) != 0)
+		abort();
+	return t != 0 && t < zk->connected_ms ? zk->connected_ms : t;
+}
+
+/*
+ * A request has waited stall_ms on a connected server: it is left for the
+ * next of the list (zk_sock.c says why and how). Only with another server
+ * to go to; again at most every stall_ms.
+ */
+static void
+zk_stall(evutil_socket_t fd, short what, void *arg)
+{
+	struct zk *zk = arg;
+	const char *server;
+	int64_t since, now = now_ms();
+
+	(void)fd;
+	(void)what;
+	if (zk->zh == NULL || zk->stall_ms == 0 ||
+	    (since = zk_waiting_since(zk)) == 0)
+		return;
+	if (now - since < zk->stall_ms) {
+		zk_arm(zk->ev_stall, since + zk->stall_ms - now);
+		return;
+	}
+	zk_arm(zk->ev_stall, zk->stall_ms);
+	if (zoo_state(zk->zh) != ZOO_CONNECTED_STATE || zk->hosts == NULL ||
+	    strchr(zk->hosts, ',') == NULL)
+		return;
+	server = zoo_get_current_server(zk->zh);
+	log_warnx("zookeeper server %s has not answered for %lld ms: leaving "
+	    "it for the next server", server, (long long)(now - since));
+	if (zk_sock_shutdown(server) == -1)
+		log_warnx("zk: no connection to %s found to leave", server);
+	/* Not answered before it went: a reply now would be the old one's. */
+	zk->connected_ms = now;
+}
+
+/* Requests waiting longer than ms on one server leave it (0: never). */
+void
+zk_set_stall(struct zk *zk, int64_t ms)
+{
+	zk->stall_ms = ms;
+	if (ms == 0)
+		(void)evtimer_del(zk->ev_stall);
+}
+
 struct zk *
 zk_new(struct event_base *base, zk_event_fn fn, void *arg)
 {
@@ -415,6 +497,8 @@ zk_new(struct event_base *base, zk_event_fn fn, void *arg)
 	    zk);
 	if (zk->ev == NULL || event_add(zk->ev, NULL) == -1)
 		fatalx("zk: event_add");
+	if ((zk->ev_stall = evtimer_new(base, zk_stall, zk)) == NULL)
+		fatalx("zk: evtimer_new");
 	zk->fn = fn;
 	zk->arg = arg;
 	return zk;
@@ -439,6 +523,7 @@ zk_free(struct zk *zk)
 		zk_event_free(ev);
 	}
 	event_free(zk->ev);
+	event_free(zk->ev_stall);
 	(void)close(zk->q.efd);
 	(void)pthread_mutex_destroy(&zk->q.lock);
 	free(zk->auth);
@@ -632,6 +717,8 @@ zk_req_new(struct zk *zk, uint64_t tag)
 	r->gen = zk->gen;
 	r->tag = tag;
 	r->sent_ms = now_ms();
+	if (zk->stall_ms != 0 && !evtimer_pending(zk->ev_stall, NULL))
+		zk_arm(zk->ev_stall, zk->stall_ms);
 	if (pthread_mutex_lock(&zk->q.lock) != 0)
 		abort();
 	r->next = zk->q.reqs;

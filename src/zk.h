@@ -101,6 +101,12 @@ int zk_is_open(const struct zk *zk);
  * for ZSYSTEMERROR). Give it addresses (zk_hosts_numeric()): names would
  * be resolved here, on the caller's thread. */
 int zk_set_hosts(struct zk *zk, const char *hosts);
+/* The daemon leaves a server silent for T / this with a request waiting. */
+#define ZK_STALL_DIV	5
+/* A server that leaves a request unanswered ms long is left (0: never). */
+void zk_set_stall(struct zk *zk, int64_t ms);
+/* Shuts down this process's connection to HOST:PORT (zk_sock.c). */
+int zk_sock_shutdown(const char *hostport);
 /* The list the handle was last given, or NULL. */
 const char *zk_hosts(const struct zk *zk);
 /* 1 when two host:port lists hold the same entries (ports = 1) or name

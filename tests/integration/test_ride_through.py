@@ -106,6 +106,34 @@ def test_connection_resets_ride_through(setup):
     d.wait_role("leader", timeout=10)
 
 
+def test_a_silent_server_is_left_before_the_lease_runs_out(setup):
+    """R1b. The leader's server goes silent (a host powered off, a
+    partition: no reset), the other two, a quorum, answer on. The library
+    would notice only at 2T/3, after the lease's demote point; the daemon
+    leaves that server once its keepalive waited T/5, the reconnect
+    elsewhere renews the lease, and it leads on without a hook."""
+    ens, e = setup(size=3, tick_ms=200, session_timeout_ms=6000)
+    proxies = [setup.proxy(s.hostport) for s in ens.servers]
+    d = e.daemon("node1", options={
+        "zookeeper.hosts": ",".join(p.hosts for p in proxies)})
+    d.wait_role("leader", timeout=30)
+    mine = wait_for(lambda: next((p for p in proxies
+                                  if p.connections() == 1), None), 10,
+                    "the leader's connection")
+    t0 = time.time()
+    mark = len(d.log_text())
+    mine.freeze()
+    try:
+        other = watch_role(d, "leader", 3 * 6.0)
+    finally:
+        mine.thaw()
+    assert not other, f"the leader left its role: {other}"
+    assert hooks_since(e, t0) == [], hooks_since(e, t0)
+    log = d.log_text()[mark:]
+    assert "has not answered for" in log, log
+    assert "expired" not in log
+
+
 # ---------------------------------------------------------------- R2
 
 def restart_and_watch(e, d, server, what, w):

@@ -1,5 +1,5 @@
 /* zk_hosts_same, zk_hosts_clash: which host lists the client library can
- * move between. */
+ * move between; zk_sock_shutdown: leaving a silent server. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +8,12 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include <sys/socket.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <unistd.h>
 
 #include "zk.h"
 
@@ -142,6 +148,74 @@ test_hosts_are_addresses(void **state)
 	assert_int_equal(zk_hosts_are_addresses("1.2.3:2181"), 0);
 }
 
+/* A listener on the loopback, a client connected to it: the client's fd. */
+static int
+connected_pair(int family, char *hostport, size_t len, int *lfd)
+{
+	struct sockaddr_storage sa;
+	socklen_t sl = sizeof(sa);
+	int c;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.ss_family = (sa_family_t)family;
+	if (family == AF_INET)
+		((struct sockaddr_in *)&sa)->sin_addr.s_addr =
+		    htonl(INADDR_LOOPBACK);
+	else
+		((struct sockaddr_in6 *)&sa)->sin6_addr = in6addr_loopback;
+	if ((*lfd = socket(family, SOCK_STREAM, 0)) == -1)
+		return -1;
+	if (bind(*lfd, (struct sockaddr *)&sa, family == AF_INET ?
+	    sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6)) == -1 ||
+	    listen(*lfd, 1) == -1 ||
+	    getsockname(*lfd, (struct sockaddr *)&sa, &sl) == -1) {
+		(void)close(*lfd);
+		return -1;
+	}
+	assert_int_not_equal(c = socket(family, SOCK_STREAM, 0), -1);
+	assert_int_equal(connect(c, (struct sockaddr *)&sa, sl), 0);
+	if (family == AF_INET)
+		(void)snprintf(hostport, len, "127.0.0.1:%d",
+		    ntohs(((struct sockaddr_in *)&sa)->sin_port));
+	else
+		(void)snprintf(hostport, len, "[::1]:%d",
+		    ntohs(((struct sockaddr_in6 *)&sa)->sin6_port));
+	return c;
+}
+
+/* zk_sock_shutdown: the connection to the server named goes, no other. */
+static void
+test_sock_shutdown(void **state)
+{
+	static const int families[] = { AF_INET, AF_INET6 };
+	char hostport[64], other[64], buf[1];
+	int c, c2, l, l2;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+		if ((c = connected_pair(families[i], hostport,
+		    sizeof(hostport), &l)) == -1)
+			continue;	/* no IPv6 loopback here */
+		assert_int_not_equal(c2 = connected_pair(families[i], other,
+		    sizeof(other), &l2), -1);
+		assert_int_equal(zk_sock_shutdown(hostport), 0);
+		/* Shut down: it reads its end at once. */
+		assert_int_equal(read(c, buf, 1), 0);
+		/* The other is untouched: it still writes. */
+		assert_int_equal(write(c2, "x", 1), 1);
+		(void)close(c);
+		(void)close(c2);
+		(void)close(l);
+		(void)close(l2);
+		assert_int_equal(zk_sock_shutdown(hostport), -1);
+	}
+	assert_int_equal(zk_sock_shutdown("127.0.0.1"), -1);
+	assert_int_equal(zk_sock_shutdown("[::1:2181"), -1);
+	assert_int_equal(zk_sock_shutdown("zk1:2181"), -1);
+	assert_int_equal(zk_sock_shutdown(NULL), -1);
+}
+
 int
 main(void)
 {
@@ -150,6 +224,7 @@ main(void)
 		cmocka_unit_test(test_hosts_clash),
 		cmocka_unit_test(test_hosts_numeric),
 		cmocka_unit_test(test_hosts_are_addresses),
+		cmocka_unit_test(test_sock_shutdown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
