@@ -172,8 +172,11 @@ daemon_zk_event(const struct zk_event *ev, void *arg)
 	trace_event(&d->tr, ev, delivered);
 	switch (ev->type) {
 	case ZK_EV_SESSION:
+		/* A loss names no session: the one still held is meant. */
+		election_view(d->el, &v);
 		log_info("zookeeper session %016llx: %s",
-		    (unsigned long long)ev->sid, zk_state_name(ev->state));
+		    (unsigned long long)(ev->sid != 0 ? ev->sid : v.sid),
+		    zk_state_name(ev->state));
 		if (ev->state == ZOO_CONNECTED_STATE) {
 			d->zk_state = ev->state;
 			election_session(d->el, EL_ZK_CONNECTED, ev->sid,

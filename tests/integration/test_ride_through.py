@@ -20,6 +20,7 @@ only holds a fault.
 """
 
 import json
+import re
 import time
 
 import pytest
@@ -103,6 +104,11 @@ def test_connection_resets_ride_through(setup):
     assert log.count(": connected") >= 20, \
         "the daemon did not reconnect after each reset"
     assert "expired" not in log
+    # Each loss's line names the session it held, not a zero id.
+    lines = re.findall(r"zookeeper session ([0-9a-f]{16}): (connect\w+)",
+                       log)
+    first = next(i for i, l in enumerate(lines) if l[1] == "connected")
+    assert {sid for sid, _ in lines[first:]} == {lines[first][0]}, lines
     d.wait_role("leader", timeout=10)
 
 
