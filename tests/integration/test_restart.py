@@ -493,6 +493,9 @@ def crashed_leader_with_run(election):
     a, old = leader_with_run(election, "#!/bin/sh\nsleep 1000 &\nwait\n")
     wait_for(lambda: f"run={old}\n" in session_file(a).read_text(), 10,
              "the session file to name the run")
+    # The shell and its child: a loaded machine may not have forked yet.
+    wait_for(lambda: len(zkharness.group_members(old)) == 2, 10,
+             "the run's child")
     since = time.time()
     a.kill()
     return a, old, since
