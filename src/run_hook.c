@@ -27,14 +27,13 @@
  * (/proc's, so that a pid used again is not taken for it), and the daemon
  * started again stops that group (SIGTERM, SIGKILL after
  * run_stop_timeout) before it starts a run of its own or any demote
- * hook. It is not ours to wait for, so its end is polled: on the way to
- * resuming a lease, a signal 0 to the group and its leader's /proc file,
- * nothing more; the slow look through the whole of /proc (a leader that
- * ended, with others of its group perhaps alive) comes from the loop. It
- * cannot be taken over: its output went to the dead daemon, and a write
- * to it now kills it.
+ * hook. It is not ours to wait for, so its end is polled, with a signal
+ * 0 to the group and its leader's /proc file, nothing more (a look
+ * through the whole of /proc blocked the loop for seconds under load).
+ * A group whose leader had ended already is killed at once: what is left
+ * are the shell's leftovers, or zombies. It cannot be taken over: its
+ * output went to the dead daemon, and a write to it now kills it.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -53,8 +52,6 @@
 #define RUN_KILL_ROOM_MS	50
 /* How often a crashed daemon's run is looked for while it is stopped. */
 #define RUN_ORPHAN_POLL_MS	50
-/* ...and how often, when that takes a look through the whole of /proc. */
-#define RUN_ORPHAN_SCAN_MS	250
 
 /*
  * The state, process group and start (clock ticks after boot) of process
@@ -99,13 +96,14 @@ run_proc_live(char state)
 }
 
 /*
- * Whether the group pgid may still hold a live process of the run that
- * started at start (/proc's clock ticks after boot): 0 no, 1 yes, 2 only
- * a look through /proc can tell (run_orphan_scan()). No process in the
- * group: no. Its leader with another start is a pid used again, which
- * the kernel hands out only once the old group is gone: no. Its leader
- * alive: yes. Else the leader is a zombie no one has reaped yet, or was
- * reaped with others of its group left.
+ * Whether the group pgid may still hold a process of the run that started
+ * at start (/proc's clock ticks after boot): 0 no, 1 its leader lives, 2
+ * its leader has ended (a zombie no one has reaped yet, or reaped) and the
+ * group is still there. No process in the group: no. Its leader with
+ * another start is a pid used again, which the kernel hands out only once
+ * the old group is gone: no. Whether a 2 holds a live process only a look
+ * through the whole of /proc could tell, and that read blocked the loop
+ * for seconds on a loaded machine: it is never made.
  */
 static int
 run_orphan_look(pid_t pgid, unsigned long long start)
@@ -123,34 +121,6 @@ run_orphan_look(pid_t pgid, unsigned long long start)
 			return 1;
 	}
 	return 2;
-}
-
-/*
- * Whether a live process of group pgid started no earlier than start:
- * the whole of /proc read, some 30 us a process, so never on the startup
- * path and not at every poll (RUN_ORPHAN_SCAN_MS).
- */
-static int
-run_orphan_scan(pid_t pgid, unsigned long long start)
-{
-	unsigned long long s;
-	struct dirent *de;
-	pid_t pgrp;
-	DIR *dir;
-	int found = 0;
-	char state;
-	long pid;
-
-	if ((dir = opendir("/proc")) == NULL)
-		return 0;
-	while (!found && (de = readdir(dir)) != NULL) {
-		if ((pid = strtol(de->d_name, NULL, 10)) <= 0)
-			continue;
-		found = run_proc_stat((pid_t)pid, &state, &pgrp, &s) == 0 &&
-		    pgrp == pgid && s >= start && run_proc_live(state);
-	}
-	(void)closedir(dir);
-	return found;
 }
 
 static void
@@ -199,14 +169,23 @@ run_hook_init(struct daemon *d)
 	d->run_orphan = 1;
 	d->run_stopping = 1;
 	d->run_stop_from = now_ms();
-	if (seen == 1)
-		log_notice("run process [%ld] of the daemon before a crash is "
-		    "still there: stopping its process group before anything "
-		    "else", (long)d->run_pid);
-	else
-		log_info("run process [%ld] of the daemon before a crash has "
-		    "ended: stopping what it left in its process group before "
+	if (seen == 2) {
+		/*
+		 * Its shell ended with no daemon to stop what it left (or it
+		 * is all zombies): that gets SIGKILL at once, as hook.c would
+		 * have sent it by now, and nothing of it is waited for.
+		 */
+		log_notice("run process [%ld] of the daemon before a crash has "
+		    "ended: killing what it left in its process group before "
 		    "anything else", (long)d->run_pid);
+		(void)kill(-d->run_pid, SIGKILL);
+		d->run_orphan_killed = 1;
+		engine_arm(d->ev_run_orphan, 0);
+		return;
+	}
+	log_notice("run process [%ld] of the daemon before a crash is still "
+	    "there: stopping its process group before anything else",
+	    (long)d->run_pid);
 	if (kill(-d->run_pid, SIGTERM) == -1 && errno != ESRCH)
 		log_warn("kill %ld", (long)-d->run_pid);
 	engine_arm(d->ev_run_kill, d->cfg.run_stop_timeout_ms);
@@ -306,22 +285,18 @@ run_orphan_poll(evutil_socket_t fd, short what, void *arg)
 {
 	struct daemon *d = arg;
 	pid_t pid = d->run_pid;
-	int seen;
 
 	(void)fd;
 	(void)what;
 	if (!d->run_orphan)
 		return;
-	if (!d->run_orphan_killed &&
-	    (seen = run_orphan_look(pid, d->run_start)) != 0) {
-		if (seen == 1) {
-			engine_arm(d->ev_run_orphan, RUN_ORPHAN_POLL_MS);
-			return;
-		}
-		if (run_orphan_scan(pid, d->run_start)) {
-			engine_arm(d->ev_run_orphan, RUN_ORPHAN_SCAN_MS);
-			return;
-		}
+	/*
+	 * Its leader ended on the SIGTERM, what it left had the same: they
+	 * get until the SIGKILL (run_hook_kill_at()), zombies included.
+	 */
+	if (!d->run_orphan_killed && run_orphan_look(pid, d->run_start) != 0) {
+		engine_arm(d->ev_run_orphan, RUN_ORPHAN_POLL_MS);
+		return;
 	}
 	d->run_orphan = 0;
 	d->run_orphan_killed = 0;
