@@ -251,7 +251,9 @@
  * no demote at its lease's end; 168 ((rel)) the breadcrumb's version
  * counted up at the ack's reply instead of taken from it: a write by hand
  * between our read and our ack costs each release of that leadership a
- * refusal, a read and a second release.
+ * refusal, a read and a second release. 169 ((G)) a disconnect while
+ * the lease was lost already is not noted: a reload that gives the lease
+ * back leaves the leader leading past a disconnect_grace of 0.
  * The tests must catch each.
  */
 #ifdef EL_MUTANTS
