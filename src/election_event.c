@@ -42,6 +42,24 @@ el_hook_cause(enum hook_kind kind, int ok)
 
 
 /*
+ * Cut off: unless told otherwise, a leader leads on while its lease
+ * holds. The disconnect is noted even when the lease was lost already: a
+ * reload that gives the lease back (a shorter demote_timeout,
+ * el_lease_regained()) must still find it and apply the grace (sim -k
+ * 2000 -W -P -L -R -H 1087056370).
+ */
+static void
+el_cut_off(struct election *el)
+{
+	if ((EL_MUTANT(121) ? el_promoted(el) : el_leading(el)) &&
+	    (!el->conn_lost || !EL_MUTANT(169))) {
+		if (el->disc_at == 0)
+			el->disc_at = el->now;
+		el_grace_apply(el);
+	}
+}
+
+/*
  * Contact is back, but a promote killed for its loss may have half
  * promoted the application: it still ends in a demote (the simulator's
  * (b), -W -P -L -R, seed 1108000112).
@@ -104,19 +122,7 @@ election_session(struct election *el, enum el_zk state, int64_t sid,
 		el_invalidate(el);
 		if (state == EL_ZK_READONLY && EL_MUTANT(24))
 			el_reconnected(el);
-		/*
-		 * Unless told otherwise, a leader leads on while its lease
-		 * holds. The disconnect is noted even when the lease was lost
-		 * already: a reload that gives the lease back (a shorter
-		 * demote_timeout, el_lease_regained()) must still find it and
-		 * apply the grace (sim -k 2000 -W -P -L -R -H 1087056370).
-		 */
-		if ((EL_MUTANT(121) ? el_promoted(el) : el_leading(el)) &&
-		    (!el->conn_lost || !EL_MUTANT(169))) {
-			if (el->disc_at == 0)
-				el->disc_at = el->now;
-			el_grace_apply(el);
-		}
+		el_cut_off(el);
 		break;
 	case EL_ZK_EXPIRED:
 	case EL_ZK_AUTH_FAILED:
