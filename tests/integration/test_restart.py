@@ -531,7 +531,9 @@ def test_a_crash_outside_systemd_stops_the_run_it_left(election):
     time.sleep(0.5)     # the restart comes 0.5 s after the crash
     new = restart_stops_old_run_first(
         a, old, "is still there: stopping its process group")
-    assert len(zkharness.group_members(new)) == 2
+    # The new run's shell forks its child in its own time.
+    wait_for(lambda: len(zkharness.group_members(new)) == 2, 10,
+             "the new run's shell and child")
     assert f"run={new}\n" in session_file(a).read_text()
     assert hook_lines(election, since) == []
 
