@@ -123,6 +123,15 @@ run_orphan_look(pid_t pgid, unsigned long long start)
 	return 2;
 }
 
+/* Nothing of it runs again: its zombies are not waited for. */
+static void
+run_orphan_kill(struct daemon *d)
+{
+	(void)kill(-d->run_pid, SIGKILL);
+	d->run_orphan_killed = 1;
+	engine_arm(d->ev_run_orphan, 0);
+}
+
 static void
 run_hook_kill(evutil_socket_t fd, short what, void *arg)
 {
@@ -134,12 +143,9 @@ run_hook_kill(evutil_socket_t fd, short what, void *arg)
 		return;
 	log_notice("run process [%ld] still there: sending SIGKILL to its "
 	    "process group", (long)d->run_pid);
-	if (d->run_orphan) {
-		/* Nothing of it runs again: its zombies are not waited for. */
-		(void)kill(-d->run_pid, SIGKILL);
-		d->run_orphan_killed = 1;
-		engine_arm(d->ev_run_orphan, 0);
-	} else
+	if (d->run_orphan)
+		run_orphan_kill(d);
+	else
 		hook_cancel(d->hooks, d->run_pid, 0);
 }
 
@@ -178,9 +184,7 @@ run_hook_init(struct daemon *d)
 		log_notice("run process [%ld] of the daemon before a crash has "
 		    "ended: killing what it left in its process group before "
 		    "anything else", (long)d->run_pid);
-		(void)kill(-d->run_pid, SIGKILL);
-		d->run_orphan_killed = 1;
-		engine_arm(d->ev_run_orphan, 0);
+		run_orphan_kill(d);
 		return;
 	}
 	log_notice("run process [%ld] of the daemon before a crash is still "

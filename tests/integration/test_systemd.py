@@ -157,12 +157,10 @@ def _crashed_exec(instance):
     return shlex.split(cmd.replace("%%", "%").replace("$$", "$"))
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (/run/zkelectd)")
-def test_crashed_unit_runs_only_its_own_user_s_script(tmp_path):
-    """The crashed unit runs as root unless a drop-in says otherwise: it
-    runs the script only when the script and /run/zkelectd are its user's
-    alone. A daemon of another user (the hardening drop-in's zkelectd)
-    could otherwise have root run what it wrote (a reviewer's uid=0)."""
+@pytest.fixture
+def crashed_script():
+    """(instance, its crashed script's path in /run/zkelectd, root's
+    alone); the script and a /run/zkelectd made for it go afterwards."""
     run = Path("/run/zkelectd")
     made = not run.exists()
     run.mkdir(mode=0o755, exist_ok=True)
@@ -170,28 +168,8 @@ def test_crashed_unit_runs_only_its_own_user_s_script(tmp_path):
         pytest.skip("/run/zkelectd is not root's alone on this machine")
     instance = f"zke-test-{os.getpid()}"
     script = run / f"{instance}.crashed"
-    ran = tmp_path / "ran"
-    argv = _crashed_exec(instance)
     try:
-        # None there: nothing to do.
-        assert subprocess.run(argv, timeout=10).returncode == 0
-        script.write_text(f"#!/bin/sh\nid -u > {ran}\n")
-        script.chmod(0o700)
-        r = subprocess.run(argv, capture_output=True, text=True, timeout=10)
-        assert r.returncode == 0 and ran.read_text().strip() == "0", r
-        ran.unlink()
-        nobody = pwd.getpwnam("nobody").pw_uid
-        os.chown(script, nobody, -1)
-        r = subprocess.run(argv, capture_output=True, text=True, timeout=10)
-        assert r.returncode == 1 and not ran.exists(), r
-        assert "not run" in r.stderr and "not owned by uid 0" in r.stderr
-        # Nor through a link to a file root owns.
-        script.unlink()
-        target = tmp_path / "root-owned.sh"
-        target.write_text(f"#!/bin/sh\nid -u > {ran}\n")
-        script.symlink_to(target)
-        r = subprocess.run(argv, capture_output=True, text=True, timeout=10)
-        assert r.returncode == 1 and not ran.exists(), r
+        yield instance, script
     finally:
         if script.is_symlink() or script.exists():
             script.unlink()
@@ -200,6 +178,36 @@ def test_crashed_unit_runs_only_its_own_user_s_script(tmp_path):
                 run.rmdir()
             except OSError:
                 pass
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (/run/zkelectd)")
+def test_crashed_unit_runs_only_its_own_user_s_script(tmp_path, crashed_script):
+    """The crashed unit runs as root unless a drop-in says otherwise: it
+    runs the script only when the script and /run/zkelectd are its user's
+    alone. A daemon of another user (the hardening drop-in's zkelectd)
+    could otherwise have root run what it wrote (a reviewer's uid=0)."""
+    instance, script = crashed_script
+    ran = tmp_path / "ran"
+    argv = _crashed_exec(instance)
+    # None there: nothing to do.
+    assert subprocess.run(argv, timeout=10).returncode == 0
+    script.write_text(f"#!/bin/sh\nid -u > {ran}\n")
+    script.chmod(0o700)
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+    assert r.returncode == 0 and ran.read_text().strip() == "0", r
+    ran.unlink()
+    nobody = pwd.getpwnam("nobody").pw_uid
+    os.chown(script, nobody, -1)
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+    assert r.returncode == 1 and not ran.exists(), r
+    assert "not run" in r.stderr and "not owned by uid 0" in r.stderr
+    # Nor through a link to a file root owns.
+    script.unlink()
+    target = tmp_path / "root-owned.sh"
+    target.write_text(f"#!/bin/sh\nid -u > {ran}\n")
+    script.symlink_to(target)
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+    assert r.returncode == 1 and not ran.exists(), r
 
 
 def test_unit_check_command_fails_on_a_broken_file(tmp_path):
@@ -214,18 +222,13 @@ def test_unit_check_command_fails_on_a_broken_file(tmp_path):
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root (/run/zkelectd)")
-def test_crashed_unit_leaves_a_daemon_systemd_restarts_alone(tmp_path):
+def test_crashed_unit_leaves_a_daemon_systemd_restarts_alone(tmp_path,
+                                                          crashed_script):
     """systemd 254 and later start OnFailure= units on every crash, also
     one it restarts (the unit passes through "failed"): the demote must
     then not run, or a leader that resumes its session has its
     application stopped. It runs once systemd gave up (the unit failed)."""
-    run = Path("/run/zkelectd")
-    made = not run.exists()
-    run.mkdir(mode=0o755, exist_ok=True)
-    if os.stat(run).st_uid != 0 or os.stat(run).st_mode & 0o022:
-        pytest.skip("/run/zkelectd is not root's alone on this machine")
-    instance = f"zke-test-{os.getpid()}"
-    script = run / f"{instance}.crashed"
+    instance, script = crashed_script
     ran = tmp_path / "ran"
     bindir = tmp_path / "bin"
     bindir.mkdir()
@@ -239,29 +242,20 @@ cat {state}
     fake.chmod(0o755)
     env = dict(os.environ, PATH=f"{bindir}:{os.environ['PATH']}")
     argv = _crashed_exec(instance)
-    try:
-        script.write_text(f"#!/bin/sh\necho demoted >> {ran}\n")
-        script.chmod(0o700)
-        for s in ("activating", "active", "reloading"):
-            state.write_text(s + "\n")
-            r = subprocess.run(argv, capture_output=True, text=True,
-                               timeout=10, env=env)
-            assert r.returncode == 0 and not ran.exists(), r
-            assert f"not run: zkelectd@{instance}.service is {s}" in r.stderr
-        for s in ("failed", "inactive"):
-            state.write_text(s + "\n")
-            r = subprocess.run(argv, capture_output=True, text=True,
-                               timeout=10, env=env)
-            assert r.returncode == 0 and ran.read_text() == "demoted\n", r
-            ran.unlink()
-    finally:
-        if script.exists():
-            script.unlink()
-        if made:
-            try:
-                run.rmdir()
-            except OSError:
-                pass
+    script.write_text(f"#!/bin/sh\necho demoted >> {ran}\n")
+    script.chmod(0o700)
+    for s in ("activating", "active", "reloading"):
+        state.write_text(s + "\n")
+        r = subprocess.run(argv, capture_output=True, text=True,
+                           timeout=10, env=env)
+        assert r.returncode == 0 and not ran.exists(), r
+        assert f"not run: zkelectd@{instance}.service is {s}" in r.stderr
+    for s in ("failed", "inactive"):
+        state.write_text(s + "\n")
+        r = subprocess.run(argv, capture_output=True, text=True,
+                           timeout=10, env=env)
+        assert r.returncode == 0 and ran.read_text() == "demoted\n", r
+        ran.unlink()
 
 
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None,
